@@ -1,0 +1,159 @@
+/**
+ * The configuration schema, validated once at load. Keys carry their unit; alternatives
+ * are chosen by `type`; defaults live here and nowhere else.
+ */
+import { z } from 'zod';
+import { sourceSchema } from '../sources/schema.ts';
+import { auditSchema } from '../audit/config-schema.ts';
+
+const secretFields = {
+  token: z.string().min(1).optional(),
+  /** File holding the token (a mounted Kubernetes secret); trailing newline ignored. */
+  tokenFile: z.string().min(1).optional(),
+};
+
+export const retrySchema = z.strictObject({
+  maxAttempts: z.number().int().min(1).max(20).default(6),
+  baseDelayMs: z.number().int().min(1).default(200),
+  maxDelayMs: z.number().int().min(1).default(30_000),
+  maxRetryAfterSeconds: z.number().int().min(0).default(120),
+});
+
+export const platformSchema = z
+  .strictObject({
+    baseUrl: z.string().url(),
+    ...secretFields,
+    authScheme: z.enum(['Bearer', 'Api-Key']).default('Bearer'),
+    scimPath: z.string().startsWith('/').default('/api/scim/v2'),
+    allowInsecureHttp: z.boolean().default(false),
+    /** Extra CA bundle (PEM) for a private endpoint. */
+    caFile: z.string().optional(),
+    maxConnections: z.number().int().min(1).max(512).default(32),
+    timeoutSeconds: z.number().positive().default(30),
+    maxResponseMegabytes: z.number().positive().default(32),
+    retry: retrySchema.prefault({}),
+    /** Per-target SCIM dialect: how this server wants to be spoken to. */
+    scim: z
+      .strictObject({
+        /** Requested page size for list calls; the server may cap it. */
+        pageSize: z.number().int().min(1).max(1000).default(100),
+        /** Maximum member add/remove values in one PATCH request. */
+        maxMembersPerPatch: z.number().int().min(1).max(10_000).default(100),
+        /** `filter`: path `members[value eq "id"]`; `value-array`: path `members` with `value: [{value}]`. */
+        memberRemoveDialect: z.enum(['filter', 'value-array']).default('filter'),
+        /** `auto` reads /ServiceProviderConfig and falls back to PUT when PATCH is refused. */
+        updateMethod: z.enum(['auto', 'patch', 'put']).default('auto'),
+        /** Read /ServiceProviderConfig to adapt (patch support, filter support, maxResults). */
+        discover: z.boolean().default(true),
+      })
+      .prefault({}),
+  })
+  .refine((p) => (p.token === undefined) !== (p.tokenFile === undefined), {
+    message: 'set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)',
+    path: ['token'],
+  });
+
+const mappingRuleSchema = z.union([
+  z.string().min(1).transform((from) => ({ from, createOnly: false })),
+  z
+    .strictObject({
+      /** Dotted path into the normalized user/group, e.g. `attributes.department`. */
+      from: z.string().min(1).optional(),
+      /** `{givenName}.{familyName}@example.com`; placeholders are normalized field paths. */
+      template: z.string().min(1).optional(),
+      /** A constant. */
+      value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+      transform: z.enum(['lower', 'upper', 'trim']).optional(),
+      /** Set on create only; never compared or updated afterwards. */
+      createOnly: z.boolean().default(false),
+    })
+    .refine((r) => [r.from, r.template, r.value].filter((x) => x !== undefined).length === 1, {
+      message: 'a mapping rule needs exactly one of `from`, `template` or `value`',
+    }),
+]);
+export type MappingRule = z.infer<typeof mappingRuleSchema>;
+
+export const provisioningSchema = z.strictObject({
+  source: sourceSchema,
+  /** Extra SCIM attribute paths (core, enterprise extension or vendor URN) → rule. */
+  mapping: z
+    .strictObject({
+      user: z.record(z.string().min(1), mappingRuleSchema).default({}),
+      group: z.record(z.string().min(1), mappingRuleSchema).default({}),
+    })
+    .prefault({}),
+  /** SCIM filter expressions over normalized source objects; out-of-scope objects are not provisioned. */
+  scope: z
+    .strictObject({
+      users: z.string().min(1).optional(),
+      groups: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  matching: z
+    .strictObject({
+      /** Take over an existing platform object that matches by externalId or userName but that we did not create. */
+      adoptExisting: z.boolean().default(false),
+    })
+    .prefault({}),
+  ownership: z
+    .strictObject({
+      /** `ledger`: objects we created or adopted (state store); `externalId`: any platform object with an externalId. */
+      mode: z.enum(['ledger', 'externalId']).default('ledger'),
+    })
+    .prefault({}),
+  deprovision: z
+    .strictObject({
+      action: z.enum(['deactivate', 'delete', 'none']).default('deactivate'),
+      /** Delete managed groups that left the source. */
+      deleteGroups: z.boolean().default(true),
+      /** With `deactivate`: delete a user this many days after deactivation (daemon only; 0 = never). */
+      deleteAfterDays: z.number().int().min(0).default(0),
+    })
+    .prefault({}),
+  guards: z
+    .strictObject({
+      /** Max deactivations + deletions in one run. */
+      maxDeletes: z.number().int().min(0).default(50),
+      /** Max deactivations + deletions as a percentage of managed objects. */
+      maxDeletePercent: z.number().min(0).max(100).default(20),
+    })
+    .prefault({}),
+  apply: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(256).default(8),
+      /** Cap on platform requests per second for this run; 0 = no cap. */
+      requestsPerSecond: z.number().min(0).default(0),
+    })
+    .prefault({}),
+});
+
+export const stateSchema = z
+  .strictObject({
+    /** Directory for the one-shot state file (ownership ledger, audit cursor) when Redis is not used. */
+    dir: z.string().min(1).default('.scim-audit-sync'),
+  })
+  .prefault({});
+
+export const loggingSchema = z
+  .strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  })
+  .prefault({});
+
+export const configSchema = z.strictObject({
+  /** Tenant id used in state keys, metrics and logs (low-cardinality, not secret). */
+  tenant: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'use lower-case letters, digits, - and _ (max 63 chars)')
+    .default('default'),
+  platform: platformSchema,
+  provisioning: provisioningSchema.optional(),
+  audit: auditSchema.optional(),
+  state: stateSchema,
+  logging: loggingSchema,
+});
+
+export type RawConfig = z.input<typeof configSchema>;
+export type Config = z.infer<typeof configSchema>;
+export type PlatformConfig = z.infer<typeof platformSchema>;
+export type ProvisioningConfig = z.infer<typeof provisioningSchema>;

@@ -1,0 +1,105 @@
+/**
+ * Error classes with stable codes. Every failure is classified once, where it crosses a
+ * boundary (HTTP response, socket, source read, config load); callers branch on `kind`
+ * or `code`, never on message text. Messages never contain credentials.
+ */
+
+export type ErrorKind = 'transient' | 'not_found' | 'conflict' | 'rejected' | 'fatal';
+
+export const ErrorCodes = {
+  /** 401: the credential is missing, malformed or expired. */
+  AUTH_INVALID: 'E_AUTH_INVALID',
+  /** 403: the credential is valid but not authorized for this target. */
+  AUTH_FORBIDDEN: 'E_AUTH_FORBIDDEN',
+  NOT_FOUND: 'E_NOT_FOUND',
+  CONFLICT: 'E_CONFLICT',
+  /** Any other 4xx: the request itself was refused (bad attribute, invalid filter…). */
+  REJECTED: 'E_REJECTED',
+  /** 501 / 405 on an operation: the server does not support it (e.g. PATCH). */
+  UNSUPPORTED: 'E_UNSUPPORTED',
+  /** 408, 429, 5xx or a network failure that outlived the retry budget. */
+  TRANSIENT: 'E_TRANSIENT',
+  TIMEOUT: 'E_TIMEOUT',
+  RESPONSE_TOO_LARGE: 'E_RESPONSE_TOO_LARGE',
+  BAD_RESPONSE: 'E_BAD_RESPONSE',
+  INSECURE_URL: 'E_INSECURE_URL',
+  CONFIG_INVALID: 'E_CONFIG_INVALID',
+  SOURCE_FAILED: 'E_SOURCE_FAILED',
+  GUARD_TRIPPED: 'E_GUARD_TRIPPED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export interface SyncErrorOptions {
+  status?: number;
+  /** Seconds the server asked us to wait (Retry-After), if any. */
+  retryAfterSeconds?: number;
+  /** SCIM `scimType` or the platform's error string, already stripped of secrets. */
+  detail?: string;
+  cause?: unknown;
+}
+
+export class SyncError extends Error {
+  readonly code: ErrorCode;
+  readonly kind: ErrorKind;
+  readonly status: number | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly detail: string | undefined;
+
+  constructor(code: ErrorCode, kind: ErrorKind, message: string, opts: SyncErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'SyncError';
+    this.code = code;
+    this.kind = kind;
+    this.status = opts.status;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.detail = opts.detail;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, kind: this.kind, status: this.status, message: this.message, detail: this.detail };
+  }
+}
+
+export class ConfigError extends SyncError {
+  readonly issues: string[];
+  constructor(message: string, issues: string[] = []) {
+    super(ErrorCodes.CONFIG_INVALID, 'fatal', message);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+export class SourceError extends SyncError {
+  constructor(message: string, opts: SyncErrorOptions = {}) {
+    super(ErrorCodes.SOURCE_FAILED, 'fatal', message, opts);
+    this.name = 'SourceError';
+  }
+}
+
+export function isSyncError(e: unknown): e is SyncError {
+  return e instanceof SyncError;
+}
+
+/** Human text for the two auth failures, shared by every boundary that can meet them. */
+export const AUTH_MESSAGES = {
+  401: 'credential missing, malformed or expired (HTTP 401): check platform.token / platform.tokenFile',
+  403: 'valid credential not authorized for this target (HTTP 403), e.g. a key scoped to other deployments or lacking a permission',
+} as const;
+
+/** Classify an HTTP status once. `detail` is the server's message, if it gave one. */
+export function errorFromStatus(
+  status: number,
+  what: string,
+  opts: { detail?: string; retryAfterSeconds?: number } = {},
+): SyncError {
+  const suffix = opts.detail ? `: ${opts.detail}` : '';
+  if (status === 401) return new SyncError(ErrorCodes.AUTH_INVALID, 'fatal', `${what}: ${AUTH_MESSAGES[401]}${suffix}`, { status, ...opts });
+  if (status === 403) return new SyncError(ErrorCodes.AUTH_FORBIDDEN, 'fatal', `${what}: ${AUTH_MESSAGES[403]}${suffix}`, { status, ...opts });
+  if (status === 404) return new SyncError(ErrorCodes.NOT_FOUND, 'not_found', `${what}: not found (HTTP 404)${suffix}`, { status, ...opts });
+  if (status === 409) return new SyncError(ErrorCodes.CONFLICT, 'conflict', `${what}: conflict (HTTP 409)${suffix}`, { status, ...opts });
+  if (status === 501 || status === 405) return new SyncError(ErrorCodes.UNSUPPORTED, 'rejected', `${what}: not supported by the server (HTTP ${status})${suffix}`, { status, ...opts });
+  if (status === 408 || status === 429 || status >= 500) return new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: server busy or failing (HTTP ${status})${suffix}`, { status, ...opts });
+  if (status >= 400) return new SyncError(ErrorCodes.REJECTED, 'rejected', `${what}: rejected (HTTP ${status})${suffix}`, { status, ...opts });
+  return new SyncError(ErrorCodes.BAD_RESPONSE, 'rejected', `${what}: unexpected HTTP ${status}${suffix}`, { status, ...opts });
+}

@@ -1,0 +1,291 @@
+/**
+ * The platform's HTTP boundary: one keep-alive undici Agent with bounded connections,
+ * the auth header, HTTPS enforcement, timeouts, the retry policy and error classification.
+ * Everything above this module sees either a parsed response or a classified SyncError.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { ErrorCodes, SyncError, errorFromStatus } from './errors.ts';
+import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
+
+export type AuthScheme = 'Bearer' | 'Api-Key';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface PlatformClientOptions {
+  baseUrl: string;
+  token: string;
+  authScheme?: AuthScheme;
+  /** Allow plain http:// — only ever honoured for loopback hosts. */
+  allowInsecureHttp?: boolean;
+  /** Max sockets to the platform origin. */
+  maxConnections?: number;
+  connectTimeoutMs?: number;
+  /** Time to response headers, milliseconds. */
+  headersTimeoutMs?: number;
+  /** Max idle time between body chunks, milliseconds. */
+  bodyTimeoutMs?: number;
+  /** Cap for a buffered (JSON) response body, bytes. */
+  maxResponseBytes?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Extra CA (PEM) for a private platform endpoint. */
+  ca?: string;
+  userAgent?: string;
+  hooks?: PlatformClientHooks;
+  /** Called before every attempt; the daemon plugs its global (cross-replica) rate limit in here. */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+  /** Test seam for jitter. */
+  random?: () => number;
+}
+
+export interface RequestEvent {
+  method: HttpMethod;
+  /** Low-cardinality route label supplied by the caller (e.g. `scim_users`). */
+  route: string;
+  /** HTTP status, or 0 for a network failure. */
+  status: number;
+  durationMs: number;
+  attempt: number;
+}
+
+export interface PlatformClientHooks {
+  onResponse?(e: RequestEvent): void;
+  onRetry?(e: RequestEvent & { delayMs: number; reason: string }): void;
+  /** A 429 was received: the daemon uses this to slow every replica down. */
+  onRateLimited?(e: { route: string; retryAfterMs: number | undefined }): void;
+}
+
+export interface RequestOptions {
+  route: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /**
+   * Whether a failure that may have reached the server can be retried blindly.
+   * Defaults to true for GET/PUT/DELETE/PATCH-with-replace semantics and false for POST:
+   * the caller of a non-idempotent request gets an `ambiguous` error and decides (lookup, adopt).
+   */
+  idempotent?: boolean;
+  /** Human label for error messages, e.g. `create user alice@example.com`. */
+  what?: string;
+}
+
+export interface JsonResponse<T> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T | undefined;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/** A failure after the request may have been processed: the caller must check before retrying. */
+export class AmbiguousRequestError extends SyncError {
+  readonly ambiguous = true;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** HTTPS only, unless explicitly allowed for a loopback host (tests, simulator, sidecars). */
+export function assertSecureUrl(raw: string, allowInsecureHttp: boolean, keyPath = 'platform.baseUrl'): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} is not a valid URL`);
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:') {
+    if (!allowInsecureHttp) {
+      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} uses plain http://; the platform only accepts HTTPS (set platform.allowInsecureHttp: true only for a loopback test server)`);
+    }
+    if (!isLoopbackHost(url.hostname)) {
+      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath}: plain http:// is allowed only for loopback hosts, not ${url.hostname}`);
+    }
+    return url;
+  }
+  throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} must use https:// (got ${url.protocol})`);
+}
+
+const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function errCode(e: unknown): string | undefined {
+  const c = (e as { code?: unknown } | null)?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
+export class PlatformClient {
+  readonly baseUrl: URL;
+  private readonly agent: Agent;
+  private readonly authHeader: string;
+  private readonly policy: RetryPolicy;
+  private readonly opts: PlatformClientOptions;
+  private readonly maxResponseBytes: number;
+
+  constructor(opts: PlatformClientOptions) {
+    this.opts = opts;
+    this.baseUrl = assertSecureUrl(opts.baseUrl, opts.allowInsecureHttp ?? false);
+    if (!opts.token || /[\r\n]/.test(opts.token)) {
+      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', 'platform token is empty or contains a line break (check platform.token / platform.tokenFile)');
+    }
+    this.authHeader = `${opts.authScheme ?? 'Bearer'} ${opts.token}`;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+    this.maxResponseBytes = opts.maxResponseBytes ?? 32 * 1024 * 1024; // bytes
+    this.agent = new Agent({
+      connections: opts.maxConnections ?? 32,
+      keepAliveTimeout: 30_000, // ms
+      headersTimeout: opts.headersTimeoutMs ?? 30_000, // ms
+      bodyTimeout: opts.bodyTimeoutMs ?? 60_000, // ms
+      connect: { timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.ca ? { ca: opts.ca } : {}) },
+    });
+  }
+
+  /** Path relative to the base URL's path (a base with a path prefix is kept). */
+  resolvePath(path: string, query?: Record<string, string | number | undefined>): string {
+    const basePath = this.baseUrl.pathname.replace(/\/+$/, '');
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) qs.set(k, String(v));
+    const q = qs.toString();
+    return `${basePath}${path}${q ? `?${q}` : ''}`;
+  }
+
+  async requestJson<T>(method: HttpMethod, path: string, opts: RequestOptions): Promise<JsonResponse<T>> {
+    const res = await this.send(method, path, opts, false);
+    const text = await this.readCapped(res.body, opts.route);
+    let body: T | undefined;
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text) as T;
+      } catch {
+        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${opts.what ?? `${method} ${opts.route}`}: response is not JSON (HTTP ${res.statusCode})`, { status: res.statusCode });
+      }
+    }
+    return { status: res.statusCode, headers: res.headers, body };
+  }
+
+  /** Streams a successful response body; retries only happen before the body starts. */
+  async stream(method: HttpMethod, path: string, opts: RequestOptions): Promise<StreamResponse> {
+    const res = await this.send(method, path, opts, true);
+    return { status: res.statusCode, headers: res.headers, body: res.body };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async send(method: HttpMethod, path: string, opts: RequestOptions, streaming: boolean): Promise<Dispatcher.ResponseData> {
+    const idempotent = opts.idempotent ?? method !== 'POST';
+    const what = opts.what ?? `${method} ${opts.route}`;
+    const headers: Record<string, string> = {
+      authorization: this.authHeader,
+      accept: streaming ? '*/*' : 'application/scim+json, application/json',
+      'user-agent': this.opts.userAgent ?? 'scim-audit-sync',
+      ...opts.headers,
+    };
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/scim+json';
+    }
+    const reqPath = this.resolvePath(path, opts.query);
+    for (let attempt = 1; ; attempt++) {
+      await this.opts.beforeRequest?.(opts.signal);
+      const started = performance.now();
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.agent.request({
+          origin: this.baseUrl.origin,
+          path: reqPath,
+          method,
+          headers,
+          body: payload,
+          signal: opts.signal,
+        });
+      } catch (e) {
+        if (opts.signal?.aborted) throw e;
+        const code = errCode(e);
+        const event: RequestEvent = { method, route: opts.route, status: 0, durationMs: performance.now() - started, attempt };
+        this.opts.hooks?.onResponse?.(event);
+        const notSent = code !== undefined && NETWORK_CODES_NOT_SENT.has(code);
+        const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+        const reason = `network error ${code ?? 'unknown'}`;
+        if (!idempotent && !notSent) {
+          throw new AmbiguousRequestError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; the request may have been processed`, { cause: e });
+        }
+        if (attempt >= this.policy.maxAttempts) {
+          throw new SyncError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason} after ${attempt} attempts`, { cause: e });
+        }
+        const delayMs = backoffDelay(this.policy, attempt, undefined, this.opts.random);
+        this.opts.hooks?.onRetry?.({ ...event, delayMs, reason });
+        await sleep(delayMs, opts.signal);
+        continue;
+      }
+      const event: RequestEvent = { method, route: opts.route, status: res.statusCode, durationMs: performance.now() - started, attempt };
+      this.opts.hooks?.onResponse?.(event);
+      if (res.statusCode < 400) return res;
+
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      const detail = await this.errorDetail(res.body);
+      if (res.statusCode === 429) this.opts.hooks?.onRateLimited?.({ route: opts.route, retryAfterMs });
+      // A 429 means the request was not processed, so it is safe to repeat even for POST.
+      const mayRetry = isRetryableStatus(res.statusCode) && (idempotent || res.statusCode === 429);
+      if (!mayRetry || attempt >= this.policy.maxAttempts) {
+        const err = errorFromStatus(res.statusCode, what, {
+          ...(detail ? { detail } : {}),
+          ...(retryAfterMs !== undefined ? { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) } : {}),
+        });
+        if (!idempotent && err.kind === 'transient') {
+          throw new AmbiguousRequestError(err.code, err.kind, `${err.message}; the request may have been processed`, { status: err.status, ...(detail ? { detail } : {}) });
+        }
+        throw err;
+      }
+      const delayMs = backoffDelay(this.policy, attempt, retryAfterMs, this.opts.random);
+      this.opts.hooks?.onRetry?.({ ...event, delayMs, reason: `HTTP ${res.statusCode}` });
+      await sleep(delayMs, opts.signal);
+    }
+  }
+
+  private async readCapped(body: Readable, route: string): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > this.maxResponseBytes) {
+        body.destroy();
+        throw new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** The server's own message from a SCIM error or `{ "error": "…" }` body, truncated; never throws. */
+  private async errorDetail(body: Readable): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await this.readCapped(body, 'error');
+    } catch {
+      return undefined;
+    }
+    if (!text) return undefined;
+    let detail: string | undefined;
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const parts = [parsed['scimType'], parsed['detail'], parsed['error'], parsed['message']].filter((x): x is string => typeof x === 'string');
+      detail = parts.length > 0 ? parts.join(': ') : undefined;
+    } catch {
+      detail = text.replace(/\s+/g, ' ');
+    }
+    if (detail === undefined) return undefined;
+    // Never echo the credential back even if a server reflects it.
+    if (this.opts.token) detail = detail.split(this.opts.token).join('[redacted]');
+    return detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
+  }
+}

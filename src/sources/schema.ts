@@ -1,0 +1,6 @@
+import { z } from 'zod';
+import { fileSourceSchema } from './file/schema.ts';
+
+/** Every source type's config, chosen by `type`. Add a source: add its schema here and a factory in registry.ts. */
+export const sourceSchema = z.discriminatedUnion('type', [fileSourceSchema]);
+export type SourceConfig = z.infer<typeof sourceSchema>;
