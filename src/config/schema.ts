@@ -134,6 +134,14 @@ export const stateSchema = z
   })
   .prefault({});
 
+export const redisSchema = z.strictObject({
+  /** redis:// or rediss:// URL; credentials belong in passwordFile, not in the URL. */
+  url: z.string().min(1).default('redis://127.0.0.1:6379'),
+  passwordFile: z.string().optional(),
+  /** Prefix of every key this tool writes (BullMQ queues and state). */
+  keyPrefix: z.string().min(1).default('scimsync'),
+});
+
 export const loggingSchema = z
   .strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
@@ -150,10 +158,13 @@ export const configSchema = z.strictObject({
   provisioning: provisioningSchema.optional(),
   audit: auditSchema.optional(),
   state: stateSchema,
+  /** When set, state (ledger, audit cursor, dead letters) lives in Redis instead of state.dir. */
+  redis: redisSchema.optional(),
   logging: loggingSchema,
 });
 
 export type RawConfig = z.input<typeof configSchema>;
 export type Config = z.infer<typeof configSchema>;
+export type RedisConfig = z.infer<typeof redisSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 export type ProvisioningConfig = z.infer<typeof provisioningSchema>;
