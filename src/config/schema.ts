@@ -5,12 +5,16 @@
 import { z } from 'zod';
 import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
+import { assertSecureUrl } from '../platform/http-client.ts';
+import { contentFile, secretFile } from './file-refs.ts';
 
 const secretFields = {
-  token: z.string().min(1).optional(),
+  token: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
   /** File holding the token (a mounted Kubernetes secret); trailing newline ignored. */
-  tokenFile: z.string().min(1).optional(),
+  tokenFile: secretFile().optional(),
 };
+
+const BASE_URL_HINT = 'must be a URL like https://acme.example.com';
 
 export const retrySchema = z.strictObject({
   maxAttempts: z.number().int().min(1).max(20).default(6),
@@ -21,13 +25,13 @@ export const retrySchema = z.strictObject({
 
 export const platformSchema = z
   .strictObject({
-    baseUrl: z.string().url(),
+    baseUrl: z.string({ error: BASE_URL_HINT }).url({ protocol: /^https?$/, error: BASE_URL_HINT }),
     ...secretFields,
     authScheme: z.enum(['Bearer', 'Api-Key']).default('Bearer'),
     scimPath: z.string().startsWith('/').default('/api/scim/v2'),
     allowInsecureHttp: z.boolean().default(false),
     /** Extra CA bundle (PEM) for a private endpoint. */
-    caFile: z.string().optional(),
+    caFile: contentFile().optional(),
     maxConnections: z.number().int().min(1).max(512).default(32),
     timeoutSeconds: z.number().positive().default(30),
     maxResponseMegabytes: z.number().positive().default(32),
@@ -51,10 +55,29 @@ export const platformSchema = z
   .refine((p) => (p.token === undefined) !== (p.tokenFile === undefined), {
     message: 'set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)',
     path: ['token'],
+  })
+  .superRefine((p, ctx) => {
+    // The same rule the HTTP client enforces, reported at load rather than at first request.
+    try {
+      assertSecureUrl(p.baseUrl, p.allowInsecureHttp);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: (e as Error).message });
+    }
   });
 
+export interface MappingRule {
+  from?: string | undefined;
+  template?: string | undefined;
+  value?: string | number | boolean | undefined;
+  transform?: 'lower' | 'upper' | 'trim' | undefined;
+  createOnly: boolean;
+}
+
 const mappingRuleSchema = z.union([
-  z.string().min(1).transform((from) => ({ from, createOnly: false })),
+  z
+    .string()
+    .min(1)
+    .transform((from): MappingRule => ({ from, createOnly: false })),
   z
     .strictObject({
       /** Dotted path into the normalized user/group, e.g. `attributes.department`. */
@@ -71,7 +94,6 @@ const mappingRuleSchema = z.union([
       message: 'a mapping rule needs exactly one of `from`, `template` or `value`',
     }),
 ]);
-export type MappingRule = z.infer<typeof mappingRuleSchema>;
 
 export const provisioningSchema = z.strictObject({
   source: sourceSchema,
@@ -137,7 +159,7 @@ export const stateSchema = z
 export const redisSchema = z.strictObject({
   /** redis:// or rediss:// URL; credentials belong in passwordFile, not in the URL. */
   url: z.string().min(1).default('redis://127.0.0.1:6379'),
-  passwordFile: z.string().optional(),
+  passwordFile: secretFile().optional(),
   /** Prefix of every key this tool writes (BullMQ queues and state). */
   keyPrefix: z.string().min(1).default('scimsync'),
 });

@@ -1,0 +1,123 @@
+/**
+ * Ownership: the engine only ever deactivates, deletes or rewrites memberships of platform
+ * objects it manages. It manages an object when it created it or adopted it; that fact is
+ * kept in the ledger (platform id → source externalId), persisted in the state store
+ * (a file in one-shot mode, Redis in the daemon). Creates are recorded as *pending* before
+ * they are sent, so a crash between the POST and the ledger write cannot orphan an object:
+ * the next run adopts a platform object whose externalId is pending.
+ */
+
+export type ObjectKind = 'user' | 'group';
+
+export interface LedgerEntry {
+  externalId: string;
+  /** Epoch ms when we deactivated it (for deleteAfterDays). */
+  deactivatedAt?: number;
+}
+
+export interface LedgerData {
+  version: 1;
+  users: Record<string, LedgerEntry>;
+  groups: Record<string, LedgerEntry>;
+  /** `user:<externalId>` / `group:<externalId>` creates that were sent but not yet confirmed. */
+  pending: string[];
+}
+
+export interface LedgerStore {
+  readonly describe: string;
+  load(): Promise<LedgerData | undefined>;
+  save(data: LedgerData): Promise<void>;
+}
+
+export class Ledger {
+  private readonly users: Map<string, LedgerEntry>;
+  private readonly groups: Map<string, LedgerEntry>;
+  private readonly pending: Set<string>;
+  private dirty = false;
+
+  constructor(data?: LedgerData) {
+    this.users = new Map(Object.entries(data?.users ?? {}));
+    this.groups = new Map(Object.entries(data?.groups ?? {}));
+    this.pending = new Set(data?.pending ?? []);
+  }
+
+  static async load(store: LedgerStore): Promise<Ledger> {
+    return new Ledger(await store.load());
+  }
+
+  private map(kind: ObjectKind): Map<string, LedgerEntry> {
+    return kind === 'user' ? this.users : this.groups;
+  }
+
+  has(kind: ObjectKind, id: string): boolean {
+    return this.map(kind).has(id);
+  }
+
+  get(kind: ObjectKind, id: string): LedgerEntry | undefined {
+    return this.map(kind).get(id);
+  }
+
+  count(kind: ObjectKind): number {
+    return this.map(kind).size;
+  }
+
+  isPending(kind: ObjectKind, externalId: string): boolean {
+    return this.pending.has(`${kind}:${externalId}`);
+  }
+
+  markPending(kind: ObjectKind, externalId: string): void {
+    this.pending.add(`${kind}:${externalId}`);
+    this.dirty = true;
+  }
+
+  record(kind: ObjectKind, id: string, externalId: string): void {
+    const prev = this.map(kind).get(id);
+    this.map(kind).set(id, { ...prev, externalId });
+    this.pending.delete(`${kind}:${externalId}`);
+    this.dirty = true;
+  }
+
+  setDeactivated(id: string, at: number | undefined): void {
+    const prev = this.users.get(id);
+    if (!prev) return;
+    const next: LedgerEntry = { externalId: prev.externalId };
+    if (at !== undefined) next.deactivatedAt = at;
+    this.users.set(id, next);
+    this.dirty = true;
+  }
+
+  forget(kind: ObjectKind, id: string): void {
+    if (this.map(kind).delete(id)) this.dirty = true;
+  }
+
+  /** Drop entries whose platform object no longer exists (deleted by someone else). */
+  prune(kind: ObjectKind, existingIds: Set<string>): number {
+    let n = 0;
+    for (const id of this.map(kind).keys()) {
+      if (!existingIds.has(id)) {
+        this.map(kind).delete(id);
+        n++;
+      }
+    }
+    if (n > 0) this.dirty = true;
+    return n;
+  }
+
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
+  toJSON(): LedgerData {
+    return {
+      version: 1,
+      users: Object.fromEntries(this.users),
+      groups: Object.fromEntries(this.groups),
+      pending: [...this.pending],
+    };
+  }
+
+  async save(store: LedgerStore): Promise<void> {
+    await store.save(this.toJSON());
+    this.dirty = false;
+  }
+}
