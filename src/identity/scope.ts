@@ -3,7 +3,8 @@
  * scim2-parse-filter. String comparison is case-insensitive, as for SCIM attributes
  * with caseExact=false (the default): both sides are lower-cased before evaluation.
  */
-import { filter, parse, type Filter } from 'scim2-parse-filter';
+import { filter, type Filter } from 'scim2-parse-filter';
+import { parseFilter } from '../platform/scim/filter.ts';
 import { ConfigError } from '../platform/errors.ts';
 import type { NormalizedGroup, NormalizedUser } from './model.ts';
 
@@ -13,7 +14,7 @@ export function compileScope<T extends NormalizedUser | NormalizedGroup>(express
   if (expression === undefined) return () => true;
   let ast: Filter;
   try {
-    ast = lowerCaseLiterals(parse(expression));
+    ast = lowerCaseLiterals(parseFilter(expression));
   } catch (e) {
     throw new ConfigError(`${keyPath}: invalid SCIM filter`, [`${keyPath}: cannot parse ${JSON.stringify(expression)}: ${(e as Error).message}`]);
   }

@@ -11,6 +11,8 @@ export const ErrorCodes = {
   AUTH_INVALID: 'E_AUTH_INVALID',
   /** 403: the credential is valid but not authorized for this target. */
   AUTH_FORBIDDEN: 'E_AUTH_FORBIDDEN',
+  /** The account lacks a feature the operation needs (e.g. the audit log on a non-enterprise plan). */
+  FEATURE_DISABLED: 'E_FEATURE_DISABLED',
   NOT_FOUND: 'E_NOT_FOUND',
   CONFLICT: 'E_CONFLICT',
   /** Any other 4xx: the request itself was refused (bad attribute, invalid filter…). */

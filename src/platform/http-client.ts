@@ -5,7 +5,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError, errorFromStatus } from './errors.ts';
+import { ErrorCodes, SyncError, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 
 export type AuthScheme = 'Bearer' | 'Api-Key';
@@ -157,30 +157,32 @@ export class PlatformClient {
   }
 
   async requestJson<T>(method: HttpMethod, path: string, opts: RequestOptions): Promise<JsonResponse<T>> {
-    const res = await this.send(method, path, opts, false);
-    const text = await this.readCapped(res.body, opts.route);
-    let body: T | undefined;
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text) as T;
-      } catch {
-        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${opts.what ?? `${method} ${opts.route}`}: response is not JSON (HTTP ${res.statusCode})`, { status: res.statusCode });
+    // The body is read inside the retry loop: a connection cut mid-body is a network failure
+    // like any other (retried when idempotent, ambiguous otherwise), not a raw socket error.
+    return this.send(method, path, opts, false, async (res) => {
+      const text = await this.readCapped(res.body, opts.route);
+      let body: T | undefined;
+      if (text.length > 0) {
+        try {
+          body = JSON.parse(text) as T;
+        } catch {
+          throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${opts.what ?? `${method} ${opts.route}`}: response is not JSON (HTTP ${res.statusCode})`, { status: res.statusCode });
+        }
       }
-    }
-    return { status: res.statusCode, headers: res.headers, body };
+      return { status: res.statusCode, headers: res.headers, body };
+    });
   }
 
   /** Streams a successful response body; retries only happen before the body starts. */
   async stream(method: HttpMethod, path: string, opts: RequestOptions): Promise<StreamResponse> {
-    const res = await this.send(method, path, opts, true);
-    return { status: res.statusCode, headers: res.headers, body: res.body };
+    return this.send(method, path, opts, true, async (res) => ({ status: res.statusCode, headers: res.headers, body: res.body }));
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
 
-  private async send(method: HttpMethod, path: string, opts: RequestOptions, streaming: boolean): Promise<Dispatcher.ResponseData> {
+  private async send<R>(method: HttpMethod, path: string, opts: RequestOptions, streaming: boolean, consume: (res: Dispatcher.ResponseData) => Promise<R>): Promise<R> {
     const idempotent = opts.idempotent ?? method !== 'POST';
     const what = opts.what ?? `${method} ${opts.route}`;
     const headers: Record<string, string> = {
@@ -198,7 +200,7 @@ export class PlatformClient {
     for (let attempt = 1; ; attempt++) {
       await this.opts.beforeRequest?.(opts.signal);
       const started = performance.now();
-      let res: Dispatcher.ResponseData;
+      let res: Dispatcher.ResponseData | undefined;
       try {
         res = await this.agent.request({
           origin: this.baseUrl.origin,
@@ -208,12 +210,19 @@ export class PlatformClient {
           body: payload,
           signal: opts.signal,
         });
+        if (res.statusCode < 400) {
+          const event: RequestEvent = { method, route: opts.route, status: res.statusCode, durationMs: performance.now() - started, attempt };
+          this.opts.hooks?.onResponse?.(event);
+          return await consume(res);
+        }
       } catch (e) {
         if (opts.signal?.aborted) throw e;
+        if (isSyncError(e)) throw e;
         const code = errCode(e);
         const event: RequestEvent = { method, route: opts.route, status: 0, durationMs: performance.now() - started, attempt };
-        this.opts.hooks?.onResponse?.(event);
-        const notSent = code !== undefined && NETWORK_CODES_NOT_SENT.has(code);
+        // A failure while reading a successful response was already reported with its status.
+        if (res === undefined) this.opts.hooks?.onResponse?.(event);
+        const notSent = res === undefined && code !== undefined && NETWORK_CODES_NOT_SENT.has(code);
         const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
         const reason = `network error ${code ?? 'unknown'}`;
         if (!idempotent && !notSent) {
@@ -229,7 +238,6 @@ export class PlatformClient {
       }
       const event: RequestEvent = { method, route: opts.route, status: res.statusCode, durationMs: performance.now() - started, attempt };
       this.opts.hooks?.onResponse?.(event);
-      if (res.statusCode < 400) return res;
 
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       const detail = await this.errorDetail(res.body);
@@ -241,7 +249,8 @@ export class PlatformClient {
           ...(detail ? { detail } : {}),
           ...(retryAfterMs !== undefined ? { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) } : {}),
         });
-        if (!idempotent && err.kind === 'transient') {
+        // 429 means "not processed", so it is a plain transient failure even for a POST.
+        if (!idempotent && err.kind === 'transient' && res.statusCode !== 429) {
           throw new AmbiguousRequestError(err.code, err.kind, `${err.message}; the request may have been processed`, { status: err.status, ...(detail ? { detail } : {}) });
         }
         throw err;

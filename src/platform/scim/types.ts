@@ -52,8 +52,17 @@ export interface ScimGroup extends ScimResource {
   members?: ScimMember[];
 }
 
-/** A resource body before the server assigned an id. */
-export type NewResource<T extends ScimResource> = Omit<T, 'id' | 'meta'> & { id?: never };
+/** The declared attributes of a resource type, without its open index signature. */
+type KnownAttributes<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+/**
+ * A resource body before the server assigned an id. (A plain `Omit<T, …>` would collapse to
+ * the index signature and lose every declared attribute, hence KnownAttributes.)
+ */
+export type NewResource<T extends ScimResource> = Omit<KnownAttributes<T>, 'id' | 'meta'> & {
+  id?: never;
+  [attribute: string]: unknown;
+};
 
 export interface ListResponse<T> {
   schemas: string[];

@@ -1,0 +1,147 @@
+/**
+ * The audit-log export request: `GET /api/v1/audit-logs/export` streamed as CSV through the
+ * platform client (same auth, retries before the body starts, error classes). The
+ * endpoint's window semantics are undocumented, so callers filter client-side; this module
+ * only formats the bounds and classifies the refusals once, with actionable messages.
+ */
+import type { Readable } from 'node:stream';
+import { ErrorCodes, SyncError, isSyncError } from './errors.ts';
+import type { PlatformClient } from './http-client.ts';
+
+export const AUDIT_EXPORT_PATH = '/api/v1/audit-logs/export';
+export const AUDIT_EXPORT_ROUTE = 'audit_export';
+
+/** `date`: the server is sent `YYYY-MM-DD`; `datetime`: full ISO 8601 instants (UTC, second precision). */
+export type AuditExportPrecision = 'date' | 'datetime';
+
+export interface AuditExportFilters {
+  eventName?: string | undefined;
+  userEmail?: string | undefined;
+  search?: string | undefined;
+}
+
+export interface AuditExportRequest extends AuditExportFilters {
+  /** Inclusive start sent to the server, epoch ms (already aligned to the precision by the caller). */
+  startMs: number;
+  /** End sent to the server, epoch ms; whether the server treats it as inclusive is unknown. */
+  endMs: number;
+  precision: AuditExportPrecision;
+  signal?: AbortSignal | undefined;
+}
+
+export interface AuditExportResponse {
+  body: Readable;
+  contentType: string;
+  /** The query actually sent (no secrets), for logs and dead-letter context. */
+  query: Record<string, string>;
+}
+
+const FEATURE_DISABLED_TEXT = /feature|not enabled|disabled|enterprise|plan/i;
+const PERMISSION_HINT = 'the token needs the AuditLogManage permission';
+const FEATURE_HINT = 'the audit-log feature is not enabled for this account (it needs the enterprise plan): ask the platform administrator to enable it';
+
+export function formatExportBound(ms: number, precision: AuditExportPrecision): string {
+  const iso = new Date(ms).toISOString();
+  return precision === 'date' ? iso.slice(0, 10) : `${iso.slice(0, 19)}Z`;
+}
+
+export function buildExportQuery(req: AuditExportRequest): Record<string, string> {
+  const query: Record<string, string> = {
+    start: formatExportBound(req.startMs, req.precision),
+    end: formatExportBound(req.endMs, req.precision),
+  };
+  if (req.eventName) query['eventName'] = req.eventName;
+  if (req.userEmail) query['userEmail'] = req.userEmail;
+  if (req.search) query['search'] = req.search;
+  return query;
+}
+
+/** Whether an error means "this run cannot succeed until a human acts" (no retry, no cursor movement). */
+export function isFatalExportError(e: unknown): boolean {
+  return isSyncError(e) && e.kind !== 'transient';
+}
+
+function featureDisabled(status: number | undefined, detail: string | undefined): SyncError {
+  return new SyncError(ErrorCodes.FEATURE_DISABLED, 'fatal', `audit-log export: ${FEATURE_HINT}${detail ? ` (server said: ${detail})` : ''}`, {
+    ...(status !== undefined ? { status } : {}),
+    ...(detail ? { detail } : {}),
+  });
+}
+
+/** Re-classify the client's generic error with what this endpoint's refusals mean. */
+function classify(e: unknown): unknown {
+  if (!isSyncError(e)) return e;
+  const detail = e.detail;
+  if (detail && FEATURE_DISABLED_TEXT.test(detail) && (e.status === 402 || e.status === 403 || e.status === 404)) {
+    return featureDisabled(e.status, detail);
+  }
+  if (e.code === ErrorCodes.AUTH_FORBIDDEN) {
+    return new SyncError(e.code, 'fatal', `${e.message}; ${PERMISSION_HINT}`, { ...(e.status !== undefined ? { status: e.status } : {}), ...(detail ? { detail } : {}), cause: e });
+  }
+  if (e.code === ErrorCodes.NOT_FOUND) {
+    return new SyncError(e.code, 'fatal', `${e.message}; the audit-log export exists only on the hosted platform (check platform.baseUrl)`, { ...(e.status !== undefined ? { status: e.status } : {}), ...(detail ? { detail } : {}), cause: e });
+  }
+  return e;
+}
+
+async function readSmall(body: Readable, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      body.destroy();
+      break;
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+}
+
+/**
+ * A 2xx whose body is JSON is the platform's `{ "error": "…" }` envelope, not a CSV: classify
+ * it instead of parsing it as one event-less export (which would silently move the cursor).
+ */
+async function classifyJsonBody(body: Readable, status: number): Promise<SyncError> {
+  const text = await readSmall(body, 64 * 1024); // bytes
+  let message: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    const m = parsed['error'] ?? parsed['message'];
+    message = typeof m === 'string' ? m : undefined;
+  } catch {
+    message = undefined;
+  }
+  const detail = message?.replace(/\s+/g, ' ').slice(0, 300);
+  if (detail && FEATURE_DISABLED_TEXT.test(detail)) return featureDisabled(status, detail);
+  return new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export: expected a CSV attachment, got a JSON body (HTTP ${status})${detail ? `: ${detail}` : ''}`, {
+    status,
+    ...(detail ? { detail } : {}),
+  });
+}
+
+/** Opens the export stream. Transient failures before the body were already retried by the client. */
+export async function openAuditExport(client: PlatformClient, req: AuditExportRequest): Promise<AuditExportResponse> {
+  const query = buildExportQuery(req);
+  let res;
+  try {
+    res = await client.stream('GET', AUDIT_EXPORT_PATH, {
+      route: AUDIT_EXPORT_ROUTE,
+      query,
+      headers: { accept: 'text/csv, */*;q=0.5' },
+      what: `audit-log export ${query['start']}..${query['end']}`,
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+  } catch (e) {
+    throw classify(e);
+  }
+  const rawType = res.headers['content-type'];
+  const contentType = (Array.isArray(rawType) ? rawType[0] : rawType) ?? '';
+  if (/\bjson\b/i.test(contentType)) throw await classifyJsonBody(res.body, res.status);
+  if (/\bhtml\b/i.test(contentType)) {
+    res.body.destroy();
+    throw new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export: expected a CSV attachment, got an HTML page (HTTP ${res.status}); check platform.baseUrl (a proxy or login page answered)`, { status: res.status });
+  }
+  return { body: res.body, contentType, query };
+}

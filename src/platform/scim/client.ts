@@ -1,0 +1,319 @@
+/**
+ * The SCIM 2.0 client the reconcile engine talks to: listing, lookup, safe create (409 or an
+ * ambiguous failure → look up and adopt), replace, PATCH with a PUT fallback, membership
+ * deltas and delete. Transport, retries and status classification live in PlatformClient.
+ */
+import { ErrorCodes, errorFromStatus, isSyncError } from '../errors.ts';
+import { AmbiguousRequestError, type PlatformClient } from '../http-client.ts';
+import { sleep } from '../retry.ts';
+import { Tester } from 'scim2-parse-filter';
+import { eqFilter, parseFilter } from './filter.ts';
+import { applyMemberDelta, memberPatchRequests, type MemberRemoveDialect } from './members.ts';
+import { applyPatch } from './patch-apply.ts';
+import { listAllPages, type Page, type PagingLimits } from './paging.ts';
+import { asListPage, asResource, asServiceProviderConfig } from './response.ts';
+import {
+  SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_PATCH, SCHEMA_USER,
+  type NewResource, type PatchOperation, type ResourceType, type ScimGroup, type ScimResource, type ScimUser, type ServiceProviderConfig,
+} from './types.ts';
+
+export interface ScimClientOptions {
+  /** e.g. '/api/scim/v2' */
+  scimPath: string;
+  /** Requested count per page (the server may cap it). */
+  pageSize: number;
+  /** Chunk size for membership PATCHes, member values per request. */
+  maxMembersPerPatch: number;
+  memberRemoveDialect: MemberRemoveDialect;
+  /** `auto`: PATCH unless the SPC or a 501/405 says otherwise; `patch`: always; `put`: never. */
+  updateMethod: 'auto' | 'patch' | 'put';
+  /** Read /ServiceProviderConfig once to adapt. */
+  discover: boolean;
+  /** Paging robustness knobs (tests shorten the probe delay). */
+  paging?: Partial<PagingLimits>;
+  /** POST attempts when a create keeps failing ambiguously and the lookup finds nothing. */
+  maxCreateAttempts?: number;
+}
+
+export interface ListOptions {
+  filter?: string;
+  excludedAttributes?: string[];
+  signal?: AbortSignal;
+  /** After each page: the number of objects not seen before. */
+  onPage?: (n: number) => void;
+}
+
+export interface CreateResult<T> {
+  resource: T;
+  /** True when an existing object was returned instead of a new one being created. */
+  adopted: boolean;
+  /** Why it was adopted: the server said 409, or our POST failed ambiguously and the object turned up. */
+  via?: 'conflict' | 'ambiguous';
+}
+
+const ROUTE: Record<ResourceType, string> = { Users: 'scim_users', Groups: 'scim_groups' };
+const NOUN: Record<ResourceType, string> = { Users: 'user', Groups: 'group' };
+const CORE_SCHEMA: Record<ResourceType, string> = { Users: SCHEMA_USER, Groups: SCHEMA_GROUP };
+const PUT_ATTEMPTS = 3;
+
+export class ScimClient {
+  private readonly http: PlatformClient;
+  private readonly opts: ScimClientOptions;
+  private spc: Promise<ServiceProviderConfig | undefined> | undefined;
+  /** Learned from a 501/405: no more PATCH attempts for the rest of the run. */
+  private patchRefused = false;
+
+  constructor(http: PlatformClient, opts: ScimClientOptions) {
+    this.http = http;
+    this.opts = { ...opts, scimPath: opts.scimPath.replace(/\/+$/, '') };
+  }
+
+  /** Cached; undefined when discovery is off or the server has none. Only auth failures propagate. */
+  serviceProviderConfig(): Promise<ServiceProviderConfig | undefined> {
+    if (!this.opts.discover) return Promise.resolve(undefined);
+    this.spc ??= this.http
+      .requestJson<unknown>('GET', `${this.opts.scimPath}/ServiceProviderConfig`, { route: 'scim_spc', what: 'read ServiceProviderConfig' })
+      .then((res) => asServiceProviderConfig(res.body))
+      .catch((e: unknown) => {
+        // Optional document: absent (404), refused or broken means "assume defaults";
+        // a bad credential is fatal and will fail every other call too.
+        if (isSyncError(e) && e.kind === 'fatal') throw e;
+        return undefined;
+      });
+    return this.spc;
+  }
+
+  async listAll<T extends ScimResource>(type: ResourceType, opts: ListOptions = {}): Promise<T[]> {
+    const spc = await this.serviceProviderConfig();
+    const pageSize = Math.max(1, Math.min(this.opts.pageSize, spc?.filter?.maxResults ?? Infinity));
+    // A server that cannot filter: list everything and filter here (case-exact comparisons).
+    const localFilter = opts.filter !== undefined && spc?.filter?.supported === false ? parseFilter(opts.filter) : undefined;
+    const serverFilter = localFilter === undefined ? opts.filter : undefined;
+    const all = await listAllPages<T>({
+      fetchPage: (startIndex, count) => this.fetchPage<T>(type, startIndex, count, serverFilter, opts.excludedAttributes, opts.signal),
+      pageSize,
+      what: `list ${type}`,
+      ...(this.opts.paging ? { limits: this.opts.paging } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onPage ? { onPage: opts.onPage } : {}),
+    });
+    if (localFilter === undefined) return all;
+    const tester = new Tester();
+    return all.filter((r) => tester.test(r, localFilter));
+  }
+
+  listUsers(signal?: AbortSignal): Promise<ScimUser[]> {
+    return this.listAll<ScimUser>('Users', signal ? { signal } : {});
+  }
+
+  /** Groups with their members. */
+  listGroups(signal?: AbortSignal): Promise<ScimGroup[]> {
+    return this.listAll<ScimGroup>('Groups', signal ? { signal } : {});
+  }
+
+  async get<T extends ScimResource>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined> {
+    const what = `read ${NOUN[type]} ${id}`;
+    try {
+      const res = await this.http.requestJson<unknown>('GET', this.itemPath(type, id), { route: ROUTE[type], what, ...(signal ? { signal } : {}) });
+      return asResource<T>(res.body, what);
+    } catch (e) {
+      if (isSyncError(e) && e.code === ErrorCodes.NOT_FOUND) return undefined;
+      throw e;
+    }
+  }
+
+  /** By externalId (exact) first, then userName (case-insensitive, checked here whatever the server matched). */
+  async findUser(by: { externalId?: string; userName?: string }): Promise<ScimUser | undefined> {
+    if (by.externalId) {
+      const id = by.externalId;
+      const hit = await this.findOne<ScimUser>('Users', 'externalId', id, (u) => u.externalId === id);
+      if (hit) return hit;
+    }
+    if (by.userName) {
+      const want = by.userName.toLowerCase();
+      const match = (u: ScimUser): boolean => typeof u.userName === 'string' && u.userName.toLowerCase() === want;
+      const hit = await this.findOne<ScimUser>('Users', 'userName', by.userName, match);
+      // A server that compares case-sensitively still finds the usual lower-case spelling.
+      if (hit !== undefined || want === by.userName) return hit;
+      return this.findOne<ScimUser>('Users', 'userName', want, match);
+    }
+    return undefined;
+  }
+
+  /** By externalId (exact) first, then displayName (case-insensitive). Members included. */
+  async findGroup(by: { externalId?: string; displayName?: string }): Promise<ScimGroup | undefined> {
+    if (by.externalId) {
+      const id = by.externalId;
+      const hit = await this.findOne<ScimGroup>('Groups', 'externalId', id, (g) => g.externalId === id);
+      if (hit) return hit;
+    }
+    if (by.displayName) {
+      const want = by.displayName.toLowerCase();
+      return this.findOne<ScimGroup>('Groups', 'displayName', by.displayName, (g) => typeof g.displayName === 'string' && g.displayName.toLowerCase() === want);
+    }
+    return undefined;
+  }
+
+  createUser(body: NewResource<ScimUser>): Promise<CreateResult<ScimUser>> {
+    const by = { ...(body.externalId ? { externalId: body.externalId } : {}), userName: body.userName };
+    return this.create<ScimUser>('Users', body, `create user ${body.userName}`, () => this.findUser(by));
+  }
+
+  createGroup(body: NewResource<ScimGroup>): Promise<CreateResult<ScimGroup>> {
+    const by = { ...(body.externalId ? { externalId: body.externalId } : {}), displayName: body.displayName };
+    return this.create<ScimGroup>('Groups', body, `create group ${body.displayName}`, () => this.findGroup(by));
+  }
+
+  async replace<T extends ScimResource>(type: ResourceType, id: string, body: NewResource<T> | T, headers?: Record<string, string>): Promise<T> {
+    const what = `replace ${NOUN[type]} ${id}`;
+    const payload = this.withSchemas(type, { ...(body as Record<string, unknown>), id });
+    // Read-only attributes: servers should ignore them, some reject them instead.
+    delete payload['meta'];
+    if (type === 'Users') delete payload['groups'];
+    const res = await this.http.requestJson<unknown>('PUT', this.itemPath(type, id), { route: ROUTE[type], what, body: payload, ...(headers ? { headers } : {}) });
+    return res.body === undefined ? (payload as T) : asResource<T>(res.body, what);
+  }
+
+  async patch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void> {
+    if (ops.length === 0) return;
+    if (!(await this.usePut())) {
+      try {
+        await this.sendPatch(type, id, ops);
+        return;
+      } catch (e) {
+        if (!this.mayFallBack(e)) throw e;
+      }
+    }
+    await this.updateViaPut(type, id, (current) => applyPatch(current, ops));
+  }
+
+  /** Adds and removes chunked to maxMembersPerPatch values per request; an id in both lists is removed. */
+  async patchMembers(groupId: string, add: string[], remove: string[]): Promise<void> {
+    if (add.length === 0 && remove.length === 0) return;
+    if (!(await this.usePut())) {
+      const requests = memberPatchRequests(add, remove, this.opts.memberRemoveDialect, this.opts.maxMembersPerPatch);
+      try {
+        for (const ops of requests) await this.sendPatch('Groups', groupId, ops);
+        return;
+      } catch (e) {
+        // The whole delta is idempotent, so a PUT after a partial PATCH sequence is safe.
+        if (!this.mayFallBack(e)) throw e;
+      }
+    }
+    await this.updateViaPut<ScimGroup>('Groups', groupId, (g) => ({ ...g, members: applyMemberDelta(g.members, add, remove) }));
+  }
+
+  /** 404 counts as already deleted. */
+  async delete(type: ResourceType, id: string): Promise<void> {
+    try {
+      await this.http.requestJson<unknown>('DELETE', this.itemPath(type, id), { route: ROUTE[type], what: `delete ${NOUN[type]} ${id}` });
+    } catch (e) {
+      if (isSyncError(e) && e.code === ErrorCodes.NOT_FOUND) return;
+      throw e;
+    }
+  }
+
+  private collectionPath(type: ResourceType): string {
+    return `${this.opts.scimPath}/${type}`;
+  }
+
+  private itemPath(type: ResourceType, id: string): string {
+    return `${this.collectionPath(type)}/${encodeURIComponent(id)}`;
+  }
+
+  private async fetchPage<T extends ScimResource>(
+    type: ResourceType, startIndex: number, count: number, filter: string | undefined, excluded: string[] | undefined, signal: AbortSignal | undefined,
+  ): Promise<Page<T>> {
+    const what = `list ${type}`;
+    const res = await this.http.requestJson<unknown>('GET', this.collectionPath(type), {
+      route: ROUTE[type],
+      what,
+      query: { startIndex, count, filter, excludedAttributes: excluded && excluded.length > 0 ? excluded.join(',') : undefined },
+      ...(signal ? { signal } : {}),
+    });
+    return asListPage<T>(res.body, what, startIndex);
+  }
+
+  /** One filtered query; every candidate is re-checked by `match`, whatever the server matched. */
+  private async findOne<T extends ScimResource>(type: ResourceType, attr: string, value: string, match: (r: T) => boolean): Promise<T | undefined> {
+    const spc = await this.serviceProviderConfig();
+    if (spc?.filter?.supported === false) return (await this.listAll<T>(type)).find(match);
+    const filter = eqFilter(attr, value);
+    const count = Math.max(1, Math.min(this.opts.pageSize, spc?.filter?.maxResults ?? Infinity));
+    const page = await this.fetchPage<T>(type, 1, count, filter, undefined, undefined);
+    const hit = page.resources.find(match);
+    if (hit !== undefined || page.totalResults <= page.resources.length) return hit;
+    // More candidates than one page (a server that ignores the filter): read them all.
+    return (await this.listAll<T>(type, { filter })).find(match);
+  }
+
+  private async create<T extends ScimResource>(type: ResourceType, body: NewResource<T>, what: string, lookup: () => Promise<T | undefined>): Promise<CreateResult<T>> {
+    const max = Math.max(1, this.opts.maxCreateAttempts ?? 3);
+    const payload = this.withSchemas(type, { ...(body as Record<string, unknown>) });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.http.requestJson<unknown>('POST', this.collectionPath(type), { route: ROUTE[type], what, body: payload });
+        return { resource: asResource<T>(res.body, what), adopted: false };
+      } catch (e) {
+        if (!isSyncError(e)) throw e;
+        if (e.code === ErrorCodes.CONFLICT) {
+          const found = await lookup();
+          if (found) return { resource: found, adopted: true, via: 'conflict' };
+          throw e;
+        }
+        if (!(e instanceof AmbiguousRequestError)) throw e;
+        // The POST may have been processed: look before trying again, never create twice.
+        const found = await lookup();
+        if (found) return { resource: found, adopted: true, via: 'ambiguous' };
+        if (attempt >= max) throw e;
+        await sleep(250 * attempt); // ms
+      }
+    }
+  }
+
+  private async usePut(): Promise<boolean> {
+    if (this.opts.updateMethod !== 'auto') return this.opts.updateMethod === 'put';
+    if (this.patchRefused) return true;
+    const spc = await this.serviceProviderConfig();
+    return spc?.patch?.supported === false;
+  }
+
+  private mayFallBack(e: unknown): boolean {
+    if (this.opts.updateMethod !== 'auto' || !isSyncError(e) || e.code !== ErrorCodes.UNSUPPORTED) return false;
+    this.patchRefused = true;
+    return true;
+  }
+
+  private async sendPatch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void> {
+    await this.http.requestJson<unknown>('PATCH', this.itemPath(type, id), {
+      route: ROUTE[type],
+      what: `update ${NOUN[type]} ${id}`,
+      body: { schemas: [SCHEMA_PATCH], Operations: ops },
+    });
+  }
+
+  /** GET, change locally, PUT; with If-Match when the server does ETags (412 → read again). */
+  private async updateViaPut<T extends ScimResource>(type: ResourceType, id: string, change: (current: T) => T): Promise<void> {
+    const spc = await this.serviceProviderConfig();
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get<T>(type, id);
+      if (current === undefined) throw errorFromStatus(404, `update ${NOUN[type]} ${id}`);
+      const version = spc?.etag?.supported === true ? current.meta?.version : undefined;
+      try {
+        await this.replace<T>(type, id, change(current), version ? { 'if-match': version } : undefined);
+        return;
+      } catch (e) {
+        if (isSyncError(e) && e.status === 412 && attempt < PUT_ATTEMPTS) continue;
+        throw e;
+      }
+    }
+  }
+
+  private withSchemas(type: ResourceType, body: Record<string, unknown>): Record<string, unknown> {
+    const schemas = Array.isArray(body['schemas']) ? [...(body['schemas'] as string[])] : [];
+    if (!schemas.includes(CORE_SCHEMA[type])) schemas.unshift(CORE_SCHEMA[type]);
+    if (type === 'Users' && body[SCHEMA_ENTERPRISE_USER] !== undefined && !schemas.includes(SCHEMA_ENTERPRISE_USER)) schemas.push(SCHEMA_ENTERPRISE_USER);
+    return { ...body, schemas };
+  }
+}
+
