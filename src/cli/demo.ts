@@ -1,0 +1,66 @@
+/**
+ * `scim-audit-sync demo` (what `npm run demo` runs): starts the platform simulator in this
+ * process, plans and applies config/examples/, prints the plan and the summary, then a
+ * second plan that shows zero changes. No Redis, no network beyond loopback.
+ */
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { loadConfig } from '../config/load.ts';
+import { createLogger } from '../observability/logger.ts';
+import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
+import { buildReconcileContext } from '../reconcile/from-config.ts';
+import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
+import { startSimulator } from '../simulator/index.ts';
+import { ExitCode, runCommand } from './exit-codes.ts';
+import { paint } from './output.ts';
+import { createProgress } from './progress.ts';
+
+const EXAMPLES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'examples');
+
+export function demoCommand(): Command {
+  return new Command('demo')
+    .description('run the whole flow against the built-in platform simulator: plan, apply, plan again')
+    .addOption(new Option('--config <file>', 'demo config').default(join(EXAMPLES, 'config.demo.yaml')))
+    .action(runCommand((opts: { config: string }) => runDemo(opts.config)));
+}
+
+export async function runDemo(configPath: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
+  const token = `demo-${Math.random().toString(36).slice(2)}`;
+  const sim = await startSimulator({ tokens: [{ token }] });
+  const color = out.isTTY === true;
+  const say = (s: string): void => void out.write(`${s}\n`);
+  try {
+    const loaded = await loadConfig(configPath, { ...process.env, SIM_URL: sim.url, SIM_TOKEN: token });
+    await rm(resolve(loaded.configDir, loaded.config.state.dir), { recursive: true, force: true });
+    const logger = createLogger({ level: 'warn' });
+    say(paint('bold', `Platform simulator listening on ${sim.url} (empty tenant)`, out));
+    say(paint('bold', `Source: ${resolve(loaded.configDir, 'directory.yaml')}`, out));
+    say('');
+
+    const ctx = buildReconcileContext(loaded, logger);
+    try {
+      say(paint('bold', '== 1. plan ==', out));
+      const first = await planReconcile(ctx, { allowDeletes: false });
+      say(renderPlan(first.plan, { color, maxRows: 12 }));
+      say('');
+      say(paint('bold', '== 2. apply ==', out));
+      const progress = createProgress({ label: 'apply' });
+      const result = await applyReconcile(ctx, first, { onProgress: (p) => progress.update(p) });
+      progress.stop();
+      say(renderApplyResult(result, { color }));
+      say(`  platform now holds ${sim.store.users().length} users and ${sim.store.groups().length} groups`);
+      say('');
+      say(paint('bold', '== 3. plan again (expect no changes) ==', out));
+      const second = await planReconcile(ctx, { allowDeletes: false });
+      say(renderPlan(second.plan, { color, maxRows: 0 }));
+      if (result.failed.length > 0) return ExitCode.FAILED;
+      return second.plan.summary.changes === 0 ? ExitCode.OK : ExitCode.FAILED;
+    } finally {
+      await ctx.close();
+    }
+  } finally {
+    await sim.close();
+  }
+}
