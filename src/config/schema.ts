@@ -58,6 +58,7 @@ export const platformSchema = z
   })
   .superRefine((p, ctx) => {
     // The same rule the HTTP client enforces, reported at load rather than at first request.
+    if (!/^https?:\/\//i.test(p.baseUrl)) return; // the URL check above already reported it
     try {
       assertSecureUrl(p.baseUrl, p.allowInsecureHttp);
     } catch (e) {

@@ -1,0 +1,46 @@
+/**
+ * Options shared by several commands, and the global options every action can read.
+ * A command adds what it needs: `.addOption(configOption()).addOption(jsonOption())`.
+ */
+import { Command, Option } from 'commander';
+import type { LoadedConfig } from '../config/load.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface GlobalOptions {
+  /** Stack traces on errors and debug logs. */
+  debug: boolean;
+  /** Overrides `logging.level` of the config. */
+  logLevel?: LogLevel;
+  logFormat: 'json' | 'pretty';
+}
+
+export function addGlobalOptions(program: Command): Command {
+  return program
+    .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
+    .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
+    .addOption(new Option('--log-format <format>', 'log line format on stderr').choices(['json', 'pretty']).default('json'));
+}
+
+export function globalOptions(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals<{ debug?: boolean; logLevel?: LogLevel; logFormat?: 'json' | 'pretty' }>();
+  return { debug: o.debug === true, logFormat: o.logFormat ?? 'json', ...(o.logLevel ? { logLevel: o.logLevel } : {}) };
+}
+
+/** `-c, --config <file>`; also read from SCIM_AUDIT_SYNC_CONFIG (handy in containers). */
+export function configOption(): Option {
+  return new Option('-c, --config <file>', 'YAML config file').env('SCIM_AUDIT_SYNC_CONFIG').makeOptionMandatory();
+}
+
+export function jsonOption(): Option {
+  return new Option('--json', 'print machine-readable JSON on stdout');
+}
+
+/** The logger for a command: --log-level, else --debug, else the config's logging.level. */
+export function commandLogger(cmd: Command, loaded?: Pick<LoadedConfig, 'config'>): Logger {
+  const g = globalOptions(cmd);
+  const level = g.logLevel ?? (g.debug ? 'debug' : (loaded?.config.logging.level ?? 'info'));
+  return createLogger({ level, pretty: g.logFormat === 'pretty', ...(loaded ? { base: { tenant: loaded.config.tenant } } : {}) });
+}

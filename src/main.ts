@@ -1,0 +1,17 @@
+/**
+ * CLI entry point (bin/scim-audit-sync.mjs imports this, or dist/main.js once built).
+ * Exit codes: see cli/exit-codes.ts. The process exits by itself once the command's
+ * resources are closed, so buffered output is never cut off.
+ */
+import { CommanderError } from 'commander';
+import { buildProgram } from './cli/program.ts';
+import { exitCodeFor, formatError } from './cli/exit-codes.ts';
+
+const program = buildProgram();
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  // Commander has already printed usage errors, help and the version; only the code is left.
+  if (!(error instanceof CommanderError)) process.stderr.write(formatError(error, process.argv.includes('--debug')));
+  process.exitCode = exitCodeFor(error);
+}

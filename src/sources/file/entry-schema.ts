@@ -1,0 +1,35 @@
+/**
+ * One user or group entry of a file source. Entries are validated one by one, so a bad
+ * entry is rejected with its reason while the others are still read. Unknown fields are
+ * refused (a typo such as `emial` would otherwise lose data); extra data goes under
+ * `attributes`.
+ */
+import { z } from 'zod';
+
+/** Ids may be written as numbers in YAML (`externalId: 1001`); they are strings everywhere else. */
+const id = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().trim().min(1));
+const text = z.string().trim().min(1);
+const email = z.string().trim().regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address like alice@example.com');
+
+export const userEntrySchema = z.strictObject({
+  externalId: id,
+  userName: text,
+  givenName: text.optional(),
+  familyName: text.optional(),
+  displayName: text.optional(),
+  /** SCIM-style alternative to givenName/familyName. */
+  name: z.strictObject({ givenName: text.optional(), familyName: text.optional() }).optional(),
+  /** One address or a list; the first is primary. */
+  emails: z.union([email.transform((e) => [e]), z.array(email)]).default([]),
+  active: z.boolean().default(true),
+  attributes: z.record(z.string(), z.unknown()).default({}),
+});
+export type UserEntry = z.infer<typeof userEntrySchema>;
+
+export const groupEntrySchema = z.strictObject({
+  externalId: id,
+  displayName: text,
+  /** Member users by externalId. */
+  members: z.array(id).default([]),
+});
+export type GroupEntry = z.infer<typeof groupEntrySchema>;

@@ -1,0 +1,122 @@
+/**
+ * Turns the parsed `{ users, groups }` document into the desired state.
+ * Each entry stands alone: an invalid one is rejected with its reason, the rest are kept.
+ * Duplicates: the FIRST entry with an externalId (or, for users, a case-insensitive
+ * userName; for groups, a displayName) wins and every later one is rejected naming the
+ * first — the order of the file decides, never chance. A group member that is not a
+ * valid user is left out of the group, counted in `membersUnknown` and reported as a
+ * rejection of the group, so it is visible without failing the whole read.
+ */
+import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import { userKey } from '../../identity/model.ts';
+import { formatIssues } from '../../config/format-issues.ts';
+import { groupEntrySchema, userEntrySchema, type UserEntry } from './entry-schema.ts';
+
+function refOf(list: 'users' | 'groups', index: number, entry: unknown): string {
+  const raw = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)['externalId'] : undefined;
+  const id = typeof raw === 'string' || typeof raw === 'number' ? ` (externalId ${raw})` : '';
+  return `${list}[${index}]${id}`;
+}
+
+function nameConflict(entry: UserEntry): string | undefined {
+  for (const part of ['givenName', 'familyName'] as const) {
+    const top = entry[part];
+    const nested = entry.name?.[part];
+    if (top !== undefined && nested !== undefined && top !== nested) return `${part} and name.${part} differ ("${top}" vs "${nested}"); set only one`;
+  }
+  return undefined;
+}
+
+function toUser(entry: UserEntry): NormalizedUser {
+  const user: NormalizedUser = {
+    externalId: entry.externalId,
+    userName: entry.userName,
+    emails: [...new Set(entry.emails)],
+    active: entry.active,
+    attributes: entry.attributes,
+  };
+  const givenName = entry.givenName ?? entry.name?.givenName;
+  const familyName = entry.familyName ?? entry.name?.familyName;
+  if (givenName !== undefined) user.givenName = givenName;
+  if (familyName !== undefined) user.familyName = familyName;
+  if (entry.displayName !== undefined) user.displayName = entry.displayName;
+  return user;
+}
+
+export function normalizeDocument(usersIn: readonly unknown[], groupsIn: readonly unknown[]): DesiredState {
+  const rejected: SourceRejection[] = [];
+  const users: NormalizedUser[] = [];
+  const userById = new Map<string, string>(); // externalId → ref of the kept entry
+  const rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
+  const userByName = new Map<string, string>(); // lower-cased userName → ref
+
+  usersIn.forEach((raw, i) => {
+    const ref = refOf('users', i, raw);
+    const reject = (reason: string): void => {
+      rejected.push({ kind: 'user', ref, reason });
+      const id = (raw as Record<string, unknown> | null)?.['externalId'];
+      if ((typeof id === 'string' || typeof id === 'number') && !userById.has(String(id))) rejectedUserRef.set(String(id), ref);
+    };
+    const parsed = userEntrySchema.safeParse(raw);
+    if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: userEntrySchema, input: raw }).join('; '));
+    const entry = parsed.data;
+    const conflict = nameConflict(entry);
+    if (conflict) return reject(conflict);
+    const firstById = userById.get(entry.externalId);
+    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
+    const firstByName = userByName.get(userKey(entry.userName));
+    if (firstByName) return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
+    userById.set(entry.externalId, ref);
+    userByName.set(userKey(entry.userName), ref);
+    rejectedUserRef.delete(entry.externalId);
+    users.push(toUser(entry));
+  });
+
+  const groups: NormalizedGroup[] = [];
+  const groupById = new Map<string, string>();
+  const groupByName = new Map<string, string>();
+  let membersUnknown = 0;
+  let memberships = 0;
+
+  groupsIn.forEach((raw, i) => {
+    const ref = refOf('groups', i, raw);
+    const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason });
+    const parsed = groupEntrySchema.safeParse(raw);
+    if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
+    const entry = parsed.data;
+    const firstById = groupById.get(entry.externalId);
+    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
+    const firstByName = groupByName.get(entry.displayName.toLowerCase());
+    if (firstByName) return reject(`duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
+    groupById.set(entry.externalId, ref);
+    groupByName.set(entry.displayName.toLowerCase(), ref);
+
+    const members: string[] = [];
+    for (const member of new Set(entry.members)) {
+      if (userById.has(member)) {
+        members.push(member);
+        continue;
+      }
+      membersUnknown++;
+      const badRef = rejectedUserRef.get(member);
+      const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
+      reject(`member "${member}" ${why}; the group is kept without it`);
+    }
+    memberships += members.length;
+    groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });
+  });
+
+  return {
+    users,
+    groups,
+    rejected,
+    stats: {
+      users: users.length,
+      groups: groups.length,
+      usersRejected: rejected.filter((r) => r.kind === 'user').length,
+      groupsRejected: groupsIn.length - groups.length,
+      membersUnknown,
+      memberships,
+    },
+  };
+}
