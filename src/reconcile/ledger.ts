@@ -23,17 +23,29 @@ export interface LedgerData {
   pending: string[];
 }
 
+/** The write side of the ledger used while applying; the daemon's Redis ledger implements it too. */
+export interface LedgerWriter {
+  record(kind: ObjectKind, id: string, externalId: string): void | Promise<void>;
+  forget(kind: ObjectKind, id: string): void | Promise<void>;
+  setDeactivated(id: string, at: number | undefined): void | Promise<void>;
+  has(kind: ObjectKind, id: string): boolean | Promise<boolean>;
+  /** Platform id of a managed object by its source externalId (e.g. a user created earlier in this run). */
+  idFor(kind: ObjectKind, externalId: string): string | undefined | Promise<string | undefined>;
+}
+
 export interface LedgerStore {
   readonly describe: string;
   load(): Promise<LedgerData | undefined>;
   save(data: LedgerData): Promise<void>;
 }
 
-export class Ledger {
+export class Ledger implements LedgerWriter {
   private readonly users: Map<string, LedgerEntry>;
   private readonly groups: Map<string, LedgerEntry>;
   private readonly pending: Set<string>;
   private dirty = false;
+  /** Lazily built externalId → id indexes, dropped on every write. */
+  private readonly byExternalId = new Map<ObjectKind, Map<string, string>>();
 
   constructor(data?: LedgerData) {
     this.users = new Map(Object.entries(data?.users ?? {}));
@@ -51,6 +63,15 @@ export class Ledger {
 
   has(kind: ObjectKind, id: string): boolean {
     return this.map(kind).has(id);
+  }
+
+  idFor(kind: ObjectKind, externalId: string): string | undefined {
+    let index = this.byExternalId.get(kind);
+    if (!index) {
+      index = new Map([...this.map(kind)].map(([id, e]) => [e.externalId, id]));
+      this.byExternalId.set(kind, index);
+    }
+    return index.get(externalId);
   }
 
   get(kind: ObjectKind, id: string): LedgerEntry | undefined {
@@ -74,6 +95,7 @@ export class Ledger {
     const prev = this.map(kind).get(id);
     this.map(kind).set(id, { ...prev, externalId });
     this.pending.delete(`${kind}:${externalId}`);
+    this.byExternalId.get(kind)?.set(externalId, id);
     this.dirty = true;
   }
 
@@ -87,7 +109,10 @@ export class Ledger {
   }
 
   forget(kind: ObjectKind, id: string): void {
-    if (this.map(kind).delete(id)) this.dirty = true;
+    if (this.map(kind).delete(id)) {
+      this.byExternalId.delete(kind);
+      this.dirty = true;
+    }
   }
 
   /** Drop entries whose platform object no longer exists (deleted by someone else). */
@@ -96,6 +121,7 @@ export class Ledger {
     for (const id of this.map(kind).keys()) {
       if (!existingIds.has(id)) {
         this.map(kind).delete(id);
+        this.byExternalId.delete(kind);
         n++;
       }
     }

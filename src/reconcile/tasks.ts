@@ -1,0 +1,163 @@
+/**
+ * A plan as ordered phases of self-contained, serializable tasks. The one-shot CLI runs
+ * them in-process (apply.ts); the daemon stores them in Redis and fans chunks out to child
+ * jobs on any replica. Every task is safe to run twice: creates adopt on 409, PATCH
+ * replaces, member adds are idempotent, deletes treat 404 as done.
+ */
+import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
+import type { LedgerWriter } from './ledger.ts';
+import type { MemberRef, Plan } from './plan-types.ts';
+import type { ScimTarget } from './target.ts';
+
+export type ChangeAction =
+  | 'user.create'
+  | 'user.adopt'
+  | 'user.update'
+  | 'user.reactivate'
+  | 'user.deactivate'
+  | 'user.delete'
+  | 'group.create'
+  | 'group.adopt'
+  | 'group.update'
+  | 'group.delete'
+  | 'group.members';
+
+export type ApplyTask =
+  | { action: 'user.create'; externalId: string; name: string; resource: NewResource<ScimUser> }
+  | { action: 'user.update' | 'user.adopt' | 'user.reactivate'; id: string; externalId: string; name: string; ops: PatchOperation[] }
+  | { action: 'group.create'; externalId: string; name: string; resource: NewResource<ScimGroup> }
+  | { action: 'group.update' | 'group.adopt'; id: string; externalId: string; name: string; ops: PatchOperation[] }
+  | { action: 'group.members'; id: string | undefined; externalId: string; name: string; add: MemberRef[]; remove: MemberRef[] }
+  | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string };
+
+export type PhaseName = 'users' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
+
+export interface Phase {
+  name: PhaseName;
+  tasks: ApplyTask[];
+}
+
+/** What one applied task reports: the sync's own audit trail. */
+export interface AppliedChange {
+  action: ChangeAction;
+  result: 'ok' | 'failed';
+  id?: string;
+  externalId?: string;
+  /** userName or group displayName. */
+  name?: string;
+  added?: number;
+  removed?: number;
+  code?: string;
+  message?: string;
+}
+
+/** Phases in apply order; destructive ones are left out when the guard holds them. */
+export function planPhases(plan: Plan): Phase[] {
+  const held = plan.guard.tripped;
+  const users: ApplyTask[] = [
+    ...plan.users.create.map((c): ApplyTask => ({ action: 'user.create', externalId: c.externalId, name: c.userName, resource: c.resource })),
+    ...plan.users.update.map((u): ApplyTask => ({ action: u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops })),
+    ...plan.users.reactivate.map((u): ApplyTask => ({ action: 'user.reactivate', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops })),
+  ];
+  const groups: ApplyTask[] = [
+    ...plan.groups.create.map((c): ApplyTask => ({ action: 'group.create', externalId: c.externalId, name: c.displayName, resource: c.resource })),
+    ...plan.groups.update.map((g): ApplyTask => ({ action: g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', id: g.id, externalId: g.externalId, name: g.displayName, ops: g.ops })),
+  ];
+  const memberships: ApplyTask[] = plan.memberships
+    .map((m): ApplyTask => ({ action: 'group.members', id: m.group.id, externalId: m.group.externalId, name: m.group.displayName, add: m.add, remove: held ? [] : m.remove }))
+    .filter((t) => t.action === 'group.members' && (t.add.length > 0 || t.remove.length > 0));
+  const phases: Phase[] = [
+    { name: 'users', tasks: users },
+    { name: 'groups', tasks: groups },
+    { name: 'memberships', tasks: memberships },
+  ];
+  if (!held) {
+    phases.push({ name: 'group-deletes', tasks: plan.groups.delete.map((g): ApplyTask => ({ action: 'group.delete', id: g.id, externalId: g.externalId, name: g.displayName })) });
+    phases.push({
+      name: 'user-removals',
+      tasks: [
+        ...plan.users.deactivate.map((u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName })),
+        ...plan.users.delete.map((u): ApplyTask => ({ action: 'user.delete', id: u.id, externalId: u.externalId, name: u.userName })),
+      ],
+    });
+  }
+  return phases;
+}
+
+export interface TaskDeps {
+  target: ScimTarget;
+  ledger: LedgerWriter;
+  now: () => number;
+}
+
+/** Runs one task; returns what to report on success, throws a classified error on failure. */
+export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit<AppliedChange, 'result'>> {
+  const { target, ledger } = deps;
+  const base = { action: task.action, externalId: task.externalId, name: task.name };
+  switch (task.action) {
+    case 'user.create': {
+      const { resource, adopted } = await target.createUser(task.resource);
+      await ledger.record('user', resource.id, task.externalId);
+      return { ...base, id: resource.id, ...(adopted ? { action: 'user.adopt' as const } : {}) };
+    }
+    case 'group.create': {
+      const { resource, adopted } = await target.createGroup(task.resource);
+      await ledger.record('group', resource.id, task.externalId);
+      return { ...base, id: resource.id, ...(adopted ? { action: 'group.adopt' as const } : {}) };
+    }
+    case 'user.update':
+    case 'user.adopt':
+    case 'user.reactivate': {
+      if (task.ops.length > 0) await target.patch('Users', task.id, task.ops);
+      await ledger.record('user', task.id, task.externalId);
+      if (task.action === 'user.reactivate') await ledger.setDeactivated(task.id, undefined);
+      return { ...base, id: task.id };
+    }
+    case 'group.update':
+    case 'group.adopt': {
+      if (task.ops.length > 0) await target.patch('Groups', task.id, task.ops);
+      await ledger.record('group', task.id, task.externalId);
+      return { ...base, id: task.id };
+    }
+    case 'group.members': {
+      const groupId = task.id ?? (await ledger.idFor('group', task.externalId));
+      if (groupId === undefined) throw new Error(`group ${task.name} was not created, so its members were not applied`);
+      const add = await resolveIds(task.add, ledger);
+      const remove = await resolveIds(task.remove, ledger);
+      await target.patchMembers(groupId, add.ids, remove.ids);
+      if (add.missing.length > 0) {
+        throw new Error(`${add.missing.length} member(s) not added because their user was not created: ${add.missing.slice(0, 5).join(', ')}`);
+      }
+      return { ...base, id: groupId, added: add.ids.length, removed: remove.ids.length };
+    }
+    case 'group.delete':
+      await target.delete('Groups', task.id);
+      await ledger.forget('group', task.id);
+      return { ...base, id: task.id };
+    case 'user.deactivate':
+      await target.patch('Users', task.id, [{ op: 'replace', path: 'active', value: false }]);
+      if (!(await ledger.has('user', task.id))) await ledger.record('user', task.id, task.externalId);
+      await ledger.setDeactivated(task.id, deps.now());
+      return { ...base, id: task.id };
+    case 'user.delete':
+      await target.delete('Users', task.id);
+      await ledger.forget('user', task.id);
+      return { ...base, id: task.id };
+  }
+}
+
+async function resolveIds(refs: MemberRef[], ledger: LedgerWriter): Promise<{ ids: string[]; missing: string[] }> {
+  const ids: string[] = [];
+  const missing: string[] = [];
+  for (const r of refs) {
+    const id = r.id ?? (r.externalId !== undefined ? await ledger.idFor('user', r.externalId) : undefined);
+    if (id !== undefined) ids.push(id);
+    else missing.push(r.userName ?? r.externalId ?? '?');
+  }
+  return { ids, missing };
+}
+
+/** Tasks a change counts as, for progress: a membership task counts once. */
+export function countTasks(phases: Phase[]): number {
+  return phases.reduce((n, p) => n + p.tasks.length, 0);
+}
