@@ -1,0 +1,29 @@
+import type { AuditEvent } from '../../event.ts';
+
+/**
+ * One NDJSON line: `{"_key":…,"_ts":…, …doc}`. The two leading fields have a fixed name
+ * whatever the document's field style, so resume (`recentKeys`) reads them without knowing
+ * the mapping; `_ts` is the event time in epoch milliseconds. A document's own `_key`/`_ts`
+ * (unlikely) are dropped rather than producing duplicate JSON keys.
+ */
+export function encodeFileLine(event: AuditEvent): Buffer {
+  if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
+  let doc = event.doc;
+  if ('_key' in doc || '_ts' in doc) {
+    const { _key: _k, _ts: _t, ...rest } = doc;
+    doc = rest;
+  }
+  const body = JSON.stringify(doc);
+  const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
+  return Buffer.from(`${head}${body === '{}' ? '}' : `,${body.slice(1)}`}\n`, 'utf8');
+}
+
+/** The resume fields of a line, or undefined for a line that is not ours. */
+export function decodeFileLine(line: string): { key: string; ts: number } | undefined {
+  try {
+    const o = JSON.parse(line) as { _key?: unknown; _ts?: unknown };
+    return typeof o._key === 'string' && typeof o._ts === 'number' ? { key: o._key, ts: o._ts } : undefined;
+  } catch {
+    return undefined;
+  }
+}

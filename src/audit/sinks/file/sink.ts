@@ -1,0 +1,189 @@
+/**
+ * NDJSON file sink. Appends with O_APPEND, fdatasyncs, and only then acknowledges. Rotates
+ * by size and by time bucket (renamed with the UTC rotation time), keeps `maxFiles`.
+ * Key-aware resume makes it idempotent: `open()` cuts a torn last line and `recentKeys`
+ * tells the engine which events already made it to disk before a crash.
+ */
+import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
+import type { AuditEvent } from '../../event.ts';
+import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
+import { chunkEvents } from '../batcher.ts';
+import type { SinkContext } from '../context.ts';
+import { SinkInstrument } from '../instrument.ts';
+import { resolvePath } from '../secrets.ts';
+import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
+import type { FileSinkConfig } from './config.ts';
+import { encodeFileLine } from './encoder.ts';
+import { scanRecentKeys } from './recent-keys.ts';
+import { applyRetention, bucketStart, naming, rotatedName, type FileNaming } from './rotation.ts';
+import { repairTornLine } from './torn-line.ts';
+
+export class FileSink implements Sink {
+  readonly name: string;
+  readonly type = 'file';
+  readonly idempotent = true;
+  readonly path: string;
+  private readonly config: FileSinkConfig;
+  private readonly naming: FileNaming;
+  private readonly now: () => number;
+  private readonly instrument: SinkInstrument;
+  private readonly ctx: SinkContext;
+  private fh: FileHandle | undefined;
+  private size = 0;
+  /** Time bucket the current file belongs to (time rotation). */
+  private bucket = 0;
+  /** A write failed mid-way: the file may end in a partial line to cut before appending. */
+  private dirty = false;
+  private closed = false;
+
+  constructor(config: FileSinkConfig, ctx: SinkContext) {
+    this.name = config.name;
+    this.config = config;
+    this.ctx = ctx;
+    this.path = resolvePath(ctx.configDir, config.path);
+    this.naming = naming(this.path);
+    this.now = ctx.now ?? Date.now;
+    this.instrument = new SinkInstrument(config.name, this.type, ctx);
+  }
+
+  async open(): Promise<void> {
+    await mkdir(this.naming.dir, { recursive: true });
+    const cut = await repairTornLine(this.path, this.config.fsync);
+    if (cut > 0) this.ctx.logger?.warn({ sink: this.name, bytes: cut }, 'file sink: cut a torn last line left by an interrupted write');
+    await this.openCurrent();
+  }
+
+  async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
+    if (this.closed || !this.fh) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
+    let delivered = 0;
+    const rejected: RejectedEvent[] = [];
+    for (const chunk of chunkEvents(events, encodeFileLine, this.config.batch)) {
+      signal?.throwIfAborted();
+      rejected.push(...chunk.rejected);
+      if (chunk.events.length === 0) continue;
+      const started = performance.now();
+      try {
+        await this.appendDurably(chunk.payloads);
+      } catch (e) {
+        this.dirty = true;
+        this.instrument.request('error', (performance.now() - started) / 1000, chunk.events.length);
+        const code = (e as { code?: unknown }).code;
+        const err = new SyncError(ErrorCodes.TRANSIENT, 'transient', `sink ${this.name}: cannot write ${this.path} (${typeof code === 'string' ? code : (e as Error).message})`, { cause: e });
+        this.instrument.error(err.code, err.message);
+        throw err;
+      }
+      this.instrument.request('ok', (performance.now() - started) / 1000, chunk.events.length);
+      delivered += chunk.events.length;
+    }
+    this.instrument.delivered(delivered);
+    this.instrument.rejected(rejected);
+    return { delivered, rejected };
+  }
+
+  async recentKeys(sinceMs: number): Promise<Set<string>> {
+    const res = await scanRecentKeys(this.path, this.naming, sinceMs);
+    if (res.unreadable > 0) this.ctx.logger?.warn({ sink: this.name, lines: res.unreadable }, 'file sink: lines without _key/_ts ignored while resuming');
+    return res.keys;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const fh = this.fh;
+    this.fh = undefined;
+    if (!fh) return;
+    if (this.config.fsync) await fh.datasync().catch(() => undefined);
+    await fh.close();
+  }
+
+  /** Writes the lines (rotating between them when due), then fdatasyncs: the ack point. */
+  private async appendDurably(lines: Buffer[]): Promise<void> {
+    if (this.dirty) {
+      await this.fh!.close().catch(() => undefined);
+      this.fh = undefined;
+      await repairTornLine(this.path, this.config.fsync);
+      await this.openCurrent();
+      this.dirty = false;
+    }
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    for (const line of lines) {
+      if (this.rotationDue(pendingBytes, line.length)) {
+        await this.flush(pending, pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+        await this.rotate();
+      }
+      pending.push(line);
+      pendingBytes += line.length;
+    }
+    await this.flush(pending, pendingBytes);
+    if (this.config.fsync) await this.fh!.datasync();
+  }
+
+  /** `pending` bytes are already destined for the current file; `line` is the next one. */
+  private rotationDue(pending: number, line: number): boolean {
+    const used = this.size + pending;
+    if (used === 0) return false; // never rotate an empty file, even for an oversized line
+    const { rotateMaxBytes, rotateEveryMinutes } = this.config;
+    if (rotateMaxBytes > 0 && used + line > rotateMaxBytes) return true;
+    return rotateEveryMinutes > 0 && bucketStart(this.now(), rotateEveryMinutes) !== this.bucket;
+  }
+
+  private async flush(parts: Buffer[], bytes: number): Promise<void> {
+    if (bytes === 0) return;
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, null);
+      off += bytesWritten;
+      this.size += bytesWritten;
+    }
+  }
+
+  private async rotate(): Promise<void> {
+    const fh = this.fh!;
+    if (this.config.fsync) await fh.datasync();
+    await fh.close();
+    this.fh = undefined;
+    const at = this.now();
+    let target = rotatedName(this.naming, at, 0);
+    for (let seq = 1; await exists(target); seq++) target = rotatedName(this.naming, at, seq);
+    await rename(this.path, target);
+    await this.openCurrent();
+    const deleted = await applyRetention(this.naming, this.config.maxFiles);
+    this.ctx.logger?.info({ sink: this.name, rotatedTo: target, deleted: deleted.length }, 'file sink rotated');
+  }
+
+  private async openCurrent(): Promise<void> {
+    const existed = await exists(this.path);
+    this.fh = await open(this.path, 'a', this.config.mode);
+    const st = await this.fh.stat();
+    this.size = st.size;
+    // An existing file belongs to the bucket of its last write; a new one to the current bucket.
+    const ref = st.size > 0 ? st.mtimeMs : this.now();
+    this.bucket = this.config.rotateEveryMinutes > 0 ? bucketStart(ref, this.config.rotateEveryMinutes) : 0;
+    if (!existed && this.config.fsync) await syncDir(this.naming.dir);
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'ENOENT') return false;
+    throw e;
+  }
+}
+
+/** Makes a create/rename durable: the directory entry is data too. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the file data itself is synced.
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,6 @@
+import type { AuditEvent } from '../../event.ts';
+
+/** One NDJSON line: the event's document, nothing added. */
+export function encodeNdjsonLine(event: AuditEvent): Buffer {
+  return Buffer.from(`${JSON.stringify(event.doc)}\n`, 'utf8');
+}
