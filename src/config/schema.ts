@@ -157,13 +157,81 @@ export const stateSchema = z
   })
   .prefault({});
 
-export const redisSchema = z.strictObject({
-  /** redis:// or rediss:// URL; credentials belong in passwordFile, not in the URL. */
-  url: z.string().min(1).default('redis://127.0.0.1:6379'),
-  passwordFile: secretFile().optional(),
-  /** Prefix of every key this tool writes (BullMQ queues and state). */
-  keyPrefix: z.string().min(1).default('scimsync'),
-});
+const hostPortSchema = z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) });
+
+export const redisSchema = z
+  .strictObject({
+    /** redis:// or rediss:// URL; credentials belong in passwordFile, not in the URL. */
+    url: z.string().min(1).default('redis://127.0.0.1:6379'),
+    username: z.string().min(1).optional(),
+    passwordFile: secretFile().optional(),
+    /** Prefix of every key this tool writes (BullMQ queues and state); wrapped in {…} so Cluster keeps a tenant's keys in one slot. */
+    keyPrefix: z.string().regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, - and _ only').default('scimsync'),
+    /** TLS towards Redis (also implied by a rediss:// URL). */
+    tls: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        caFile: contentFile().optional(),
+        rejectUnauthorized: z.boolean().default(true),
+        servername: z.string().optional(),
+      })
+      .prefault({}),
+    /** Redis Sentinel: the url's host is ignored; the master is found through these sentinels. */
+    sentinel: z.strictObject({ name: z.string().min(1), nodes: z.array(hostPortSchema).min(1) }).optional(),
+    /** Redis Cluster seed nodes; BullMQ keys use a hash-tagged prefix so each queue stays in one slot. */
+    cluster: z.strictObject({ nodes: z.array(hostPortSchema).min(1) }).optional(),
+    connectTimeoutSeconds: z.number().positive().default(10),
+  })
+  .refine((r) => !(r.sentinel && r.cluster), { message: 'choose either redis.sentinel or redis.cluster, not both', path: ['cluster'] });
+
+/** Cron schedules (UTC) of the daemon's jobs for one tenant. */
+export const schedulesSchema = z
+  .strictObject({
+    reconcile: z
+      .strictObject({ pattern: z.string().min(9).default('*/30 * * * *'), enabled: z.boolean().default(true) })
+      .prefault({}),
+    audit: z
+      .strictObject({ pattern: z.string().min(9).default('*/5 * * * *'), enabled: z.boolean().default(true) })
+      .prefault({}),
+  })
+  .prefault({});
+
+export const daemonSchema = z
+  .strictObject({
+    http: z
+      .strictObject({ host: z.string().min(1).default('0.0.0.0'), port: z.number().int().min(0).max(65535).default(9464) })
+      .prefault({}),
+    /** Bound for SIGTERM: finish or abandon the current job within this time (keep below the pod's terminationGracePeriodSeconds). */
+    shutdownTimeoutSeconds: z.number().positive().default(20),
+    /** Jobs per process at once, per queue. */
+    concurrency: z
+      .strictObject({
+        reconcile: z.number().int().min(1).max(64).default(2),
+        audit: z.number().int().min(1).max(64).default(2),
+        apply: z.number().int().min(1).max(256).default(8),
+      })
+      .prefault({}),
+    /** Tasks per fanned-out apply child job. */
+    applyChunkSize: z.number().int().min(1).max(10_000).default(25),
+    /** Platform requests per second per tenant, shared by every replica (0 = no limit). */
+    rateLimit: z.strictObject({ requestsPerSecond: z.number().min(0).default(50) }).prefault({}),
+    /** Attempts of a failed job (transient errors); config/credential errors are never retried. */
+    jobAttempts: z.number().int().min(1).max(20).default(3),
+    quarantine: z
+      .strictObject({
+        /** Consecutive failed runs before a tenant is quarantined. */
+        maxConsecutiveFailures: z.number().int().min(1).default(3),
+        /** A run whose failed operations exceed this share (with at least minOperations) counts as failed. */
+        failureRatePercent: z.number().min(1).max(100).default(50),
+        minOperations: z.number().int().min(1).default(10),
+        baseBackoffMinutes: z.number().positive().default(5),
+        maxBackoffHours: z.number().positive().max(24).default(24),
+      })
+      .prefault({}),
+    /** Run records kept per tenant and job kind. */
+    historyLength: z.number().int().min(1).max(1000).default(50),
+  })
+  .prefault({});
 
 export const loggingSchema = z
   .strictObject({
@@ -184,10 +252,17 @@ export const configSchema = z.strictObject({
   /** When set, state (ledger, audit cursor, dead letters) lives in Redis instead of state.dir. */
   redis: redisSchema.optional(),
   logging: loggingSchema,
+  schedules: schedulesSchema,
+  daemon: daemonSchema,
 });
+
+/** Keys shared by every tenant of a multi-tenant file; each `tenants[]` entry holds the rest. */
+export const SHARED_KEYS = ['state', 'redis', 'logging', 'daemon'] as const;
 
 export type RawConfig = z.input<typeof configSchema>;
 export type Config = z.infer<typeof configSchema>;
 export type RedisConfig = z.infer<typeof redisSchema>;
+export type DaemonConfig = z.infer<typeof daemonSchema>;
+export type SchedulesConfig = z.infer<typeof schedulesSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 export type ProvisioningConfig = z.infer<typeof provisioningSchema>;
