@@ -1,0 +1,137 @@
+/**
+ * The CSV source: an HR export with one row per user. The header is validated before any
+ * row is used; a bad row becomes a rejection with its line number and the read goes on; a
+ * file that cannot be read to the end (missing, unterminated quote) fails the whole read.
+ */
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { parse, type CsvError } from 'csv-parse';
+import { resolveConfigPath } from '../../config/paths.ts';
+import { userKey, type DesiredState, type NormalizedGroup, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { SourceError, isSyncError } from '../../platform/errors.ts';
+import type { Source } from '../source.ts';
+import { indexHeader } from './header.ts';
+import { rowMapper, type RowMapper } from './row.ts';
+import type { CsvSourceConfig } from './schema.ts';
+
+export interface CsvSourceContext {
+  configDir: string;
+}
+
+/** Stable id of a group that exists only as a name in the groups column. */
+export function csvGroupId(name: string): string {
+  return `csv:${name.normalize('NFC').toLowerCase()}`;
+}
+
+export class CsvSource implements Source {
+  readonly describe: string;
+  private readonly config: CsvSourceConfig;
+  private readonly path: string;
+
+  constructor(config: CsvSourceConfig, ctx: CsvSourceContext) {
+    this.config = config;
+    this.path = resolveConfigPath(ctx.configDir, config.path);
+    this.describe = `csv:${config.path}`;
+  }
+
+  async read(signal?: AbortSignal): Promise<DesiredState> {
+    try {
+      return await this.parseFile(signal);
+    } catch (e) {
+      signal?.throwIfAborted();
+      if (isSyncError(e)) throw e;
+      const code = (e as { code?: string }).code;
+      throw new SourceError(`${this.path}: cannot read the CSV file (${code ?? (e instanceof Error ? e.message : String(e))})`, { cause: e });
+    }
+  }
+
+  async check(signal?: AbortSignal): Promise<string> {
+    const s = await this.read(signal);
+    return `${s.users.length} users, ${s.groups.length} groups, ${s.rejected.length} rejected rows`;
+  }
+
+  private async parseFile(signal: AbortSignal | undefined): Promise<DesiredState> {
+    await access(this.path); // a missing file fails here with ENOENT, before any parsing
+    const c = this.config;
+    const rejected: SourceRejection[] = [];
+    let fatal: SourceError | undefined;
+    let skipped = 0;
+    const parser = createReadStream(this.path, signal ? { signal } : {}).pipe(
+      parse({
+        delimiter: c.delimiter,
+        bom: true,
+        info: true,
+        relax_column_count: true,
+        skip_empty_lines: true,
+        skip_records_with_error: true,
+        on_skip: (err: CsvError | undefined) => {
+          const line = (err as { lines?: number } | undefined)?.lines;
+          // An unterminated quote swallows every row after it: those users would vanish.
+          if (err?.code === 'CSV_QUOTE_NOT_CLOSED') fatal = new SourceError(`${this.path}: unterminated quoted field (reached the end of the file at line ${line ?? '?'}); the rows after the opening quote cannot be read`);
+          else {
+            skipped++;
+            rejected.push({ kind: 'row', ref: `${this.path}:${line ?? '?'}`, reason: err?.message ?? 'malformed CSV' });
+          }
+          return undefined;
+        },
+      }),
+    );
+
+    let header: string[] | undefined;
+    let map: RowMapper | undefined;
+    const users: NormalizedUser[] = [];
+    const ids = new Set<string>();
+    const names = new Set<string>();
+    const groups = new Map<string, { displayName: string; members: Set<string> }>();
+    let rows = 0;
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      if (header === undefined) {
+        header = record;
+        map = rowMapper(c, indexHeader(record, c.columns, this.path));
+        continue;
+      }
+      rows++;
+      const ref = `${this.path}:${info.lines}`;
+      if (record.length !== header.length) {
+        rejected.push({ kind: 'row', ref, reason: `expected ${header.length} fields like the header, got ${record.length}` });
+        continue;
+      }
+      const r = (map as RowMapper)(record);
+      if (!r.ok) {
+        rejected.push({ kind: 'row', ref, reason: r.reason });
+        continue;
+      }
+      if (ids.has(r.user.externalId)) {
+        rejected.push({ kind: 'row', ref, reason: `duplicate externalId ${r.user.externalId} (the first row wins)` });
+        continue;
+      }
+      if (names.has(userKey(r.user.userName))) {
+        rejected.push({ kind: 'row', ref, reason: `duplicate userName ${r.user.userName} (the first row wins)` });
+        continue;
+      }
+      ids.add(r.user.externalId);
+      names.add(userKey(r.user.userName));
+      users.push(r.user);
+      for (const name of r.groups) {
+        const id = csvGroupId(name);
+        let g = groups.get(id);
+        if (!g) groups.set(id, (g = { displayName: name, members: new Set() }));
+        g.members.add(r.user.externalId);
+      }
+    }
+    if (fatal) throw fatal;
+    if (header === undefined) throw new SourceError(`${this.path}: the file is empty (no header row)`);
+    if (users.length === 0 && !c.allowEmpty) {
+      throw new SourceError(`${this.path}: no usable rows (${rows} data rows, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`);
+    }
+    const out: NormalizedGroup[] = [...groups].map(([externalId, g]) => ({ externalId, displayName: g.displayName, members: [...g.members] }));
+    // The parser reports malformed rows ahead of the records it still buffers: order by line.
+    const line = (r: SourceRejection): number => Number(/:(\d+)$/.exec(r.ref)?.[1] ?? 0);
+    rejected.sort((a, b) => line(a) - line(b));
+    return { users, groups: out, rejected, stats: { rows: rows + skipped, rowsRejected: rejected.length } };
+  }
+}
+
+export function createCsvSource(config: CsvSourceConfig, ctx: CsvSourceContext): Source {
+  return new CsvSource(config, ctx);
+}

@@ -1,0 +1,94 @@
+/**
+ * DN comparison keys. A `member` value and the DN of the entry it points at may be spelled
+ * differently (case, spaces, `\,` vs `\2C`, attribute order in a multi-valued RDN), so
+ * membership is resolved on a canonical key, never on the raw string.
+ */
+
+/** Split on an unescaped separator, keeping escapes intact for the next stage. */
+function splitUnescaped(s: string, sep: string): string[] {
+  const parts: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '\\' && i + 1 < s.length) {
+      cur += c + (s[i + 1] as string);
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted; // RFC 2253 legacy quoting
+      cur += c;
+    } else if (!quoted && sep.includes(c)) {
+      parts.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  parts.push(cur);
+  return parts;
+}
+
+/** Decode `\XX` hex pairs (UTF-8 bytes) and `\c` escapes of an attribute value. */
+export function unescapeDnValue(raw: string): string {
+  let v = raw.trim();
+  if (!v.includes('\\') && !v.startsWith('"')) return v; // the common case, on every member value
+  if (v.startsWith('"') && v.endsWith('"') && v.length >= 2) v = v.slice(1, -1);
+  const bytes: number[] = [];
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i] as string;
+    if (c === '\\' && i + 1 < v.length) {
+      const hex = v.slice(i + 1, i + 3);
+      if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+        bytes.push(parseInt(hex, 16));
+        i += 2;
+      } else {
+        for (const b of Buffer.from(v[i + 1] as string, 'utf8')) bytes.push(b);
+        i += 1;
+      }
+    } else {
+      for (const b of Buffer.from(c, 'utf8')) bytes.push(b);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/**
+ * Canonical comparison key: attribute types and values lower-cased (naming attributes are
+ * case-insensitive in practice), insignificant spaces removed, escapes decoded, Unicode NFC,
+ * multi-valued RDN parts sorted. Not a valid DN: only ever compared, never sent.
+ */
+export function dnKey(dn: string): string {
+  const cached = keyCache.get(dn);
+  if (cached !== undefined) return cached;
+  const key = computeDnKey(dn);
+  // Member DNs repeat across groups; bounded so a huge directory cannot grow it without limit.
+  if (keyCache.size >= 200_000) keyCache.clear();
+  keyCache.set(dn, key);
+  return key;
+}
+
+const keyCache = new Map<string, string>();
+
+function computeDnKey(dn: string): string {
+  const rdns = splitUnescaped(dn.trim(), ',;').filter((r) => r.trim() !== '');
+  return rdns
+    .map((rdn) =>
+      splitUnescaped(rdn, '+')
+        .map((ava) => {
+          const eq = ava.indexOf('=');
+          if (eq < 0) return ava.trim().toLowerCase();
+          const type = ava.slice(0, eq).trim().toLowerCase();
+          const value = unescapeDnValue(ava.slice(eq + 1)).normalize('NFC').toLowerCase().replace(/\s+/g, ' ');
+          // Re-escape the separators so distinct DNs keep distinct keys.
+          return `${type}=${value.replace(/[\\,+=]/g, (m) => `\\${m}`)}`;
+        })
+        .sort()
+        .join('+'),
+    )
+    .join(',');
+}
+
+/** Strip the optional `#'0101'B` uid suffix of a `uniqueMember` (nameAndOptionalUID) value. */
+export function stripOptionalUid(value: string): string {
+  return value.replace(/#'[01]*'B$/, '');
+}

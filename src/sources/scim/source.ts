@@ -1,0 +1,131 @@
+/**
+ * The SCIM source: lists users and groups of another SCIM 2.0 server with the same client the
+ * platform side uses (its paging never returns a silently short list), maps them, and fails
+ * the read as a SourceError on any listing failure.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Secret } from '../../config/secret.ts';
+import { trimOneNewline } from '../../config/secrets.ts';
+import { resolveConfigPath } from '../../config/paths.ts';
+import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { SourceError, isSyncError } from '../../platform/errors.ts';
+import { PlatformClient } from '../../platform/http-client.ts';
+import { ScimClient } from '../../platform/scim/client.ts';
+import type { Source } from '../source.ts';
+import { mapScimGroups, mapScimUser } from './map.ts';
+import type { ScimSourceConfig } from './schema.ts';
+
+export interface ScimSourceContext {
+  configDir: string;
+  /** File contents the config loader already read, by key (`tokenFile`, `caFile`). */
+  secrets?: ReadonlyMap<string, Secret> | undefined;
+}
+
+export class ScimSource implements Source {
+  readonly describe: string;
+  private readonly config: ScimSourceConfig;
+  private readonly ctx: ScimSourceContext;
+
+  constructor(config: ScimSourceConfig, ctx: ScimSourceContext) {
+    this.config = config;
+    this.ctx = ctx;
+    this.describe = `scim:${config.baseUrl.replace(/\/+$/, '')}${config.scimPath}`;
+  }
+
+  async read(signal?: AbortSignal): Promise<DesiredState> {
+    return this.withClient(async (scim) => {
+      const rejected: SourceRejection[] = [];
+      const users: NormalizedUser[] = [];
+      const ids = new Map<string, string>();
+      const seenExt = new Set<string>();
+      const seenName = new Set<string>();
+      const raw = await scim.listUsers(signal);
+      for (const u of raw) {
+        const m = mapScimUser(u);
+        let reason = m.ok ? undefined : m.reason;
+        if (m.ok && seenExt.has(m.user.externalId)) reason = `duplicate externalId ${m.user.externalId}`;
+        if (m.ok && seenName.has(userKey(m.user.userName))) reason = `duplicate userName ${m.user.userName}`;
+        if (reason !== undefined || !m.ok) {
+          rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable' });
+          continue;
+        }
+        users.push(m.user);
+        ids.set(u.id, m.user.externalId);
+        seenExt.add(m.user.externalId);
+        seenName.add(userKey(m.user.userName));
+      }
+      if (users.length === 0 && !this.config.allowEmpty) {
+        throw new SourceError(`${this.describe}: the source lists no usable users (${raw.length} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`);
+      }
+      const stats: Record<string, number> = { usersListed: raw.length, groupsListed: 0, membersOutsideScope: 0, groupsInCycles: 0 };
+      if (!this.config.groups) return { users, groups: [], rejected, stats };
+      const rawGroups = await scim.listGroups(signal);
+      const valid = rawGroups.filter((g) => {
+        if (typeof g.displayName === 'string' && g.displayName.trim() !== '') return true;
+        rejected.push({ kind: 'group', ref: `Groups/${g.id}`, reason: 'missing displayName' });
+        return false;
+      });
+      const mapped = mapScimGroups(valid, ids);
+      Object.assign(stats, { groupsListed: rawGroups.length, membersOutsideScope: mapped.membersOutsideScope, groupsInCycles: mapped.groupsInCycles });
+      return { users, groups: mapped.groups, rejected, stats };
+    }, signal);
+  }
+
+  async check(signal?: AbortSignal): Promise<string> {
+    return this.withClient(async (_scim, http) => {
+      // One small read proves URL, TLS, token and path without listing everything.
+      const path = `${this.config.scimPath.replace(/\/+$/, '')}/Users`;
+      const res = await http.requestJson<{ totalResults?: unknown }>('GET', path, { route: 'scim_users', query: { count: 1, startIndex: 1 }, what: 'probe source users', ...(signal ? { signal } : {}) });
+      const total = typeof res.body?.totalResults === 'number' ? res.body.totalResults : undefined;
+      return `${this.describe}: readable${total === undefined ? '' : `, ${total} users`}`;
+    }, signal);
+  }
+
+  private async withClient<T>(fn: (scim: ScimClient, http: PlatformClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let http: PlatformClient | undefined;
+    try {
+      const c = this.config;
+      const ms = c.timeoutSeconds * 1000;
+      http = new PlatformClient({
+        baseUrl: c.baseUrl,
+        token: await this.secret('tokenFile', c.token),
+        authScheme: c.authScheme,
+        allowInsecureHttp: c.allowInsecureHttp,
+        maxConnections: 4,
+        connectTimeoutMs: Math.min(ms, 10_000),
+        headersTimeoutMs: ms,
+        bodyTimeoutMs: ms,
+        ...(c.caFile !== undefined ? { ca: await this.secret('caFile') } : {}),
+      });
+      // Only listing is used: the write-side options are irrelevant here.
+      const scim = new ScimClient(http, { scimPath: c.scimPath, pageSize: c.pageSize, maxMembersPerPatch: 100, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: true });
+      return await fn(scim, http);
+    } catch (e) {
+      signal?.throwIfAborted();
+      if (e instanceof SourceError) throw e;
+      const msg = e instanceof Error ? e.message : String(e);
+      throw new SourceError(`${this.describe}: ${msg}`, { cause: e, ...(isSyncError(e) && e.status !== undefined ? { status: e.status } : {}) });
+    } finally {
+      await http?.close();
+    }
+  }
+
+  /** `key` is the file key; `inline` the direct value when the config gave one. */
+  private async secret(key: 'tokenFile' | 'caFile', inline?: string): Promise<string> {
+    if (inline !== undefined) return inline;
+    const loaded = this.ctx.secrets?.get(key);
+    if (loaded) return loaded.reveal();
+    const rel = this.config[key] as string;
+    const path = resolveConfigPath(this.ctx.configDir, rel);
+    try {
+      const text = await readFile(path, 'utf8');
+      return key === 'tokenFile' ? trimOneNewline(text) : text;
+    } catch (e) {
+      throw new SourceError(`${key}: cannot read ${path} (${(e as { code?: string }).code ?? 'error'})`);
+    }
+  }
+}
+
+export function createScimSource(config: ScimSourceConfig, ctx: ScimSourceContext): Source {
+  return new ScimSource(config, ctx);
+}
