@@ -29,9 +29,17 @@ export interface PlannedReconcile {
 export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes: boolean }): Promise<PlannedReconcile> {
   const now = ctx.now ?? Date.now;
   const t0 = performance.now();
-  // The source is read completely (or throws) before anything else: never plan from a partial read.
-  const sourceRead = ctx.source.read(ctx.signal).then((d) => ({ d, at: performance.now() }));
-  const platformRead = Promise.all([ctx.target.listUsers(ctx.signal), ctx.target.listGroups(ctx.signal), Ledger.load(ctx.ledgerStore)]).then((r) => ({ r, at: performance.now() }));
+  // Source and platform are read in parallel; if either fails the other is aborted, and
+  // nothing is planned: never plan from a partial read.
+  const abort = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, abort.signal]) : abort.signal;
+  const failFast = <T>(p: Promise<T>): Promise<T> =>
+    p.catch((e: unknown) => {
+      abort.abort(e);
+      throw e;
+    });
+  const sourceRead = failFast(ctx.source.read(signal)).then((d) => ({ d, at: performance.now() }));
+  const platformRead = failFast(Promise.all([ctx.target.listUsers(signal), ctx.target.listGroups(signal), Ledger.load(ctx.ledgerStore)])).then((r) => ({ r, at: performance.now() }));
   const [{ d: desired, at: sourceAt }, { r: [users, groups, ledger], at: platformAt }] = await Promise.all([sourceRead, platformRead]);
   // Objects deleted behind our back are no longer ours to track.
   ledger.prune('user', new Set(users.map((u) => u.id)));
