@@ -1,0 +1,160 @@
+/**
+ * The reconcile job of one tenant: lease → quarantine check → plan (the same engine as the
+ * CLI) → fan the apply out phase by phase → record the run. Destructive work held by the
+ * guard stays held (visible in /status) until `approve-deletes`; the rest is applied.
+ */
+import { randomUUID } from 'node:crypto';
+import { UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
+import { ErrorCodes, isSyncError } from '../platform/errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { recordPlan, recordRun, setManagedObjects, setQuarantined } from '../observability/instrument.ts';
+import { planReconcile } from '../reconcile/engine.ts';
+import type { RunResult } from '../reconcile/metrics.ts';
+import type { ApplyFailure } from '../reconcile/apply.ts';
+import { planPhases } from '../reconcile/tasks.ts';
+import { createSource, sourceContext } from '../sources/registry.ts';
+import { runPhaseFannedOut } from './apply-job.ts';
+import type { RedisClient } from './redis.ts';
+import { tenantKeys } from './keys.ts';
+import type { RunRecord } from './tenant-state.ts';
+import type { TenantRuntime } from './tenant-runtime.ts';
+
+export interface ReconcileJobData {
+  tenant: string;
+  trigger: 'schedule' | 'manual' | 'approval';
+}
+
+export interface ReconcileJobDeps {
+  redis: RedisClient;
+  keyPrefix: string;
+  bullPrefix: string;
+  tenants: Map<string, TenantRuntime>;
+  flow: FlowProducer;
+  applyEvents: QueueEvents;
+  logger: Logger;
+}
+
+/** Errors only an operator can fix: never retried (no retry storm). */
+const UNRECOVERABLE = new Set<string>([ErrorCodes.CONFIG_INVALID, ErrorCodes.AUTH_INVALID, ErrorCodes.AUTH_FORBIDDEN, ErrorCodes.INSECURE_URL]);
+
+export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps): Promise<RunRecord> {
+  const { tenant } = job.data;
+  const rt = deps.tenants.get(tenant);
+  if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
+  const cfg = rt.loaded.config;
+  const logger = deps.logger.child({ tenant, jobId: job.id });
+  const started = Date.now();
+  const runId = `${started.toString(36)}-${randomUUID().slice(0, 8)}`;
+  const record = (result: string, detail: Record<string, unknown>): RunRecord => ({
+    runId,
+    kind: 'reconcile',
+    result,
+    startedAt: new Date(started).toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationMs: Date.now() - started,
+    detail,
+  });
+
+  const q = await rt.state.quarantine();
+  setQuarantined(tenant, q.quarantined);
+  if (q.quarantined && Date.now() < q.until && job.data.trigger === 'schedule') {
+    const r = record('quarantined', { until: new Date(q.until).toISOString(), reason: q.reason });
+    recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
+    return r;
+  }
+  const release = await rt.state.acquireLease('reconcile');
+  if (!release) {
+    const r = record('skipped', { reason: 'another reconcile of this tenant is running' });
+    recordRun(tenant, 'reconcile', 'skipped', 0, logger, r.detail);
+    return r;
+  }
+  const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
+  try {
+    const approved = await rt.state.hasApproval();
+    const planned = await planReconcile(
+      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
+      { allowDeletes: approved },
+    );
+    const { plan, ledger } = planned;
+    if (approved) await rt.state.takeApproval();
+    recordPlan(tenant, plan, logger);
+    // Write-ahead: pending creates and the pruned ledger are saved before any request.
+    for (const c of plan.users.create) ledger.markPending('user', c.externalId);
+    for (const c of plan.groups.create) ledger.markPending('group', c.externalId);
+    await rt.ledger.save(ledger.toJSON());
+    const held = plan.guard.tripped;
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+
+    const d = cfg.daemon;
+    for (const phase of planPhases(plan)) {
+      await job.updateProgress({ phase: phase.name });
+      await runPhaseFannedOut(
+        { redis: deps.redis, keyPrefix: deps.keyPrefix, flow: deps.flow, events: deps.applyEvents, bullPrefix: deps.bullPrefix, chunkSize: d.applyChunkSize, attempts: d.jobAttempts, timeoutMs: 6 * 3_600_000 },
+        tenant,
+        runId,
+        phase,
+      );
+      if (await deps.redis.hexists(tenantKeys(deps.keyPrefix, tenant).runResult(runId), 'aborted')) break;
+    }
+    const summary = await collectRunResult(deps.redis, deps.keyPrefix, tenant, runId);
+    const total = plan.summary.changes;
+    const failRate = total > 0 ? (summary.failed.length / Math.max(1, total)) * 100 : 0;
+    const badRun =
+      summary.aborted !== undefined ||
+      (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
+    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 ? 'success' : badRun ? 'failed' : 'partial';
+    const fresh = await rt.ledger.load();
+    setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
+    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
+    recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
+    await rt.state.pushHistory(r, d.historyLength);
+    if (badRun) {
+      const qs = await rt.state.recordFailure(summary.aborted ?? `${summary.failed.length} of ${total} operations failed`, d.quarantine);
+      setQuarantined(tenant, qs.quarantined);
+    } else {
+      await rt.state.clearQuarantine();
+      setQuarantined(tenant, false);
+    }
+    return r;
+  } catch (e) {
+    const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
+    const message = e instanceof Error ? e.message : String(e);
+    const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
+    const lastAttempt = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    logger.error({ code, err: message, attempt: job.attemptsMade + 1, unrecoverable }, 'reconcile run failed');
+    if (lastAttempt) {
+      const r = record('failed', { code, message });
+      recordRun(tenant, 'reconcile', 'failed', r.durationMs / 1000, logger, { runId, code });
+      await rt.state.pushHistory(r, cfg.daemon.historyLength);
+      const qs = await rt.state.recordFailure(`${code}: ${message}`, cfg.daemon.quarantine);
+      setQuarantined(tenant, qs.quarantined);
+    }
+    if (unrecoverable) throw new UnrecoverableError(`${code}: ${message}`);
+    throw e;
+  } finally {
+    await source.close?.();
+    await release();
+  }
+}
+
+export interface RunResultSummary {
+  succeeded: Record<string, number>;
+  membersAdded: number;
+  membersRemoved: number;
+  failed: ApplyFailure[];
+  aborted?: string;
+}
+
+export async function collectRunResult(redis: RedisClient, keyPrefix: string, tenant: string, runId: string): Promise<RunResultSummary> {
+  const keys = tenantKeys(keyPrefix, tenant);
+  const [h, failures] = await Promise.all([redis.hgetall(keys.runResult(runId)), redis.lrange(keys.runFailures(runId), 0, -1)]);
+  const succeeded: Record<string, number> = {};
+  for (const [k, v] of Object.entries(h)) if (k.startsWith('ok:')) succeeded[k.slice(3)] = Number(v);
+  return {
+    succeeded,
+    membersAdded: Number(h['membersAdded'] ?? 0),
+    membersRemoved: Number(h['membersRemoved'] ?? 0),
+    failed: failures.map((f) => JSON.parse(f) as ApplyFailure),
+    ...(h['aborted'] !== undefined ? { aborted: h['aborted'] } : {}),
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * The /status document and `scim-audit-sync status`: per tenant the last runs, next
+ * schedules, audit cursor and lag, quarantine and deletes held by the guard — read from
+ * Redis, so every replica (and the CLI) reports the same cluster-wide truth.
+ */
+import type { Queue } from 'bullmq';
+import { auditStatus } from '../audit/status.ts';
+import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
+import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
+import { statusDocument, type StatusDocument } from '../observability/status-document.ts';
+import type { RedisClient } from './redis.ts';
+import { schedulerId } from './schedulers.ts';
+import { TenantState } from './tenant-state.ts';
+
+export interface StatusDeps {
+  tenants: Map<string, { id: string; loaded: { config: { audit?: unknown; provisioning?: unknown } } }>;
+  queues: { reconcile: Queue; audit: Queue; apply: Queue };
+  redis: RedisClient;
+  keyPrefix: string;
+}
+
+export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & { queues: Record<string, Record<string, number>> }> {
+  const extra: Record<string, Record<string, unknown>> = {};
+  for (const rt of deps.tenants.values()) {
+    const state = new TenantState(deps.redis, deps.keyPrefix, rt.id);
+    const [quarantine, held, approval, reconcileRuns, auditRuns, nextReconcile, nextAudit] = await Promise.all([
+      state.quarantine(),
+      state.heldDeletes(),
+      state.hasApproval(),
+      state.history('reconcile', 5),
+      state.history('audit', 5),
+      deps.queues.reconcile.getJobScheduler(schedulerId('reconcile', rt.id)),
+      deps.queues.audit.getJobScheduler(schedulerId('audit', rt.id)),
+    ]);
+    const audit = rt.loaded.config.audit
+      ? await auditStatus({
+          tenant: rt.id,
+          state: new RedisAuditStateStore(deps.redis, deps.keyPrefix, rt.id),
+          deadLetters: new RedisDeadLetterStore(deps.redis as never, deps.keyPrefix, rt.id),
+        })
+      : null;
+    extra[rt.id] = {
+      nextRun: {
+        reconcile: nextReconcile?.next ? new Date(nextReconcile.next).toISOString() : null,
+        audit: nextAudit?.next ? new Date(nextAudit.next).toISOString() : null,
+      },
+      quarantine: { ...quarantine, until: quarantine.until ? new Date(quarantine.until).toISOString() : null },
+      quarantined: quarantine.quarantined,
+      heldDeletes: held ? { ...held, at: new Date(held.at).toISOString(), approved: approval } : null,
+      deletesHeld: held?.count ?? 0,
+      runs: { reconcile: reconcileRuns, audit: auditRuns },
+      audit,
+    };
+  }
+  const queues: Record<string, Record<string, number>> = {};
+  for (const [name, q] of Object.entries(deps.queues)) queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+  return { ...statusDocument(extra), queues };
+}

@@ -1,0 +1,133 @@
+/**
+ * What the daemon remembers per tenant between runs, in Redis: the run lease (at most one
+ * reconcile per tenant at any moment, whatever the number of replicas), quarantine, deletes
+ * held by the guard and their approval, and the run history shown by /status.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DaemonConfig } from '../config/schema.ts';
+import type { RedisClient } from './redis.ts';
+import { tenantKeys, type TenantKeys } from './keys.ts';
+
+export interface RunRecord {
+  runId: string;
+  kind: 'reconcile' | 'audit';
+  /** success | partial | failed | guard_held | skipped | quarantined */
+  result: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  /** Short, secret-free description (counts, error code and message). */
+  detail: Record<string, unknown>;
+}
+
+export interface QuarantineState {
+  quarantined: boolean;
+  failures: number;
+  /** Epoch ms until which scheduled runs are skipped. */
+  until: number;
+  reason: string;
+  since: number;
+}
+
+export interface HeldDeletes {
+  count: number;
+  reasons: string[];
+  at: number;
+  runId: string;
+}
+
+const RELEASE_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const RENEW_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+
+export class TenantState {
+  readonly tenant: string;
+  readonly keys: TenantKeys;
+  private readonly redis: RedisClient;
+
+  constructor(redis: RedisClient, keyPrefix: string, tenant: string) {
+    this.redis = redis;
+    this.tenant = tenant;
+    this.keys = tenantKeys(keyPrefix, tenant);
+  }
+
+  /** Take the run lease; returns a release function, or undefined if another run holds it. The lease renews itself. */
+  async acquireLease(kind: 'reconcile' | 'audit', ttlMs = 60_000): Promise<(() => Promise<void>) | undefined> {
+    const key = this.keys.lease(kind);
+    const token = randomUUID();
+    const ok = await this.redis.set(key, token, 'PX', ttlMs, 'NX');
+    if (ok !== 'OK') return undefined;
+    const timer = setInterval(() => {
+      void this.redis.eval(RENEW_LUA, 1, key, token, String(ttlMs)).catch(() => undefined);
+    }, Math.floor(ttlMs / 3));
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      await this.redis.eval(RELEASE_LUA, 1, key, token);
+    };
+  }
+
+  async quarantine(): Promise<QuarantineState> {
+    const h = await this.redis.hgetall(this.keys.quarantine);
+    const until = Number(h['until'] ?? 0);
+    return { quarantined: until > 0, failures: Number(h['failures'] ?? 0), until, reason: h['reason'] ?? '', since: Number(h['since'] ?? 0) };
+  }
+
+  /**
+   * Count a failed run; after `maxConsecutiveFailures` the tenant is quarantined with an
+   * exponential backoff (base × 2^(n − max)), capped at maxBackoffHours.
+   */
+  async recordFailure(reason: string, cfg: DaemonConfig['quarantine'], now = Date.now()): Promise<QuarantineState> {
+    const failures = await this.redis.hincrby(this.keys.quarantine, 'failures', 1);
+    if (failures >= cfg.maxConsecutiveFailures) {
+      const exp = failures - cfg.maxConsecutiveFailures;
+      const backoff = Math.min(cfg.baseBackoffMinutes * 60_000 * 2 ** exp, cfg.maxBackoffHours * 3_600_000);
+      const prev = await this.quarantine();
+      await this.redis.hset(this.keys.quarantine, { until: String(now + backoff), reason, since: String(prev.since || now) });
+    }
+    return this.quarantine();
+  }
+
+  /** A successful run (or an operator's `resume`) ends the quarantine and resets the failure count. */
+  async clearQuarantine(): Promise<void> {
+    await this.redis.del(this.keys.quarantine);
+  }
+
+  async setHeldDeletes(held: HeldDeletes | undefined): Promise<void> {
+    if (held === undefined) {
+      await this.redis.del(this.keys.heldDeletes);
+      return;
+    }
+    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId });
+  }
+
+  async heldDeletes(): Promise<HeldDeletes | undefined> {
+    const h = await this.redis.hgetall(this.keys.heldDeletes);
+    if (!h['count']) return undefined;
+    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '' };
+  }
+
+  /** `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid for a day). */
+  async approveDeletes(by: string): Promise<void> {
+    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now() }), 'EX', 86_400);
+  }
+
+  /** Consumes the approval (one run only). */
+  async takeApproval(): Promise<boolean> {
+    const v = await this.redis.getdel(this.keys.approval);
+    return v !== null;
+  }
+
+  async hasApproval(): Promise<boolean> {
+    return (await this.redis.exists(this.keys.approval)) === 1;
+  }
+
+  async pushHistory(record: RunRecord, keep: number): Promise<void> {
+    const key = this.keys.history(record.kind);
+    await this.redis.multi().lpush(key, JSON.stringify(record)).ltrim(key, 0, keep - 1).exec();
+  }
+
+  async history(kind: 'reconcile' | 'audit', n = 10): Promise<RunRecord[]> {
+    const list = await this.redis.lrange(this.keys.history(kind), 0, n - 1);
+    return list.map((s) => JSON.parse(s) as RunRecord);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The one place that turns engine events into metrics and log lines, so the two never
+ * disagree. Labels are the tenant id and closed sets only; e-mails, names and platform ids
+ * go to the log lines (the sync's own audit trail), never into metrics. Nothing here sees a
+ * credential: the platform hooks carry method, route, status and timings only.
+ */
+import type { PlatformClientHooks } from '../platform/http-client.ts';
+import { platformMetrics } from '../platform/metrics.ts';
+import type { AppliedChange } from '../reconcile/apply.ts';
+import { reconcileMetrics, type JobKind, type RunResult, type ScimOperation, type ScimResource } from '../reconcile/metrics.ts';
+import type { Plan } from '../reconcile/plan-types.ts';
+import { jobMetrics, type JobResult } from '../jobs/metrics.ts';
+import type { Logger } from './logger.ts';
+import { observation } from './tenant-observations.ts';
+
+const r = reconcileMetrics;
+
+/** Hooks for a PlatformClient serving `tenant`: request counts, latency, retries and 429s. */
+export function platformHooks(tenant: string, logger: Logger): PlatformClientHooks {
+  const m = platformMetrics;
+  return {
+    onResponse(e) {
+      m.requests.inc({ tenant, method: e.method, route: e.route, status: e.status === 0 ? 'network' : String(e.status) });
+      // A network failure has no response time; its duration would only blur the histogram.
+      if (e.status !== 0) m.duration.observe({ tenant, method: e.method, route: e.route }, e.durationMs / 1000);
+    },
+    onRetry(e) {
+      m.retries.inc({ tenant, route: e.route });
+      if (e.status === 429) m.rateLimitWait.inc({ tenant }, e.delayMs / 1000);
+      logger.debug({ tenant, method: e.method, route: e.route, status: e.status, attempt: e.attempt, delayMs: Math.round(e.delayMs), reason: e.reason }, 'platform request retried');
+    },
+    onRateLimited(e) {
+      m.rateLimited.inc({ tenant, route: e.route });
+      logger.debug({ tenant, route: e.route, retryAfterMs: e.retryAfterMs }, 'platform rate limit (HTTP 429)');
+    },
+  };
+}
+
+/** Time spent in the global (cross-replica) limiter before a request, seconds. */
+export function recordRateLimitWait(tenant: string, seconds: number): void {
+  if (seconds > 0) platformMetrics.rateLimitWait.inc({ tenant }, seconds);
+}
+
+/** A plan was computed: drift, guard, source gauges, and one summary log line. */
+export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
+  const changed = <T extends { ops: unknown[] }>(list: T[]): number => list.filter((u) => u.ops.length > 0).length;
+  // Drift = work on objects that already existed; creates are not drift, neither are
+  // memberships of groups this run creates.
+  const membership = plan.memberships.filter((m) => m.group.id !== undefined).reduce((n, m) => n + m.add.length + m.remove.length, 0);
+  const drift = { user_update: changed(plan.users.update), user_reactivate: plan.users.reactivate.length, group_update: changed(plan.groups.update), membership };
+  for (const [kind, n] of Object.entries(drift)) if (n > 0) r.drift.inc({ tenant, kind }, n);
+
+  const held = plan.guard.tripped ? plan.guard.destructive : 0;
+  if (plan.guard.tripped) r.guardTrips.inc({ tenant });
+  r.deletesHeld.set({ tenant }, held);
+  observation(tenant).deletesHeld = held;
+
+  const s = plan.sourceStats;
+  const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
+  for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
+  if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
+
+  const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
+  const fields = { tenant, source: plan.source, summary: plan.summary, drift, guard };
+  if (plan.guard.tripped) logger.warn(fields, 'reconcile plan: deletion guard tripped, destructive operations held');
+  else logger.info(fields, 'reconcile plan');
+}
+
+/** One applied (or failed) SCIM change: the operations counter and one audit-trail log line. */
+export function recordChange(tenant: string, change: AppliedChange, logger: Logger): void {
+  const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
+  r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
+  if (change.added) r.membersChanged.inc({ tenant, direction: 'add' }, change.added);
+  if (change.removed) r.membersChanged.inc({ tenant, direction: 'remove' }, change.removed);
+  const { action, result, id, externalId, name, added, removed, code, message } = change;
+  // Explicit fields only: whatever else a caller hangs on the change stays out of the log.
+  const line = { tenant, action, result, id, externalId, name, added, removed, code, message };
+  if (result === 'ok') logger.info(line, 'scim change applied');
+  else logger.warn(line, 'scim change failed');
+}
+
+/** `onChange` for applyPlan/applyReconcile, bound to a tenant and logger. */
+export function changeRecorder(tenant: string, logger: Logger): (change: AppliedChange) => void {
+  return (change) => recordChange(tenant, change, logger);
+}
+
+const RUN_LEVEL: Record<RunResult, 'info' | 'warn' | 'error'> = {
+  success: 'info',
+  skipped: 'info',
+  partial: 'warn',
+  guard_held: 'warn',
+  quarantined: 'warn',
+  failed: 'error',
+};
+
+/**
+ * A reconcile or audit run ended. `fields` adds context to the log line (error code,
+ * counts); it must not contain secrets or personal data beyond what the audit trail allows.
+ */
+export function recordRun(tenant: string, kind: JobKind, result: RunResult, durationSeconds: number, logger: Logger, fields: Record<string, unknown> = {}): void {
+  const now = Date.now();
+  if (kind === 'reconcile') {
+    r.runs.inc({ tenant, result });
+    r.runDuration.observe({ tenant }, durationSeconds);
+  }
+  const o = observation(tenant);
+  o.lastRun[kind] = { result, finishedAt: new Date(now).toISOString(), durationSeconds };
+  if (result === 'success') {
+    r.lastSuccess.set({ tenant, job: kind }, now / 1000);
+    o.lastSuccess[kind] = new Date(now).toISOString();
+  }
+  logger[RUN_LEVEL[result]]({ ...fields, tenant, job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);
+}
+
+export function setQuarantined(tenant: string, on: boolean): void {
+  r.quarantined.set({ tenant }, on ? 1 : 0);
+  observation(tenant).quarantined = on;
+}
+
+/** Objects in the ownership ledger after a run. */
+export function setManagedObjects(tenant: string, users: number, groups: number): void {
+  r.managedObjects.set({ tenant, kind: 'user' }, users);
+  r.managedObjects.set({ tenant, kind: 'group' }, groups);
+  observation(tenant).managed = { users, groups };
+}
+
+/** A worker finished one job attempt (`retried` = failed but will be attempted again). */
+export function recordJob(queue: string, result: JobResult, durationSeconds?: number): void {
+  jobMetrics.jobs.inc({ queue, result });
+  if (durationSeconds !== undefined) jobMetrics.duration.observe({ queue }, durationSeconds);
+}
