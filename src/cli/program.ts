@@ -8,6 +8,9 @@ import { addGlobalOptions } from './options.ts';
 import { validateCommand } from './validate.ts';
 import { applyCommand, planCommand } from './reconcile.ts';
 import { demoCommand } from './demo.ts';
+import { daemonCommand } from './daemon.ts';
+import { approveDeletesCommand, resumeCommand, statusCommand, triggerCommand } from './operator.ts';
+import { auditCommand } from './audit.ts';
 
 /**
  * Every subcommand, in the order `--help` lists them.
@@ -18,7 +21,13 @@ export const COMMANDS: ReadonlyArray<() => Command> = [
   validateCommand,
   planCommand,
   applyCommand,
+  auditCommand,
   demoCommand,
+  daemonCommand,
+  triggerCommand,
+  resumeCommand,
+  approveDeletesCommand,
+  statusCommand,
 ];
 
 /** Commander does not pass settings (exit override, output, help-after-error) down to added commands, so copy them through the tree. */

@@ -1,0 +1,131 @@
+/**
+ * Operator commands against a running deployment (they talk to its Redis):
+ * `trigger reconcile|audit`, `resume --tenant T`, `approve-deletes --tenant T`, `status`.
+ */
+import { Command, Option } from 'commander';
+import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
+import { openControl, type Control } from '../jobs/control.ts';
+import { triggerRun } from '../jobs/schedulers.ts';
+import { ExitCode, runCommand } from './exit-codes.ts';
+import { configOption, jsonOption } from './options.ts';
+import { paint, printJson } from './output.ts';
+
+async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedConfig[]) => Promise<T>): Promise<T> {
+  const all = await loadAllTenants(configPath);
+  const control = openControl(all);
+  try {
+    return await fn(control, all);
+  } finally {
+    await control.close();
+  }
+}
+
+function tenantOption(): Option {
+  return new Option('-t, --tenant <id>', 'tenant id (default: every tenant of the config, or the only one)');
+}
+
+function pickTenants(all: LoadedConfig[], tenant: string | undefined): string[] {
+  return tenant ? [tenant] : all.map((l) => l.config.tenant);
+}
+
+export function triggerCommand(): Command {
+  return new Command('trigger')
+    .description('enqueue an immediate run (deduplicated: repeated triggers collapse into one waiting run)')
+    .argument('<kind>', 'reconcile or audit')
+    .addOption(configOption())
+    .addOption(tenantOption())
+    .action(
+      runCommand(async (kind: string, opts: { config: string; tenant?: string }) => {
+        if (kind !== 'reconcile' && kind !== 'audit') {
+          process.stderr.write(`error: kind must be reconcile or audit, not ${JSON.stringify(kind)}\n`);
+          return ExitCode.CONFIG;
+        }
+        return withControl(opts.config, async (c, all) => {
+          for (const t of pickTenants(all, opts.tenant)) {
+            const { loaded } = c.tenant(t);
+            const id = await triggerRun(kind === 'reconcile' ? c.queues.reconcile : c.queues.audit, kind, t, loaded.config.daemon.jobAttempts);
+            process.stdout.write(`${kind} run for tenant ${t} enqueued (job ${id})\n`);
+          }
+          return ExitCode.OK;
+        });
+      }),
+    );
+}
+
+export function resumeCommand(): Command {
+  return new Command('resume')
+    .description('end the quarantine of a tenant and run its reconcile now')
+    .addOption(configOption())
+    .addOption(tenantOption().makeOptionMandatory())
+    .action(
+      runCommand(async (opts: { config: string; tenant: string }) =>
+        withControl(opts.config, async (c) => {
+          const { state, loaded } = c.tenant(opts.tenant);
+          const before = await state.quarantine();
+          await state.clearQuarantine();
+          const id = await triggerRun(c.queues.reconcile, 'reconcile', opts.tenant, loaded.config.daemon.jobAttempts);
+          process.stdout.write(before.quarantined ? `tenant ${opts.tenant} resumed (was quarantined: ${before.reason}); reconcile enqueued (job ${id})\n` : `tenant ${opts.tenant} was not quarantined; reconcile enqueued (job ${id})\n`);
+          return ExitCode.OK;
+        }),
+      ),
+    );
+}
+
+export function approveDeletesCommand(): Command {
+  return new Command('approve-deletes')
+    .description('approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)')
+    .addOption(configOption())
+    .addOption(tenantOption().makeOptionMandatory())
+    .action(
+      runCommand(async (opts: { config: string; tenant: string }) =>
+        withControl(opts.config, async (c) => {
+          const { state, loaded } = c.tenant(opts.tenant);
+          const held = await state.heldDeletes();
+          if (!held) {
+            process.stdout.write(`tenant ${opts.tenant} has no deletions held by the guard; nothing to approve\n`);
+            return ExitCode.OK;
+          }
+          await state.approveDeletes(process.env['USER'] ?? 'operator');
+          const id = await triggerRun(c.queues.reconcile, 'reconcile', opts.tenant, loaded.config.daemon.jobAttempts, 'approval');
+          process.stdout.write(`approved ${held.count} held deactivations/deletions of tenant ${opts.tenant} (${held.reasons.join('; ')}); reconcile enqueued (job ${id})\n`);
+          return ExitCode.OK;
+        }),
+      ),
+    );
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('per tenant: last runs, next schedule, audit cursor and lag, quarantine, held deletes (same as /status)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(
+      runCommand(async (opts: { config: string; json?: boolean }) =>
+        withControl(opts.config, async (c) => {
+          const doc = await c.status();
+          if (opts.json) {
+            printJson(doc);
+            return ExitCode.OK;
+          }
+          const lines: string[] = [];
+          for (const t of doc.tenants as Array<Record<string, unknown>>) {
+            const q = t['quarantine'] as { quarantined: boolean; until: string | null; reason: string; failures: number } | undefined;
+            const held = t['heldDeletes'] as { count: number; reasons: string[]; approved: boolean } | null;
+            const runs = t['runs'] as { reconcile: Array<{ result: string; finishedAt: string }>; audit: Array<{ result: string; finishedAt: string }> } | undefined;
+            const audit = t['audit'] as { cursor: string | null; lagSeconds: number | null; deadLetters: Record<string, number> } | null;
+            const next = t['nextRun'] as { reconcile: string | null; audit: string | null } | undefined;
+            lines.push(paint('bold', `tenant ${String(t['tenant'])}`));
+            const last = (r?: Array<{ result: string; finishedAt: string }>): string => (r && r[0] ? `${r[0].result} at ${r[0].finishedAt}` : 'never');
+            lines.push(`  reconcile: last ${last(runs?.reconcile)}; next ${next?.reconcile ?? 'not scheduled'}`);
+            lines.push(`  audit:     last ${last(runs?.audit)}; next ${next?.audit ?? 'not scheduled'}`);
+            if (audit) lines.push(`  cursor:    ${audit.cursor ?? 'none yet'}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`);
+            lines.push(`  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${q.reason}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`);
+            lines.push(`  held deletes: ${held ? paint('red', `${held.count} (${held.reasons.join('; ')})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`);
+          }
+          lines.push(`queues: ${JSON.stringify(doc.queues)}`);
+          process.stdout.write(`${lines.join('\n')}\n`);
+          return ExitCode.OK;
+        }),
+      ),
+    );
+}
