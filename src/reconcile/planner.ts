@@ -53,6 +53,10 @@ export function buildPlan(input: PlanInput): Plan {
     ledger.has(kind, obj.id) ||
     (config.ownership.mode === 'externalId' && typeof obj.externalId === 'string' && obj.externalId !== '') ||
     (desiredExternalId !== undefined && obj.externalId === desiredExternalId && ledger.isPending(kind, desiredExternalId));
+  // Matched only through a pending create (crash between POST and ledger save): plan it as an
+  // adoption so apply records it; otherwise it would stay pending and never be deprovisioned.
+  const adopting = (kind: ObjectKind, obj: { id: string; externalId?: string }, desiredExternalId: string, managed: boolean): boolean =>
+    !managed || (!ledger.has(kind, obj.id) && obj.externalId === desiredExternalId && ledger.isPending(kind, desiredExternalId));
 
   // ---- users ----
   const usersByExt = indexBy(input.platformUsers, (u) => u.externalId);
@@ -93,11 +97,12 @@ export function buildPlan(input: PlanInput): Plan {
     claimedUsers.add(match.id);
     userIdByExt.set(u.externalId, match.id);
     userNameByExt.set(u.externalId, u.userName);
+    const adopt = adopting('user', match, u.externalId, managed);
     const { changes, ops } = diffAttributes(want.resource as Record<string, unknown>, match as Record<string, unknown>, want.managedPaths);
     const platformActive = match.active !== false;
     if (!u.active && platformActive) {
       deactivate.push({ id: match.id, externalId: u.externalId, userName: match.userName, reason: 'disabled-in-source' });
-      if (changes.length > 0 || !managed) update.push({ id: match.id, externalId: u.externalId, userName: match.userName, changes, ops, adopt: !managed });
+      if (changes.length > 0 || adopt) update.push({ id: match.id, externalId: u.externalId, userName: match.userName, changes, ops, adopt });
     } else if (u.active && !platformActive) {
       reactivate.push({
         id: match.id,
@@ -105,10 +110,10 @@ export function buildPlan(input: PlanInput): Plan {
         userName: match.userName,
         changes: [...changes, { path: 'active', before: false, after: true }],
         ops: [...ops, { op: 'replace', path: 'active', value: true }],
-        adopt: !managed,
+        adopt,
       });
-    } else if (changes.length > 0 || !managed) {
-      update.push({ id: match.id, externalId: u.externalId, userName: match.userName, changes, ops, adopt: !managed });
+    } else if (changes.length > 0 || adopt) {
+      update.push({ id: match.id, externalId: u.externalId, userName: match.userName, changes, ops, adopt });
     }
   }
 
@@ -161,9 +166,10 @@ export function buildPlan(input: PlanInput): Plan {
       continue;
     }
     claimedGroups.add(match.id);
+    const adopt = adopting('group', match, g.externalId, managed);
     const { changes, ops } = diffAttributes(want.resource as Record<string, unknown>, match as Record<string, unknown>, want.managedPaths);
-    if (changes.length > 0 || !managed) {
-      gUpdate.push({ id: match.id, externalId: g.externalId, displayName: g.displayName, changes, ops, adopt: !managed });
+    if (changes.length > 0 || adopt) {
+      gUpdate.push({ id: match.id, externalId: g.externalId, displayName: g.displayName, changes, ops, adopt });
     }
     const actual = new Set((match.members ?? []).map((m) => m.value));
     const wanted = new Set(desiredMembers.map((m) => m.id).filter((x): x is string => x !== undefined));

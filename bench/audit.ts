@@ -1,0 +1,261 @@
+/**
+ * `npm run bench:audit`: the audit export engine against the simulator running in its own
+ * process, into the real file sink (fdatasync on), compared in the same run with raw
+ * csv-parse on the same bytes. Each measured side runs in its own child process so its
+ * peak RSS is its own.
+ *
+ *   AUDIT_BENCH_ROWS=1000000   rows of the main run (default 1,000,000 ≈ 150 MB of CSV)
+ *   AUDIT_BENCH_10M=1          also run 10,000,000 rows (memory must stay flat)
+ *
+ * Reported: engine events/s ÷ csv-parse rows/s over the same HTTP exports (same windows,
+ * same server), and ÷ csv-parse over a local copy of the bytes (the stricter baseline);
+ * peak RSS of the engine process. Results are written to bench/RESULTS.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse';
+import { createReadStream } from 'node:fs';
+import { PlatformClient } from '../src/platform/http-client.ts';
+import { openAuditExport } from '../src/platform/audit-export.ts';
+import { auditSchema } from '../src/audit/config-schema.ts';
+import { createSink } from '../src/audit/sinks/registry.ts';
+import { FileAuditStateStore, auditStateDir } from '../src/audit/state/file-store.ts';
+import { FileDeadLetterStore } from '../src/audit/dead-letter/file-store.ts';
+import { runAuditExport } from '../src/audit/run-audit-export.ts';
+import { planWindows, requestFor } from '../src/audit/windows.ts';
+
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TOKEN = 'bench-token';
+const START = Date.parse('2026-01-01T00:00:00Z');
+const EVENTS_PER_HOUR = 100_000;
+const WINDOW_MINUTES = 60;
+
+interface Job {
+  url: string;
+  rows: number;
+  dir: string;
+}
+
+interface Measured {
+  rows: number;
+  seconds: number;
+  bytes?: number;
+  maxRssMb: number;
+}
+
+const endOf = (rows: number): number => START + Math.ceil((rows / EVENTS_PER_HOUR) * 3_600_000);
+const rssMb = (): number => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
+const client = (url: string): PlatformClient => new PlatformClient({ baseUrl: url, token: TOKEN, allowInsecureHttp: true, bodyTimeoutMs: 120_000 });
+
+function engineConfig(dir: string) {
+  return auditSchema.parse({
+    windowMinutes: WINDOW_MINUTES,
+    overlapMinutes: 15,
+    settleSeconds: 0,
+    batchSize: 5000,
+    checkpointEvents: 20_000,
+    backfill: { from: new Date(START).toISOString() },
+    sinks: [{ type: 'file', name: 'file', path: join(dir, 'out', 'audit.ndjson'), batch: { maxEvents: 5000, maxBytes: 32 * 1024 * 1024 }, rotateMaxBytes: 0 }],
+  });
+}
+
+/** Child: the real engine, real file sink, local state. */
+async function engineChild(job: Job): Promise<Measured> {
+  const config = engineConfig(job.dir);
+  const platform = client(job.url);
+  const tenant = 'bench';
+  const started = performance.now();
+  const s = await runAuditExport(
+    {
+      platform,
+      config,
+      tenant,
+      state: new FileAuditStateStore(join(job.dir, 'state'), tenant),
+      deadLetters: new FileDeadLetterStore(auditStateDir(join(job.dir, 'state'), tenant)),
+      sinks: config.sinks.map((c) => createSink(c, { configDir: job.dir })),
+      now: () => endOf(job.rows),
+    },
+    {},
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await platform.close();
+  if (s.parseErrors > 0 || s.eventsRead !== s.delivered['file']) throw new Error(`engine run incomplete: ${JSON.stringify(s)}`);
+  return { rows: s.eventsRead, seconds, maxRssMb: rssMb() };
+}
+
+/** Child: the same requests, each body straight into csv-parse, rows counted. */
+async function baselineHttpChild(job: Job): Promise<Measured> {
+  const platform = client(job.url);
+  const started = performance.now();
+  let rows = 0;
+  let bytes = 0;
+  for (const w of planWindows(START, endOf(job.rows), WINDOW_MINUTES * 60_000)) {
+    const req = requestFor(w, 'datetime');
+    const res = await openAuditExport(platform, { startMs: req.startMs, endMs: req.endMs, precision: 'datetime' });
+    res.body.on('data', (b: Buffer) => (bytes += b.length));
+    for await (const _ of res.body.pipe(parse({ bom: true }))) rows++;
+    rows--; // header
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await platform.close();
+  return { rows, seconds, bytes, maxRssMb: rssMb() };
+}
+
+/** Child: csv-parse over a local copy of the same bytes (no network, no server). */
+async function baselineFileChild(job: Job & { file: string }): Promise<Measured> {
+  const started = performance.now();
+  let rows = 0;
+  for await (const _ of createReadStream(job.file).pipe(parse({ bom: true, relax_column_count: true }))) rows++;
+  return { rows, seconds: (performance.now() - started) / 1000, maxRssMb: rssMb() };
+}
+
+function runChild(mode: string, job: object): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SELF, mode, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1) as string) as Measured) : reject(new Error(`${mode} exited ${code}`))));
+  });
+}
+
+/** Child: the simulator on its own (used when the CLI has no `simulate` command). */
+async function simulatorChild(): Promise<void> {
+  const { startSimulator } = await import('../src/simulator/index.ts');
+  const sim = await startSimulator({ tokens: [{ token: TOKEN }], recordRequests: false, audit: { startAt: new Date(START).toISOString(), eventsPerHour: EVENTS_PER_HOUR } });
+  process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url })}\n`);
+  process.once('SIGTERM', () => void sim.close());
+}
+
+async function listen(args: string[]): Promise<{ url: string; proc: ChildProcess } | undefined> {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const line = await new Promise<string | undefined>((resolve) => {
+    createInterface({ input: proc.stdout! }).once('line', resolve);
+    proc.once('exit', () => resolve(undefined));
+  });
+  if (line === undefined) {
+    if (!/unknown command/.test(stderr)) process.stderr.write(stderr);
+    return undefined;
+  }
+  return { url: (JSON.parse(line) as { url: string }).url, proc };
+}
+
+/** The simulator in a separate process: the CLI's `simulate` command, else this script's own child mode. */
+async function startSimulatorProcess(): Promise<{ url: string; proc: ChildProcess }> {
+  const cli = [join(ROOT, 'bin', 'scim-audit-sync.mjs'), 'simulate', '--port', '0', '--token', TOKEN, '--audit-events-per-hour', String(EVENTS_PER_HOUR), '--audit-start-at', new Date(START).toISOString(), '--log-level', 'warn'];
+  const started = (await listen(cli)) ?? (await listen([SELF, '--simulator']));
+  if (!started) throw new Error('could not start the simulator');
+  return started;
+}
+
+/** Downloads the export of the whole range once, for the local-file baseline. */
+async function download(url: string, rows: number, file: string): Promise<number> {
+  const platform = client(url);
+  const out = createWriteStream(file);
+  for (const w of planWindows(START, endOf(rows), WINDOW_MINUTES * 60_000)) {
+    const req = requestFor(w, 'datetime');
+    const res = await openAuditExport(platform, { startMs: req.startMs, endMs: req.endMs, precision: 'datetime' });
+    await pipeline(res.body, out, { end: false });
+  }
+  await new Promise<void>((resolve) => out.end(resolve));
+  await platform.close();
+  return (await stat(file)).size;
+}
+
+interface Result {
+  rows: number;
+  bytes: number;
+  engine: Measured;
+  http: Measured;
+  file: Measured;
+}
+
+async function measure(url: string, rows: number): Promise<Result> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-audit-'));
+  try {
+    const csv = join(dir, 'export.csv');
+    const bytes = await download(url, rows, csv); // also warms the simulator up
+    const http1 = await runChild('--baseline-http', { url, rows, dir });
+    const engine = await runChild('--engine', { url, rows, dir });
+    const http2 = await runChild('--baseline-http', { url, rows, dir });
+    const file = await runChild('--baseline-file', { url, rows, dir, file: csv });
+    // The faster baseline run is the one compared against (the conservative ratio).
+    const http = http1.seconds <= http2.seconds ? http1 : http2;
+    return { rows, bytes, engine, http, file };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const rate = (m: Measured): number => m.rows / m.seconds;
+
+function report(results: Result[]): string {
+  const lines = [
+    '## Audit export (`npm run bench:audit`)',
+    '',
+    `Run ${new Date().toISOString()} on Node ${process.versions.node}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}). Simulator in a separate process; engine into the file sink (fdatasync on, batches of 5000), SHA-256 keys (no id column), one-hour windows of ${EVENTS_PER_HOUR.toLocaleString('en')} rows; each side in its own child process.`,
+    '',
+    '| rows | CSV MB | engine events/s | csv-parse rows/s (same HTTP exports) | ratio | csv-parse rows/s (local file) | ratio | engine peak RSS MB |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.rows.toLocaleString('en')} | ${(r.bytes / 1e6).toFixed(0)} | ${Math.round(rate(r.engine)).toLocaleString('en')} | ${Math.round(rate(r.http)).toLocaleString('en')} | **${(rate(r.engine) / rate(r.http)).toFixed(2)}** | ${Math.round(rate(r.file)).toLocaleString('en')} | ${(rate(r.engine) / rate(r.file)).toFixed(2)} | **${r.engine.maxRssMb}** |`,
+    );
+  }
+  lines.push('', 'Targets: ratio ≥ 0.75 against csv-parse on the same HTTP exports; engine peak RSS ≤ 150 MB and the same at 10M rows (`AUDIT_BENCH_10M=1`).', '');
+  return lines.join('\n');
+}
+
+async function writeResults(section: string): Promise<void> {
+  const path = join(ROOT, 'bench', 'RESULTS.md');
+  let text = '';
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    text = '# Benchmark results\n\n';
+  }
+  const begin = '<!-- bench:audit:begin -->';
+  const end = '<!-- bench:audit:end -->';
+  const block = `${begin}\n${section}${end}\n`;
+  const i = text.indexOf(begin);
+  const j = text.indexOf(end);
+  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length + 1) : `${text.trimEnd()}\n\n${block}`;
+  await writeFile(path, text);
+}
+
+async function main(): Promise<void> {
+  const [mode, arg] = process.argv.slice(2);
+  if (mode === '--simulator') return simulatorChild();
+  if (mode === '--engine') return void console.log(JSON.stringify(await engineChild(JSON.parse(arg as string) as Job)));
+  if (mode === '--baseline-http') return void console.log(JSON.stringify(await baselineHttpChild(JSON.parse(arg as string) as Job)));
+  if (mode === '--baseline-file') return void console.log(JSON.stringify(await baselineFileChild(JSON.parse(arg as string) as Job & { file: string })));
+
+  const sizes = [Number(process.env['AUDIT_BENCH_ROWS'] ?? 1_000_000)];
+  if (process.env['AUDIT_BENCH_10M'] === '1') sizes.push(10_000_000);
+  const sim = await startSimulatorProcess();
+  const results: Result[] = [];
+  try {
+    for (const rows of sizes) {
+      process.stderr.write(`bench:audit: ${rows.toLocaleString('en')} rows…\n`);
+      const r = await measure(sim.url, rows);
+      results.push(r);
+      process.stderr.write(`  engine ${Math.round(rate(r.engine))}/s (${r.engine.seconds.toFixed(1)} s, RSS ${r.engine.maxRssMb} MB); csv-parse http ${Math.round(rate(r.http))}/s, file ${Math.round(rate(r.file))}/s; ratio ${(rate(r.engine) / rate(r.http)).toFixed(2)}\n`);
+    }
+  } finally {
+    sim.proc.kill('SIGTERM');
+  }
+  const section = report(results);
+  process.stdout.write(`${section}\n`);
+  await writeResults(section);
+}
+
+await main();

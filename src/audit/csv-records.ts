@@ -1,0 +1,125 @@
+/**
+ * Export body → header, rows and bad rows, through csv-parse with backpressure: the parser
+ * is pulled by async iteration, so a slow sink pauses the parser, which pauses the socket.
+ *
+ * - BOM, CRLF/LF/CR, quoted commas, newlines and doubled quotes: handled by csv-parse.
+ * - A ragged row (wrong number of cells) or an unterminated quote is not fatal: it comes out
+ *   as a `bad` item with its raw text and line, and parsing goes on with the next row.
+ * - A stray quote inside an unquoted cell is kept literally (`relax_quotes`), so one sloppy
+ *   cell cannot swallow the rows after it.
+ * - Blank lines are not rows.
+ * - A network failure mid-body surfaces as a transient SyncError (the window is retried).
+ */
+import { pipeline, type Readable } from 'node:stream';
+import { Parser, type CsvError, type Options } from 'csv-parse';
+import { ErrorCodes, SyncError, isSyncError } from '../platform/errors.ts';
+
+export type CsvItem =
+  | { kind: 'header'; cells: string[] }
+  | { kind: 'row'; values: string[]; line: number }
+  | { kind: 'bad'; line: number; raw: string; code: string; reason: string };
+
+/** Dead-letter entries keep at most this much of a bad row's raw text, characters. */
+const MAX_RAW_CHARS = 64 * 1024;
+const TIMEOUT_CODES = new Set(['UND_ERR_BODY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT']);
+
+/** csv-parse's raw text keeps the line breaks of skipped blank lines before a record: drop them. */
+function stripLeadingBreaks(raw: string): string {
+  const c = raw.charCodeAt(0);
+  return c === 10 || c === 13 ? raw.replace(/^[\r\n]+/, '') : raw;
+}
+
+function trimRaw(raw: string | undefined): string {
+  const text = stripLeadingBreaks(raw ?? '').replace(/\r?\n?$/, '').replace(/\r$/, '');
+  return text.length > MAX_RAW_CHARS ? `${text.slice(0, MAX_RAW_CHARS)}…` : text;
+}
+
+export function streamError(e: unknown): SyncError {
+  if (isSyncError(e)) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  const c = typeof code === 'string' ? code : 'unknown';
+  return new SyncError(TIMEOUT_CODES.has(c) ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `audit-log export stream interrupted (${c})`, { cause: e });
+}
+
+function newlines(raw: string): number {
+  let n = 0;
+  for (let i = raw.indexOf('\n'); i !== -1; i = raw.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * Numbers records by the physical line they start on. csv-parse's own `info.lines` counts a
+ * CRLF inside a quoted cell twice and is read too late once records are buffered, so the
+ * count is kept here, in parse order: good records pass through push(), bad ones through
+ * on_skip, skipped blank lines show up in `info.empty_lines`.
+ */
+class NumberedParser extends Parser {
+  private nextLine = 1;
+  private blanksSeen = 0;
+
+  constructor(opts: Options) {
+    super(opts);
+  }
+
+  /** Line of the record whose raw text is `raw`, advancing past it. */
+  lineOf(raw: string | undefined): number {
+    const blanks = this.info.empty_lines;
+    this.nextLine += blanks - this.blanksSeen;
+    this.blanksSeen = blanks;
+    const line = this.nextLine;
+    this.nextLine += 1 + newlines(stripLeadingBreaks(raw ?? '').replace(/\r?\n$/, ''));
+    return line;
+  }
+
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk !== null && typeof chunk === 'object') {
+      const rec = chunk as { raw: string; line?: number };
+      rec.line = this.lineOf(rec.raw);
+    }
+    return super.push(chunk, encoding);
+  }
+}
+
+export async function* readCsvRecords(body: Readable): AsyncGenerator<CsvItem> {
+  const bad: CsvItem[] = [];
+  const parser: NumberedParser = new NumberedParser({
+    bom: true,
+    raw: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    // Both, explicitly: auto-detection locks onto the first one seen and mixed files break.
+    record_delimiter: ['\r\n', '\n'],
+    skip_records_with_error: true,
+    on_skip: (err: CsvError | undefined, raw: string | undefined) => {
+      bad.push({
+        kind: 'bad',
+        line: parser.lineOf(raw),
+        raw: trimRaw(raw),
+        code: err?.code ?? 'CSV_ERROR',
+        // csv-parse's own line count differs from ours (see NumberedParser): keep one number.
+        reason: (err?.message ?? 'unparsable CSV row').replace(/ (?:on|at) line \d+/, ''),
+      });
+      return undefined;
+    },
+  });
+  // pipeline() forwards a body error into the parser, so the iteration below throws it.
+  const out = pipeline(body, parser, () => undefined) as NumberedParser;
+  let header = true;
+  try {
+    for await (const item of out as AsyncIterable<{ record: string[]; raw: string; line: number }>) {
+      // Bad rows come out in file order relative to the good ones (on_skip runs ahead of the reader).
+      while (bad.length > 0 && (bad[0] as { line: number }).line < item.line) yield bad.shift() as CsvItem;
+      if (header) {
+        header = false;
+        yield { kind: 'header', cells: item.record };
+      } else {
+        yield { kind: 'row', values: item.record, line: item.line };
+      }
+    }
+    while (bad.length > 0) yield bad.shift() as CsvItem;
+  } catch (e) {
+    throw streamError(e);
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}

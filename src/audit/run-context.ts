@@ -1,0 +1,176 @@
+/**
+ * Mutable state of one run: the overlap keys, the sink lanes, the committed cursor and the
+ * counters, with the two operations that move them: deliver a batch, commit a checkpoint.
+ * Invariant: a key enters the dedupe set only after every sink acknowledged its event (or
+ * its dead letter is durable), and the cursor moves only in a commit that carries those keys.
+ */
+import type { Logger } from 'pino';
+import type { AuditConfig } from './config-schema.ts';
+import { DedupeSet } from './dedupe-set.ts';
+import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
+import { PARSE_DEAD_LETTER } from './dead-letter/store.ts';
+import type { AuditEvent } from './event.ts';
+import { fanOut, type SinkLane } from './fan-out.ts';
+import { auditMetrics, updateAuditGauges } from './metrics.ts';
+import type { AuditProgress, AuditRunSummary } from './run-types.ts';
+import type { AuditStateStore, BackfillProgress } from './state/store.ts';
+
+export interface RunContextInit {
+  tenant: string;
+  config: AuditConfig;
+  state: AuditStateStore;
+  deadLetters: DeadLetterStore;
+  lanes: SinkLane[];
+  dedupe: DedupeSet;
+  cursorMs: number | null;
+  columns: string[] | null;
+  backfill: BackfillProgress | null;
+  rangeStartMs: number;
+  rangeEndMs: number;
+  now: () => number;
+  logger: Logger | undefined;
+  signal: AbortSignal | undefined;
+  onProgress: ((p: AuditProgress) => void) | undefined;
+  summary: AuditRunSummary;
+}
+
+export class RunContext {
+  readonly tenant: string;
+  readonly config: AuditConfig;
+  readonly dedupe: DedupeSet;
+  readonly lanes: SinkLane[];
+  readonly now: () => number;
+  readonly logger: Logger | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly summary: AuditRunSummary;
+  readonly overlapMs: number;
+  cursorMs: number | null;
+  columns: string[] | null;
+  backfill: BackfillProgress | null;
+  windowIndex = 0;
+  windowCount = 0;
+  private columnsDirty = false;
+  private backfillDirty = false;
+  private readonly state: AuditStateStore;
+  private readonly deadLetters: DeadLetterStore;
+  private readonly rangeStartMs: number;
+  private readonly rangeEndMs: number;
+  private readonly onProgress: ((p: AuditProgress) => void) | undefined;
+
+  constructor(init: RunContextInit) {
+    this.tenant = init.tenant;
+    this.config = init.config;
+    this.state = init.state;
+    this.deadLetters = init.deadLetters;
+    this.lanes = init.lanes;
+    this.dedupe = init.dedupe;
+    this.cursorMs = init.cursorMs;
+    this.columns = init.columns;
+    this.backfill = init.backfill;
+    this.backfillDirty = init.backfill !== null;
+    this.rangeStartMs = init.rangeStartMs;
+    this.rangeEndMs = init.rangeEndMs;
+    this.now = init.now;
+    this.logger = init.logger;
+    this.signal = init.signal;
+    this.onProgress = init.onProgress;
+    this.summary = init.summary;
+    this.overlapMs = init.config.overlapMinutes * 60_000;
+  }
+
+  /** A new export header: record drift against the previous one (not fatal, counted). */
+  observeColumns(columns: string[]): void {
+    const prev = this.columns;
+    if (prev !== null) {
+      const prevSet = new Set(prev);
+      const curSet = new Set(columns);
+      const added = columns.filter((c) => !prevSet.has(c));
+      const removed = prev.filter((c) => !curSet.has(c));
+      if (added.length > 0 || removed.length > 0) {
+        this.summary.schemaDrift.push({ added, removed });
+        auditMetrics.schemaDrift.inc({ tenant: this.tenant }, added.length + removed.length);
+        this.logger?.warn({ added, removed }, 'audit export columns changed (schema drift); events keep all current columns');
+      }
+    }
+    if (prev === null || prev.length !== columns.length || prev.some((c, i) => c !== columns[i])) {
+      this.columns = columns;
+      this.columnsDirty = true;
+    }
+  }
+
+  /** Deliver a batch to every sink; on success its keys join the dedupe set. */
+  async deliver(events: AuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const results = await fanOut(events, this.lanes, this.deadLetters, this.signal, this.now());
+    for (const e of events) this.dedupe.add(e.key, e.timestampMs);
+    for (const [sink, r] of results) {
+      const s = this.summary;
+      s.delivered[sink] = (s.delivered[sink] ?? 0) + r.delivered + r.alreadyHeld;
+      if (r.alreadyHeld > 0) s.alreadyHeld[sink] = (s.alreadyHeld[sink] ?? 0) + r.alreadyHeld;
+      if (r.deadLettered > 0) s.deadLettered[sink] = (s.deadLettered[sink] ?? 0) + r.deadLettered;
+      auditMetrics.eventsDelivered.inc({ tenant: this.tenant, sink }, r.delivered + r.alreadyHeld);
+      if (r.deadLettered > 0) auditMetrics.eventsDeadLettered.inc({ tenant: this.tenant, sink }, r.deadLettered);
+    }
+  }
+
+  /** Persist unparsable rows; their keys (with a timestamp past the request) stop repeats. */
+  async deadLetterRows(rows: Array<{ letter: DeadLetter; key: string; keepUntilMs: number }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.deadLetters.add(rows.map((r) => r.letter));
+    for (const r of rows) this.dedupe.add(r.key, r.keepUntilMs);
+    this.summary.parseErrors += rows.length;
+    this.summary.deadLettered[PARSE_DEAD_LETTER] = (this.summary.deadLettered[PARSE_DEAD_LETTER] ?? 0) + rows.length;
+    auditMetrics.parseErrors.inc({ tenant: this.tenant }, rows.length);
+    auditMetrics.eventsDeadLettered.inc({ tenant: this.tenant, sink: PARSE_DEAD_LETTER }, rows.length);
+  }
+
+  /** Commit the cursor (never backwards) together with the keys added since the last commit. */
+  async checkpoint(cursorCandidateMs: number, windowStartMs: number, windowEndMs: number, phase: AuditProgress['phase']): Promise<void> {
+    const cursorMs = this.cursorMs === null ? cursorCandidateMs : Math.max(this.cursorMs, cursorCandidateMs);
+    const pruneBeforeMs = cursorMs - this.overlapMs;
+    const added = this.dedupe.takePending().filter(([, ts]) => ts >= pruneBeforeMs);
+    const nowMs = this.now();
+    const finished = phase === 'window-done' && this.windowIndex === this.windowCount - 1;
+    const clearBackfill = finished && this.backfill !== null;
+    try {
+      await this.state.commit({
+        cursorMs,
+        added,
+        pruneBeforeMs,
+        nowMs,
+        ...(this.columnsDirty ? { columns: this.columns } : {}),
+        ...(clearBackfill ? { backfill: null } : this.backfillDirty ? { backfill: this.backfill } : {}),
+      });
+    } catch (e) {
+      this.dedupe.restorePending(added);
+      throw e;
+    }
+    this.columnsDirty = false;
+    this.backfillDirty = false;
+    if (clearBackfill) this.backfill = null;
+    this.dedupe.prune(pruneBeforeMs);
+    this.cursorMs = cursorMs;
+    this.summary.cursorMs = cursorMs;
+    updateAuditGauges(this.tenant, cursorMs, nowMs, nowMs);
+    const span = this.rangeEndMs - this.rangeStartMs;
+    const ratio = span <= 0 ? 1 : Math.min(1, Math.max(0, (cursorMs - this.rangeStartMs) / span));
+    auditMetrics.backfillProgress.set({ tenant: this.tenant }, finished ? 1 : ratio);
+    this.progress(phase, windowStartMs, windowEndMs, finished ? 1 : ratio);
+  }
+
+  progress(phase: AuditProgress['phase'], windowStartMs: number, windowEndMs: number, ratio?: number): void {
+    if (!this.onProgress) return;
+    const span = this.rangeEndMs - this.rangeStartMs;
+    const r = ratio ?? (this.cursorMs === null || span <= 0 ? 0 : Math.min(1, Math.max(0, (this.cursorMs - this.rangeStartMs) / span)));
+    this.onProgress({
+      phase,
+      windowIndex: this.windowIndex,
+      windowCount: this.windowCount,
+      windowStartMs,
+      windowEndMs,
+      cursorMs: this.cursorMs,
+      ratio: r,
+      eventsRead: this.summary.eventsRead,
+    });
+  }
+}

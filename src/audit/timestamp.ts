@@ -1,0 +1,111 @@
+/**
+ * Event-time parsing. The export's time format is undocumented, so we accept ISO 8601
+ * (`T` or space separator, optional fraction, optional `Z`/offset), epoch seconds or
+ * milliseconds, and anything `Date.parse` reads that names its zone. A value without an
+ * offset is read in the configured zone: `UTC` (default), a fixed `+hh:mm`, or an IANA name.
+ */
+
+/** Returns epoch ms, or undefined when the value is not a timestamp we can place on the time line. */
+export type TimestampParser = (value: string) => number | undefined;
+
+const ISO_LIKE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$/i;
+const FIXED_OFFSET = /^([+-])(\d{2}):?(\d{2})$/;
+
+/** Offset string (`+05:30`, `-0800`, `+02`, `Z`) → minutes east of UTC. */
+function offsetMinutes(text: string): number {
+  const t = text.toUpperCase();
+  if (t === 'Z' || t === 'UTC' || t === 'GMT') return 0;
+  const sign = t.startsWith('-') ? -1 : 1;
+  const digits = t.slice(1).replace(':', '');
+  const h = Number(digits.slice(0, 2));
+  const m = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+  return sign * (h * 60 + m);
+}
+
+/** Milliseconds to subtract from a wall-clock-as-UTC value to get the instant, per zone. */
+type ZoneResolver = (wallAsUtcMs: number) => number;
+
+export function isValidTimeZone(zone: string): boolean {
+  if (zone.toUpperCase() === 'UTC' || FIXED_OFFSET.test(zone)) return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function ianaResolver(zone: string): ZoneResolver {
+  const fmt = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
+  /** Offset (ms) of `zone` at instant `utcMs`. */
+  const offsetAt = (utcMs: number): number => {
+    const p: Record<string, number> = {};
+    for (const part of fmt.formatToParts(new Date(utcMs))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+    const wall = Date.UTC(p['year'] ?? 1970, (p['month'] ?? 1) - 1, p['day'] ?? 1, p['hour'] ?? 0, p['minute'] ?? 0, p['second'] ?? 0);
+    return wall - (utcMs - (utcMs % 1000 + 1000) % 1000);
+  };
+  // Offsets change at most a few times a year, on hour boundaries: cache per wall-clock hour.
+  const cache = new Map<number, number>();
+  return (wallMs) => {
+    const hour = Math.floor(wallMs / 3_600_000);
+    let off = cache.get(hour);
+    if (off === undefined) {
+      // Two passes settle DST edges: guess with the offset at the wall time, then re-check.
+      const first = offsetAt(wallMs);
+      off = offsetAt(wallMs - first);
+      if (cache.size > 10_000) cache.clear();
+      cache.set(hour, off);
+    }
+    return off;
+  };
+}
+
+function zoneResolver(zone: string): ZoneResolver {
+  if (zone.toUpperCase() === 'UTC') return () => 0;
+  const fixed = FIXED_OFFSET.exec(zone);
+  if (fixed) {
+    const ms = offsetMinutes(zone) * 60_000;
+    return () => ms;
+  }
+  return ianaResolver(zone);
+}
+
+function fractionMs(frac: string | undefined): number {
+  if (!frac) return 0;
+  // Keep millisecond precision; finer digits are truncated (the cursor is in ms).
+  return Number((frac + '00').slice(0, 3));
+}
+
+export function createTimestampParser(zone = 'UTC'): TimestampParser {
+  const resolve = zoneResolver(zone);
+  return (raw) => {
+    const value = raw.trim();
+    if (value === '') return undefined;
+    const m = ISO_LIKE.exec(value);
+    if (m) {
+      const [mo, d, h, mi, se] = [Number(m[2]), Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+      // Date.UTC silently rolls month 13 into the next year: out-of-range fields are not times.
+      if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return undefined;
+      const wall = Date.UTC(Number(m[1]), mo - 1, d, h, mi, se, fractionMs(m[7]));
+      return m[8] !== undefined ? wall - offsetMinutes(m[8]) * 60_000 : wall - resolve(wall);
+    }
+    if (/^\d{9,10}(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+    if (/^\d{12,13}$/.test(value)) return Number(value);
+    // Other textual forms (RFC 2822 …) only when they carry their own zone; a zone-less
+    // string would be read in the host's local time, which is never what we want.
+    if (/(Z|GMT|UTC|[+-]\d{2}:?\d{2})$/i.test(value)) {
+      const ms = Date.parse(value);
+      return Number.isNaN(ms) ? undefined : ms;
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * `scim-audit-sync audit export|status|replay`: the one-shot face of the audit export engine.
+ *   audit export --config F [--from ISO] [--to ISO] [--json]   one run (or a backfill), then a summary
+ *   audit status --config F [--json]                          cursor, lag, backfill, dead letters
+ *   audit replay --config F --sink NAME [--json]              re-deliver a sink's dead letters
+ * Exit codes: 0 ok; 1 a run failed or something was dead-lettered / rejected again; 2 config,
+ * credential or feature problem (401, 403, feature disabled).
+ */
+import { Command, Option } from 'commander';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { ConfigError } from '../platform/errors.ts';
+import { parseInstant } from '../audit/config-schema.ts';
+import { partialSummary, runAuditExport, type AuditRunSummary } from '../audit/run-audit-export.ts';
+import { replayDeadLetters } from '../audit/replay.ts';
+import { buildAuditRuntime } from '../audit/runtime.ts';
+import { auditStatus, type AuditStatus } from '../audit/status.ts';
+import { ExitCode, runCommand } from './exit-codes.ts';
+import { commandLogger, configOption, jsonOption } from './options.ts';
+import { paint, printJson, printLines, table } from './output.ts';
+import { createProgress } from './progress.ts';
+
+interface ExportOptions {
+  config: string;
+  from?: string;
+  to?: string;
+  json?: boolean;
+}
+
+function instantOption(value: string, flag: string): Date {
+  const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
+  return new Date(ms);
+}
+
+const iso = (ms: number | null): string => (ms === null ? '(none)' : new Date(ms).toISOString());
+const perSink = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(', ') || '0';
+
+export function renderExportSummary(s: AuditRunSummary): string[] {
+  return table([
+    ['range', `${iso(s.rangeStartMs)} .. ${iso(s.rangeEndMs)}`],
+    ['windows', `${s.windowsDone}/${s.windowsPlanned}${s.windowRetries ? ` (${s.windowRetries} retried)` : ''}`],
+    ['events read', String(s.eventsRead)],
+    ['delivered', perSink(s.delivered)],
+    ['dead-lettered', perSink(s.deadLettered)],
+    ['duplicates skipped', String(s.duplicatesSkipped)],
+    ['schema drift', s.schemaDrift.map((d) => `+[${d.added.join(', ')}] -[${d.removed.join(', ')}]`).join('; ') || 'none'],
+    ['cursor', `${iso(s.previousCursorMs)} -> ${iso(s.cursorMs)}`],
+    ['duration', `${(s.durationMs / 1000).toFixed(1)} s`],
+  ]);
+}
+
+export function renderStatus(st: AuditStatus): string[] {
+  return table([
+    ['tenant', st.tenant],
+    ['state', st.store],
+    ['cursor', st.cursor ?? '(none: no export committed yet)'],
+    ['lag', st.lagSeconds === null ? '-' : `${st.lagSeconds} s`],
+    ['last commit', st.lastCommit ? `${st.lastCommit} (${st.checkpointAgeSeconds} s ago)` : '-'],
+    ['overlap keys', String(st.dedupeKeys)],
+    ['backfill', st.backfill ? `${(st.backfill.ratio * 100).toFixed(1)}% of ${st.backfill.from} .. ${st.backfill.to}` : 'none'],
+    ['dead letters', perSink(st.deadLetters)],
+    ['dead-letter store', st.deadLetterStore],
+  ]);
+}
+
+/** Ctrl-C / SIGTERM: stop at the next await; committed progress stays, nothing half-committed. */
+function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => ac.abort(new Error(`interrupted by ${sig}`));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
+  const from = opts.from !== undefined ? instantOption(opts.from, '--from') : undefined;
+  const to = opts.to !== undefined ? instantOption(opts.to, '--to') : undefined;
+  const loaded = await loadConfig(opts.config);
+  const logger = commandLogger(cmd, loaded);
+  const rt = buildAuditRuntime(loaded, logger);
+  const progress = createProgress({ label: 'audit export', quiet: opts.json === true });
+  const abort = abortOnSignals();
+  try {
+    let summary: AuditRunSummary;
+    try {
+      summary = await runAuditExport(
+        {
+          ...rt,
+          logger,
+          signal: abort.signal,
+          onProgress: (p) => progress.update({ phase: `window ${p.windowIndex + 1}/${p.windowCount}, ${p.eventsRead} events`, done: Math.round(p.ratio * 1000), total: 1000, failed: 0 }),
+        },
+        { ...(from ? { from } : {}), ...(to ? { to } : {}) },
+      );
+    } catch (e) {
+      progress.stop();
+      const partial = partialSummary(e);
+      if (partial && !opts.json) printLines(['audit export stopped; progress up to the cursor below is committed:', ...renderExportSummary(partial).map((l) => `  ${l}`)], process.stderr);
+      throw e;
+    }
+    progress.stop();
+    const deadLettered = Object.values(summary.deadLettered).reduce((a, b) => a + b, 0);
+    if (opts.json) printJson(summary);
+    else printLines([paint('green', 'audit export finished'), ...renderExportSummary(summary).map((l) => `  ${l}`)]);
+    return deadLettered > 0 ? ExitCode.FAILED : ExitCode.OK;
+  } finally {
+    abort.dispose();
+    await rt.close();
+  }
+}
+
+async function withRuntime<T>(opts: { config: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: ReturnType<typeof buildAuditRuntime>) => Promise<T>): Promise<T> {
+  const loaded = await loadConfig(opts.config);
+  const rt = buildAuditRuntime(loaded, commandLogger(cmd, loaded));
+  try {
+    return await fn(loaded, rt);
+  } finally {
+    await rt.close();
+  }
+}
+
+export function auditCommand(): Command {
+  const audit = new Command('audit').description('stream the platform audit log into SIEM sinks: export, status, replay dead letters');
+  audit
+    .command('export')
+    .description('export new audit events (cursor − overlap .. now − settle) into every sink; a backfill when there is no cursor yet')
+    .addOption(configOption())
+    .addOption(new Option('--from <iso>', 'start here instead of at the cursor (re-export or manual backfill)'))
+    .addOption(new Option('--to <iso>', 'stop here instead of now − settle'))
+    .addOption(jsonOption())
+    .action(runCommand((opts: ExportOptions, cmd: Command) => runExport(opts, cmd)));
+  audit
+    .command('status')
+    .description('show the cursor, the lag, backfill progress and dead-letter counts')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(
+      runCommand((opts: { config: string; json?: boolean }, cmd: Command) =>
+        withRuntime(opts, cmd, async (_loaded, rt) => {
+          const st = await auditStatus(rt);
+          if (opts.json) printJson(st);
+          else printLines(renderStatus(st));
+          return ExitCode.OK;
+        }),
+      ),
+    );
+  audit
+    .command('replay')
+    .description("re-deliver a sink's dead-lettered events to that sink; events rejected again stay dead-lettered")
+    .addOption(configOption())
+    .addOption(new Option('--sink <name>', 'the sink whose dead letters to replay').makeOptionMandatory())
+    .addOption(new Option('--batch-size <n>', 'events per write').default('500'))
+    .addOption(jsonOption())
+    .action(
+      runCommand((opts: { config: string; sink: string; batchSize: string; json?: boolean }, cmd: Command) =>
+        withRuntime(opts, cmd, async (loaded, rt) => {
+          const batchSize = Number(opts.batchSize);
+          if (!Number.isInteger(batchSize) || batchSize < 1) throw new ConfigError(`--batch-size must be a positive integer, got ${opts.batchSize}`);
+          const r = await replayDeadLetters({ ...rt, logger: commandLogger(cmd, loaded) }, opts.sink, { batchSize });
+          if (opts.json) printJson(r);
+          else printLines(table([['sink', r.sink], ['taken', String(r.taken)], ['delivered', String(r.delivered)], ['rejected again', String(r.rejectedAgain)], ['kept (no event)', String(r.kept)]]));
+          return r.rejectedAgain > 0 ? ExitCode.FAILED : ExitCode.OK;
+        }),
+      ),
+    );
+  return audit;
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { EventBuilder } from '../../src/audit/build-event.ts';
+import { planColumns, uniqueColumnNames } from '../../src/audit/columns.ts';
+import { createTimestampParser } from '../../src/audit/timestamp.ts';
+
+const opts = { fieldStyle: 'ecs' as const, overrides: {}, parseTimestamp: createTimestampParser() };
+
+describe('EventBuilder', () => {
+  it('derives the same hash key whatever the column order', () => {
+    const a = new EventBuilder(['Timestamp', 'Event Name', 'User Email'], opts);
+    const b = new EventBuilder(['User Email', 'Timestamp', 'Event Name'], opts);
+    const ka = a.build(['2026-11-01T00:00:00Z', 'Logged in', 'x@example.com'], 1).key;
+    const kb = b.build(['x@example.com', '2026-11-01T00:00:00Z', 'Logged in'], 1).key;
+    expect(ka).toMatch(/^[0-9a-f]{64}$/);
+    expect(kb).toBe(ka);
+    // A different value is a different event.
+    expect(b.build(['y@example.com', '2026-11-01T00:00:00Z', 'Logged in'], 1).key).not.toBe(ka);
+  });
+
+  it('is not fooled by values that contain what looks like a separator', () => {
+    const e = new EventBuilder(['a', 'b'], opts);
+    expect(e.build(['x;1:y', ''], 1).key).not.toBe(e.build(['x', '1:y'], 1).key);
+  });
+
+  it('plain style keeps colliding original columns under <name>_raw', () => {
+    const e = new EventBuilder(['timestamp', 'action', 'id'], { ...opts, fieldStyle: 'plain' });
+    const ev = e.build(['2026-11-01 00:00:00', 'login', '42'], Date.parse('2026-11-01T00:00:00Z'));
+    expect(ev.key).toBe('42');
+    expect(ev.doc).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '42', action: 'login', timestamp_raw: '2026-11-01 00:00:00', action_raw: 'login', id_raw: '42' });
+  });
+});
+
+describe('column detection', () => {
+  it('finds roles among common spellings, ignoring case and separators', () => {
+    expect(planColumns(['created_at', 'EVENT-NAME', 'userEmail', 'Source IP', 'uuid'])).toEqual({ timestamp: 0, action: 1, email: 2, ip: 3, id: 4 });
+    expect(planColumns(['When', 'What'], { timestamp: 'when' })).toMatchObject({ timestamp: 0, id: -1, action: -1 });
+  });
+
+  it('names empty and repeated header cells uniquely', () => {
+    expect(uniqueColumnNames(['a', '', 'a', ' b '])).toEqual(['a', 'column_2', 'a_2', 'b']);
+  });
+});

@@ -1,0 +1,95 @@
+/** `scim-audit-sync audit export|status|replay` as a user runs them: the real CLI in a child process against the simulator. */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { runCli } from '../cli/run-cli.ts';
+
+const TOKEN = 'cli-audit-token';
+let sim: Simulator;
+let dir: string;
+let configPath: string;
+const start = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000).toISOString();
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'audit-cli-'));
+  sim = await startSimulator({ tokens: [{ token: TOKEN }], audit: { startAt: start, eventsPerHour: 400, idColumn: true } });
+  configPath = join(dir, 'config.yaml');
+  await writeFile(
+    configPath,
+    [
+      'tenant: clitest',
+      'platform:',
+      '  baseUrl: ${SIM_URL}',
+      '  token: ${SIM_TOKEN}',
+      '  allowInsecureHttp: true',
+      'state:',
+      '  dir: ./state',
+      'audit:',
+      '  settleSeconds: 0',
+      `  backfill: { from: "${start}" }`,
+      '  sinks:',
+      '    - type: file',
+      '      name: siem',
+      '      path: ./out/audit.ndjson',
+      '',
+    ].join('\n'),
+  );
+});
+afterAll(async () => {
+  await sim?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const env = (): Record<string, string> => ({ SIM_URL: sim.url, SIM_TOKEN: TOKEN });
+
+describe('audit CLI', () => {
+  it('export --json runs a backfill, status shows the cursor, a second export adds nothing', async () => {
+    const r = await runCli(['audit', 'export', '--config', configPath, '--json'], env());
+    expect(r.stderr).not.toMatch(/"level":(50|60)/);
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as { delivered: Record<string, number>; cursorMs: number; windowsDone: number };
+    expect(summary.windowsDone).toBeGreaterThanOrEqual(3);
+    const expected = [...sim.audit.eventsIn(start, new Date(summary.cursorMs).toISOString())].map((e) => e.id).sort();
+    const lines = (await readFile(join(dir, 'out', 'audit.ndjson'), 'utf8')).split('\n').filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { _key: string })._key).sort()).toEqual(expected);
+    expect(summary.delivered['siem']).toBe(expected.length);
+
+    const st = await runCli(['audit', 'status', '--config', configPath, '--json'], env());
+    expect(st.code).toBe(0);
+    expect(JSON.parse(st.stdout)).toMatchObject({ tenant: 'clitest', cursorMs: summary.cursorMs, deadLetters: {}, backfill: null });
+
+    const again = await runCli(['audit', 'export', '--config', configPath], env());
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('audit export finished');
+    expect(again.stdout).toMatch(/duplicates skipped\s+\d+/);
+    const after = (await readFile(join(dir, 'out', 'audit.ndjson'), 'utf8')).split('\n').filter(Boolean);
+    const keys = after.map((l) => (JSON.parse(l) as { _key: string })._key);
+    expect(new Set(keys).size).toBe(keys.length);
+
+    const text = await runCli(['audit', 'status', '--config', configPath], env());
+    expect(text.stdout).toMatch(/cursor\s+\d{4}-\d{2}-\d{2}T/);
+  });
+
+  it('exits 2 with the stable code when the audit-log feature is disabled', async () => {
+    sim.audit.setFeatureEnabled(false);
+    try {
+      const r = await runCli(['audit', 'export', '--config', configPath], env());
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('[E_FEATURE_DISABLED]');
+      expect(r.stderr).not.toContain(TOKEN);
+    } finally {
+      sim.audit.setFeatureEnabled(true);
+    }
+  });
+
+  it('rejects bad --from values and unknown replay sinks with exit 2', async () => {
+    const bad = await runCli(['audit', 'export', '--config', configPath, '--from', 'yesterday'], env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--from must be an ISO 8601 date');
+    const replay = await runCli(['audit', 'replay', '--config', configPath, '--sink', 'nope'], env());
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toContain('no sink named "nope"');
+  });
+});

@@ -1,0 +1,52 @@
+/** The CSV reader on its own: item kinds, physical line numbers and raw text of bad rows. */
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readCsvRecords, type CsvItem } from '../../src/audit/csv-records.ts';
+
+async function items(text: string, chunk = 7): Promise<CsvItem[]> {
+  const buf = Buffer.from(text, 'utf8');
+  const parts: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += chunk) parts.push(buf.subarray(i, i + chunk));
+  const out: CsvItem[] = [];
+  for await (const it of readCsvRecords(Readable.from(parts))) out.push(it);
+  return out;
+}
+
+describe('readCsvRecords', () => {
+  it('numbers rows by physical line across CRLF multi-line cells and blank lines, in small chunks', async () => {
+    // Mixed line endings too: CRLF, then blank LF lines.
+    const text = '\uFEFFa,b,c\r\n1,"two\r\nlines",3\r\n\r\n4,5\r\n6,7,8\r\n\n\n9,"x ""q"" y",10\r\n';
+    const got = await items(text);
+    expect(got[0]).toEqual({ kind: 'header', cells: ['a', 'b', 'c'] });
+    const rows = got.filter((i) => i.kind === 'row');
+    expect(rows).toEqual([
+      { kind: 'row', values: ['1', 'two\r\nlines', '3'], line: 2 },
+      { kind: 'row', values: ['6', '7', '8'], line: 6 },
+      { kind: 'row', values: ['9', 'x "q" y', '10'], line: 9 },
+    ]);
+    const bad = got.filter((i) => i.kind === 'bad');
+    expect(bad).toEqual([{ kind: 'bad', line: 5, raw: '4,5', code: 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH', reason: 'Invalid Record Length: expect 3, got 2' }]);
+  });
+
+  it('keeps a stray quote inside an unquoted cell literally instead of swallowing the next rows', async () => {
+    const got = await items('a,b\n1,ab"c\n2,d\n');
+    expect(got.filter((i) => i.kind === 'row').map((i) => (i as { values: string[] }).values)).toEqual([
+      ['1', 'ab"c'],
+      ['2', 'd'],
+    ]);
+  });
+
+  it('turns a body that breaks off into a transient error', async () => {
+    const body = new Readable({ read() {} });
+    body.push('a,b\n1,2\n3,4\n5,6\n');
+    setTimeout(() => body.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })), 10);
+    const seen: CsvItem[] = [];
+    await expect(
+      (async () => {
+        for await (const it of readCsvRecords(body)) seen.push(it);
+      })(),
+    ).rejects.toMatchObject({ code: 'E_TRANSIENT', kind: 'transient', message: expect.stringContaining('UND_ERR_SOCKET') });
+    expect(seen[0]).toEqual({ kind: 'header', cells: ['a', 'b'] });
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createTimestampParser, isValidTimeZone } from '../../src/audit/timestamp.ts';
+
+const utc = (s: string): number => Date.parse(s);
+
+describe('createTimestampParser', () => {
+  it('reads ISO forms with and without offsets, fractions and a space separator (UTC default)', () => {
+    const p = createTimestampParser();
+    expect(p('2026-11-01T10:00:00Z')).toBe(utc('2026-11-01T10:00:00Z'));
+    expect(p('2026-11-01T10:00:00.123456Z')).toBe(utc('2026-11-01T10:00:00.123Z'));
+    expect(p('2026-11-01 10:00:00')).toBe(utc('2026-11-01T10:00:00Z'));
+    expect(p('2026-11-01T12:00:00+02:00')).toBe(utc('2026-11-01T10:00:00Z'));
+    expect(p('2026-11-01T05:30:00-0430')).toBe(utc('2026-11-01T10:00:00Z'));
+    expect(p('2026-11-01')).toBe(utc('2026-11-01T00:00:00Z'));
+    expect(p(' 1793527200 ')).toBe(1793527200_000);
+    expect(p('1793527200123')).toBe(1793527200123);
+  });
+
+  it('rejects what it cannot place on the time line', () => {
+    const p = createTimestampParser();
+    for (const v of ['', 'yesterday', '11/01/2026 10:00', '2026-13-45T99:00:00Z', 'Sun Nov 01 2026 10:00:00']) expect(p(v)).toBeUndefined();
+  });
+
+  it('applies a fixed offset or an IANA zone (with DST) to values without an offset', () => {
+    expect(createTimestampParser('+05:30')('2026-11-01 15:30:00')).toBe(utc('2026-11-01T10:00:00Z'));
+    const paris = createTimestampParser('Europe/Paris');
+    expect(paris('2026-07-01 12:00:00')).toBe(utc('2026-07-01T10:00:00Z')); // CEST, UTC+2
+    expect(paris('2026-12-01 12:00:00')).toBe(utc('2026-12-01T11:00:00Z')); // CET, UTC+1
+    expect(paris('2026-12-01T12:00:00Z')).toBe(utc('2026-12-01T12:00:00Z')); // explicit zone wins
+    const ny = createTimestampParser('America/New_York');
+    expect(ny('2026-03-08 03:30:00')).toBe(utc('2026-03-08T07:30:00Z')); // just after the spring-forward gap
+  });
+
+  it('validates zone names', () => {
+    expect(isValidTimeZone('UTC')).toBe(true);
+    expect(isValidTimeZone('-08:00')).toBe(true);
+    expect(isValidTimeZone('Asia/Kolkata')).toBe(true);
+    expect(isValidTimeZone('Mars/Olympus')).toBe(false);
+  });
+});
