@@ -8,6 +8,7 @@ import { addGlobalOptions } from './options.ts';
 import { validateCommand } from './validate.ts';
 import { applyCommand, planCommand } from './reconcile.ts';
 import { demoCommand } from './demo.ts';
+import { simulateCommand } from './simulate.ts';
 import { daemonCommand } from './daemon.ts';
 import { approveDeletesCommand, resumeCommand, statusCommand, triggerCommand } from './operator.ts';
 import { auditCommand } from './audit.ts';
@@ -23,6 +24,7 @@ export const COMMANDS: ReadonlyArray<() => Command> = [
   applyCommand,
   auditCommand,
   demoCommand,
+  simulateCommand,
   daemonCommand,
   triggerCommand,
   resumeCommand,
