@@ -1,7 +1,6 @@
 /** `scim-audit-sync daemon --config F`: the long-running service (scheduling, workers, /metrics, /healthz, /readyz, /status). */
 import { Command } from 'commander';
 import { loadAllTenants } from '../config/load.ts';
-import { buildDaemon } from '../app.ts';
 import { runCommand } from './exit-codes.ts';
 import { commandLogger, configOption } from './options.ts';
 
@@ -13,6 +12,8 @@ export function daemonCommand(): Command {
       runCommand(async (opts: { config: string }, cmd: Command) => {
         const all = await loadAllTenants(opts.config);
         const logger = commandLogger(cmd, all[0]);
+        // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
+        const { buildDaemon } = await import('../app.ts');
         const daemon = buildDaemon(all, { logger });
         await daemon.start();
         await new Promise<void>((resolve) => {

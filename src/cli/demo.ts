@@ -12,7 +12,6 @@ import { createLogger } from '../observability/logger.ts';
 import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
 import { buildReconcileContext } from '../reconcile/from-config.ts';
 import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
-import { startSimulator } from '../simulator/index.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { paint } from './output.ts';
 import { createProgress } from './progress.ts';
@@ -28,6 +27,7 @@ export function demoCommand(): Command {
 
 export async function runDemo(configPath: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   const token = `demo-${Math.random().toString(36).slice(2)}`;
+  const { startSimulator } = await import('../simulator/index.ts');
   const sim = await startSimulator({ tokens: [{ token }] });
   const color = out.isTTY === true;
   const say = (s: string): void => void out.write(`${s}\n`);

@@ -4,14 +4,20 @@
  */
 import { Command, Option } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
-import { openControl, type Control } from '../jobs/control.ts';
-import { triggerRun } from '../jobs/schedulers.ts';
+import type { Control } from '../jobs/control.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { configOption, jsonOption } from './options.ts';
 import { paint, printJson } from './output.ts';
 
+async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.ts').triggerRun>): Promise<string | undefined> {
+  const { triggerRun: run } = await import('../jobs/schedulers.ts');
+  return run(...args);
+}
+
 async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedConfig[]) => Promise<T>): Promise<T> {
   const all = await loadAllTenants(configPath);
+  // Loaded on demand: other commands never pay for BullMQ.
+  const { openControl } = await import('../jobs/control.ts');
   const control = openControl(all);
   try {
     return await fn(control, all);

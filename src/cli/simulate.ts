@@ -5,7 +5,6 @@
  * requests at debug level only. SIGTERM/SIGINT close it cleanly.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { startSimulator } from '../simulator/server.ts';
 import type { FaultRule, SimulatorOptions, SimulatorToken } from '../simulator/types.ts';
 import { runCommand } from './exit-codes.ts';
 import { commandLogger } from './options.ts';
@@ -113,6 +112,7 @@ export function simulateCommand(): Command {
         if (log.isLevelEnabled('debug')) {
           opts.onRequest = (e) => log.debug({ method: e.method, path: e.path, status: e.status, bodyBytes: e.bodyBytes, faults: e.faults }, 'request');
         }
+        const { startSimulator } = await import('../simulator/server.ts');
         const sim = await startSimulator(opts);
         process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url })}\n`);
         log.info({ users: sim.store.counts().users, groups: sim.store.counts().groups }, 'simulator listening');
