@@ -8,7 +8,7 @@ import type { LoadedConfig } from './config/load.ts';
 import { ConfigError } from './platform/errors.ts';
 import type { Logger } from './observability/logger.ts';
 import { initMetrics } from './observability/metrics.ts';
-import { recordJob } from './observability/instrument.ts';
+import { recordJob, setDeletesHeld, setQuarantined } from './observability/instrument.ts';
 import { createObservabilityServer, type ObservabilityServer } from './observability/http-server.ts';
 import { QUEUE_STATES, watchQueueDepth } from './jobs/metrics.ts';
 import { processChunk, type ChunkJobData } from './jobs/apply-job.ts';
@@ -19,7 +19,6 @@ import { checkRedisRequirements, redisFactory, type RedisClient } from './jobs/r
 import { registerSchedulers } from './jobs/schedulers.ts';
 import { createTenantRuntime, type TenantRuntime } from './jobs/tenant-runtime.ts';
 import { daemonStatus } from './jobs/status.ts';
-import { sleep } from './platform/retry.ts';
 import { auditStatus } from './audit/status.ts';
 import { RedisAuditStateStore } from './audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from './audit/dead-letter/redis-store.ts';
@@ -58,6 +57,10 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   const redis = conn('state');
   const prefix = factory.bullPrefix;
   const bull = { prefix };
+  // Locks are renewed while a job runs (long reconciles included); a dead replica's jobs are
+  // moved back to wait by another replica's stalled check once their lock has expired.
+  const lockMs = daemonCfg.jobLockSeconds * 1000;
+  const locks = { lockDuration: lockMs, stalledInterval: lockMs / 2 };
   const queues = {
     reconcile: new Queue(QUEUE_NAMES.reconcile, { connection: conn('queue-reconcile'), ...bull }),
     audit: new Queue(QUEUE_NAMES.audit, { connection: conn('queue-audit'), ...bull }),
@@ -81,6 +84,15 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     );
   }
   const shutdown = new AbortController();
+  // Processors still running: close() waits for these within the bound (BullMQ's own close
+  // would wait for them without one).
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    running.add(p);
+    const forget = (): void => void running.delete(p);
+    p.then(forget, forget);
+    return p;
+  };
   const unwatch: Array<() => void> = [];
   let server: ObservabilityServer | undefined;
   let started = false;
@@ -97,8 +109,16 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     return w;
   };
 
+  // Gauges that describe cluster-wide state are refreshed from Redis on a timer, so every
+  // replica reports the same values and none stays stale after another replica's run.
   const refreshAuditGauges = async (): Promise<void> => {
     for (const rt of tenants.values()) {
+      await Promise.all([rt.state.quarantine(), rt.state.heldDeletes()])
+        .then(([q, held]) => {
+          setQuarantined(rt.id, q.quarantined);
+          setDeletesHeld(rt.id, held?.count ?? 0);
+        })
+        .catch(() => undefined);
       if (!rt.loaded.config.audit) continue;
       await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis as never, factory.keyPrefix, rt.id) }).catch(() => undefined);
     }
@@ -115,31 +135,30 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         applyWorker = instrumentWorker(
           new Worker<ChunkJobData | Record<string, unknown>>(
             QUEUE_NAMES.apply,
-            async (job) => (job.name === 'chunk' ? processChunk(job as Job<ChunkJobData>, { redis, keyPrefix: factory.keyPrefix, tenants, logger }) : { barrier: true }),
-            { connection: conn('worker-apply'), ...bull, concurrency: daemonCfg.concurrency.apply },
+            async (job) => (job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, { redis, keyPrefix: factory.keyPrefix, tenants, logger })) : { barrier: true }),
+            { connection: conn('worker-apply'), ...bull, ...locks, concurrency: daemonCfg.concurrency.apply },
           ),
           QUEUE_NAMES.apply,
         );
       }
       if (want.has('reconcile')) {
         instrumentWorker(
-          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job) => processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, logger }), {
+          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, logger, signal: shutdown.signal })), {
             connection: conn('worker-reconcile'),
             ...bull,
             concurrency: daemonCfg.concurrency.reconcile,
-            // A reconcile can run long (fan-out waits); the lock is renewed while it runs.
-            lockDuration: 60_000,
+            ...locks,
           }),
           QUEUE_NAMES.reconcile,
         );
       }
       if (want.has('audit')) {
         instrumentWorker(
-          new Worker<AuditJobData>(QUEUE_NAMES.audit, (job) => processAudit(job, { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal }), {
+          new Worker<AuditJobData>(QUEUE_NAMES.audit, (job) => track(processAudit(job, { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal })), {
             connection: conn('worker-audit'),
             ...bull,
             concurrency: daemonCfg.concurrency.audit,
-            lockDuration: 60_000,
+            ...locks,
           }),
           QUEUE_NAMES.audit,
         );
@@ -160,7 +179,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     async ready() {
       const checks: Record<string, boolean | string> = {};
       try {
-        await Promise.race([redis.ping(), sleep(1_000).then(() => Promise.reject(new Error('timeout')))]);
+        await withTimeout(redis.ping(), 1_000);
         checks['redis'] = true;
       } catch (e) {
         checks['redis'] = (e as Error).message || 'unreachable';
@@ -174,13 +193,21 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       logger.info({ boundMs: bound }, 'shutting down: no new jobs; waiting for running jobs');
       // Stop fetching new jobs everywhere at once, then give running jobs the bound.
       await Promise.all(workers.map((w) => w.pause(true).catch(() => undefined)));
-      const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);
-      const finished = await Promise.race([graceful, sleep(bound).then(() => false)]);
-      if (!finished) {
+      const drain = async (): Promise<void> => {
+        while (running.size > 0) await Promise.allSettled([...running]);
+      };
+      const drained = await withTimeout(drain(), bound).then(
+        () => true,
+        () => false,
+      );
+      if (!drained) {
         logger.warn('running jobs did not finish in time: abandoning them (another replica or the next start recovers them as stalled)');
+        // Processors waiting on something (a reconcile on its fan-out) stop waiting now.
         shutdown.abort(new Error('shutdown'));
-        await Promise.all(workers.map((w) => w.close(true).catch(() => undefined)));
       }
+      // Forced when jobs were abandoned: a worker's graceful close would wait for them forever
+      // (and a later close(true) only returns that same pending close).
+      await Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
       for (const u of unwatch) u();
       await server?.close();
       await applyEvents.close().catch(() => undefined);
@@ -192,6 +219,15 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     },
   };
   return daemon;
+}
+
+/** Rejects after `ms`; the timer is cleared either way, so it never holds the process open at exit. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 function durationOf(job: Job): number | undefined {

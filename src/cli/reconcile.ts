@@ -17,6 +17,7 @@ import { createProgress } from './progress.ts';
 
 interface ReconcileOptions {
   config: string;
+  tenant?: string;
   json?: boolean;
   allowDeletes?: boolean;
   concurrency?: string;
@@ -26,6 +27,7 @@ export function planCommand(): Command {
   return new Command('plan')
     .description('show what apply would change (read-only): users and groups to create, update, deactivate, delete; members to add and remove')
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(jsonOption())
     .addOption(new Option('--allow-deletes', 'evaluate the plan as if the deletion guard were overridden'))
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, false)));
@@ -35,6 +37,7 @@ export function applyCommand(): Command {
   return new Command('apply')
     .description('make the platform match the source; destructive changes are held when the deletion guard trips (exit 3)')
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(jsonOption())
     .addOption(new Option('--allow-deletes', 'override the deletion guard for this run'))
     .addOption(new Option('--concurrency <n>', 'parallel requests (default: provisioning.apply.concurrency)'))
@@ -42,7 +45,7 @@ export function applyCommand(): Command {
 }
 
 async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promise<number> {
-  const loaded = await loadConfig(opts.config);
+  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const tty = process.stdout.isTTY === true && !opts.json;
   // A human at a terminal gets the table and a progress bar; change lines go to the log (stderr).
   const logger = commandLogger(cmd, loaded);
@@ -72,6 +75,10 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
   } finally {
     await ctx.close();
   }
+}
+
+export function tenantOption(): Option {
+  return new Option('-t, --tenant <id>', 'which tenant of a multi-tenant config');
 }
 
 function guardMessage(plan: Plan): string {

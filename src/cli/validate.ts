@@ -10,11 +10,13 @@ import { ConfigError } from '../platform/errors.ts';
 import { checkPlatform, checkSource, type CheckResult } from './connectivity.ts';
 import { redactConfig, summarizeConfig } from './config-summary.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
+import { tenantOption } from './reconcile.ts';
 import { commandLogger, configOption, jsonOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
 
 interface ValidateOptions {
   config: string;
+  tenant?: string;
   checkConnectivity?: boolean;
   json?: boolean;
 }
@@ -23,6 +25,7 @@ export function validateCommand(): Command {
   return new Command('validate')
     .description('check the config file; with --check-connectivity also probe the platform and the source (read-only)')
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(new Option('--check-connectivity', 'call the platform (one GET) and read the source'))
     .addOption(jsonOption())
     .action(runCommand((opts: ValidateOptions, cmd: Command) => runValidate(opts, cmd)));
@@ -36,7 +39,7 @@ function checkLine(c: CheckResult): string {
 export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<number> {
   let loaded: LoadedConfig;
   try {
-    loaded = await loadConfig(opts.config);
+    loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   } catch (e) {
     if (!(opts.json && e instanceof ConfigError)) throw e;
     printJson({ ok: false, error: { code: e.code, message: e.message, issues: e.issues } });

@@ -112,6 +112,12 @@ export function recordRun(tenant: string, kind: JobKind, result: RunResult, dura
   logger[RUN_LEVEL[result]]({ ...fields, tenant, job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);
 }
 
+/** Deletes currently held by the guard (refreshed from Redis, so every replica reports the cluster-wide value). */
+export function setDeletesHeld(tenant: string, held: number): void {
+  r.deletesHeld.set({ tenant }, held);
+  observation(tenant).deletesHeld = held;
+}
+
 export function setQuarantined(tenant: string, on: boolean): void {
   r.quarantined.set({ tenant }, on ? 1 : 0);
   observation(tenant).quarantined = on;
