@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import type { Control } from '../jobs/control.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { configOption, jsonOption } from './options.ts';
+import { configOption, jsonOption, tenantOption as baseTenantOption } from './options.ts';
 import { paint, printJson } from './output.ts';
 
 async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.ts').triggerRun>): Promise<string | undefined> {
@@ -26,9 +26,7 @@ async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedCo
   }
 }
 
-function tenantOption(): Option {
-  return new Option('-t, --tenant <id>', 'tenant id (default: every tenant of the config, or the only one)');
-}
+const tenantOption = (): Option => baseTenantOption('tenant id (default: every tenant of the config, or the only one)');
 
 function pickTenants(all: LoadedConfig[], tenant: string | undefined): string[] {
   return tenant ? [tenant] : all.map((l) => l.config.tenant);

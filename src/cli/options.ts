@@ -34,6 +34,11 @@ export function configOption(): Option {
   return new Option('-c, --config <file>', 'YAML config file').env('SCIM_AUDIT_SYNC_CONFIG').makeOptionMandatory();
 }
 
+/** `-t, --tenant <id>`: which tenant of a multi-tenant config (optional when it lists one). */
+export function tenantOption(description = 'which tenant of a multi-tenant config'): Option {
+  return new Option('-t, --tenant <id>', description);
+}
+
 export function jsonOption(): Option {
   return new Option('--json', 'print machine-readable JSON on stdout');
 }

@@ -11,7 +11,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
 import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { commandLogger, configOption, jsonOption } from './options.ts';
+import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { printJson } from './output.ts';
 import { createProgress } from './progress.ts';
 
@@ -75,10 +75,6 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
   } finally {
     await ctx.close();
   }
-}
-
-export function tenantOption(): Option {
-  return new Option('-t, --tenant <id>', 'which tenant of a multi-tenant config');
 }
 
 function guardMessage(plan: Plan): string {

@@ -10,8 +10,7 @@ import { ConfigError } from '../platform/errors.ts';
 import { checkPlatform, checkSource, type CheckResult } from './connectivity.ts';
 import { redactConfig, summarizeConfig } from './config-summary.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { tenantOption } from './reconcile.ts';
-import { commandLogger, configOption, jsonOption } from './options.ts';
+import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
 
 interface ValidateOptions {
