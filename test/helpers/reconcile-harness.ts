@@ -135,7 +135,9 @@ export interface Workspace {
   /** The in-process engine on the same config; close() it. */
   context(opts?: { ledgerStore?: LedgerStore }): Promise<BuiltReconcileContext>;
   /** plan + apply in this process (no Node start-up): for setting the scene quickly. */
-  applyInProcess(opts?: { allowDeletes?: boolean }): Promise<ApplyOutput>;
+  applyInProcess(opts?: { allowDeletes?: boolean; concurrency?: number }): Promise<ApplyOutput>;
+  /** plan only, in this process. */
+  planInProcess(): Promise<Plan>;
 }
 
 export function createWorkspace(sim: Simulator, opts: { directory: Directory; config?: ConfigPatch; token?: string }): Workspace {
@@ -206,8 +208,16 @@ export function createWorkspace(sim: Simulator, opts: { directory: Directory; co
       const ctx = await ws.context();
       try {
         const planned = await planReconcile(ctx, { allowDeletes: o.allowDeletes === true });
-        const result = await applyReconcile(ctx, planned, {});
+        const result = await applyReconcile(ctx, planned, o.concurrency !== undefined ? { concurrency: o.concurrency } : {});
         return { plan: planned.plan, result };
+      } finally {
+        await ctx.close();
+      }
+    },
+    async planInProcess() {
+      const ctx = await ws.context();
+      try {
+        return (await planReconcile(ctx, { allowDeletes: false })).plan;
       } finally {
         await ctx.close();
       }

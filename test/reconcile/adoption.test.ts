@@ -45,9 +45,9 @@ describe('adopting existing platform users', () => {
 
     ws.writeConfig({ provisioning: { matching: { adoptExisting: true } } });
     sim.clearRequests();
-    const adopt = await ws.apply();
-    expect(adopt.code, adopt.stderr).toBe(0);
-    const entry = adopt.out.plan.users.update.find((u) => u.id === hand.id);
+    const adopt = await ws.applyInProcess();
+    expect(adopt.result.failed).toEqual([]);
+    const entry = adopt.plan.users.update.find((u) => u.id === hand.id);
     expect(entry?.adopt).toBe(true);
     expect(entry?.changes).toContainEqual({ path: 'externalId', before: null, after: 'u-100' });
     expect(entry?.changes).toContainEqual({ path: 'displayName', before: 'Ada (created by hand)', after: 'Ada Lovelace' });
@@ -68,12 +68,11 @@ describe('adopting existing platform users', () => {
   it('POSTs processed but answered by a connection reset: each user exists exactly once', async () => {
     sim = await startSim({ faults: [{ kind: 'reset-after-commit', method: 'POST', pathPrefix: `${SCIM}/Users`, times: 3 }] });
     const ws = createWorkspace(sim, { directory: { users: people(1, 6), groups: [] } });
-    const run = await ws.apply();
-    expect(run.code, run.stderr).toBe(0);
+    const run = await ws.applyInProcess();
     const posts = requestsTo(sim, 'POST', `${SCIM}/Users`);
     expect(posts.filter((r) => r.status === 0)).toHaveLength(3); // the three resets did happen
-    expect(run.out.result.failed).toEqual([]);
-    expect(run.out.result.succeeded).toEqual({ 'user.create': 3, 'user.adopt': 3 });
+    expect(run.result.failed).toEqual([]);
+    expect(run.result.succeeded).toEqual({ 'user.create': 3, 'user.adopt': 3 });
     for (const u of people(1, 6)) expect(usersNamed(sim, u.userName), u.userName).toBe(1);
     expect(sim.store.counts().users).toBe(6);
     expect(Object.keys(ws.readLedger()?.users ?? {})).toHaveLength(6);

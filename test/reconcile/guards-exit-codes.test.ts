@@ -104,11 +104,11 @@ describe('deletion guard and exit codes', () => {
     await none.applyInProcess();
     none.writeDirectory({ users: people(3, 6), groups: [] });
     sim.clearRequests();
-    const run = await none.apply();
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.out.plan.users.deactivate).toEqual([]);
-    expect(run.out.plan.users.delete).toEqual([]);
-    expect(run.out.plan.groups.delete).toEqual([]);
+    const run = await none.applyInProcess();
+    expect(run.result.failed).toEqual([]);
+    expect(run.plan.users.deactivate).toEqual([]);
+    expect(run.plan.users.delete).toEqual([]);
+    expect(run.plan.groups.delete).toEqual([]);
     expect(writeRequests(sim)).toEqual([]);
     expect(activeOf(sim, 1)).toBe(true);
     expect(activeOf(sim, 2)).toBe(true);

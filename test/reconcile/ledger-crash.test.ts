@@ -4,13 +4,13 @@
  * object (the next run owns it and can deprovision it) nor creates it a second time.
  */
 import { once } from 'node:events';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyReconcile, planReconcile } from '../../src/reconcile/engine.ts';
 import { FileLedgerStore } from '../../src/reconcile/file-ledger-store.ts';
 import type { LedgerData, LedgerStore } from '../../src/reconcile/ledger.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { join } from 'node:path';
 import { SCIM, createWorkspace, people, requestsTo, startSim, usersNamed, type Directory, type Workspace } from '../helpers/reconcile-harness.ts';
 
 /** The real file store, except that every save after the write-ahead one "crashes". */

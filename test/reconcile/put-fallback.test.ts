@@ -23,9 +23,8 @@ describe('PUT fallback when PATCH is not supported', () => {
     const ws = createWorkspace(sim, { directory: dir(users, users.slice(0, 4)), config: { platform: { scim: { discover: false } } } });
 
     // Sequential, so "after the first 501" is well defined.
-    const first = await ws.apply(['--concurrency', '1']);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.out.result.failed).toEqual([]);
+    const first = await ws.applyInProcess({ concurrency: 1 });
+    expect(first.result.failed).toEqual([]);
     const patches = writeRequests(sim).filter((r) => r.method === 'PATCH');
     expect(patches.map((r) => r.status)).toEqual([501]);
     const firstPatch = writeRequests(sim).findIndex((r) => r.method === 'PATCH');
@@ -38,11 +37,10 @@ describe('PUT fallback when PATCH is not supported', () => {
     const u6 = sim.store.getUserByUserName('user6@example.com');
     sim.store.updateUser(u6?.id ?? '', { displayName: 'Drifted' });
     sim.clearRequests();
-    const second = await ws.apply(['--concurrency', '1']);
-    expect(second.code, second.stderr).toBe(0);
-    expect(second.out.result.failed).toEqual([]);
-    expect(second.out.result.succeeded).toMatchObject({ 'user.update': 3, 'group.members': 1 });
-    // A fresh process learns it again with one 501; everything after it is a PUT.
+    const second = await ws.applyInProcess({ concurrency: 1 });
+    expect(second.result.failed).toEqual([]);
+    expect(second.result.succeeded).toMatchObject({ 'user.update': 3, 'group.members': 1 });
+    // A fresh client learns it again with one 501; everything after it is a PUT.
     expect(writeRequests(sim).filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([501]);
     const at = writeRequests(sim).findIndex((r) => r.method === 'PATCH');
     expect([...new Set(methods(sim).slice(at + 1))]).toEqual(['PUT']);
@@ -54,8 +52,7 @@ describe('PUT fallback when PATCH is not supported', () => {
     expect(sim.store.getUserByUserName('user6@example.com')?.displayName).toBe('Given6 Family6');
     expect(memberNames(sim, 'Team')).toEqual(['user2@example.com', 'user3@example.com', 'user4@example.com', 'user5@example.com', 'user6@example.com']);
 
-    const plan = await ws.plan();
-    expect(plan.out.summary.changes).toBe(0);
+    expect((await ws.planInProcess()).summary.changes).toBe(0);
   });
 
   it('with discovery: ServiceProviderConfig says patch unsupported, so no PATCH is ever sent', async () => {

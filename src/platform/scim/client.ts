@@ -9,6 +9,7 @@ import { sleep } from '../retry.ts';
 import { Tester } from 'scim2-parse-filter';
 import { eqFilter, parseFilter } from './filter.ts';
 import { applyMemberDelta, memberPatchRequests, type MemberRemoveDialect } from './members.ts';
+import { compactGroup, compactUser } from './compact.ts';
 import { applyPatch } from './patch-apply.ts';
 import { listAllPages, type Page, type PagingLimits } from './paging.ts';
 import { asListPage, asResource, asServiceProviderConfig } from './response.ts';
@@ -41,6 +42,8 @@ export interface ListOptions {
   signal?: AbortSignal;
   /** After each page: the number of objects not seen before. */
   onPage?: (n: number) => void;
+  /** Applied to each resource as its page arrives, before it is kept (see compact.ts). */
+  compact?: (resource: ScimResource) => ScimResource;
 }
 
 export interface CreateResult<T> {
@@ -90,7 +93,11 @@ export class ScimClient {
     const localFilter = opts.filter !== undefined && spc?.filter?.supported === false ? parseFilter(opts.filter) : undefined;
     const serverFilter = localFilter === undefined ? opts.filter : undefined;
     const all = await listAllPages<T>({
-      fetchPage: (startIndex, count) => this.fetchPage<T>(type, startIndex, count, serverFilter, opts.excludedAttributes, opts.signal),
+      fetchPage: async (startIndex, count) => {
+        const page = await this.fetchPage<T>(type, startIndex, count, serverFilter, opts.excludedAttributes, opts.signal);
+        const { compact } = opts;
+        return compact ? { ...page, resources: page.resources.map((r) => compact(r) as T) } : page;
+      },
       pageSize,
       what: `list ${type}`,
       ...(this.opts.paging ? { limits: this.opts.paging } : {}),
@@ -102,13 +109,14 @@ export class ScimClient {
     return all.filter((r) => tester.test(r, localFilter));
   }
 
+  /** Every user, without server bookkeeping (meta, read-only groups): see compact.ts. */
   listUsers(signal?: AbortSignal): Promise<ScimUser[]> {
-    return this.listAll<ScimUser>('Users', signal ? { signal } : {});
+    return this.listAll<ScimUser>('Users', { compact: (r) => compactUser(r as ScimUser), ...(signal ? { signal } : {}) });
   }
 
-  /** Groups with their members. */
+  /** Groups with their members (member `value` and `type` only), without meta. */
   listGroups(signal?: AbortSignal): Promise<ScimGroup[]> {
-    return this.listAll<ScimGroup>('Groups', signal ? { signal } : {});
+    return this.listAll<ScimGroup>('Groups', { compact: (r) => compactGroup(r as ScimGroup), ...(signal ? { signal } : {}) });
   }
 
   async get<T extends ScimResource>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined> {
