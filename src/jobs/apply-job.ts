@@ -32,7 +32,7 @@ export const RUN_TTL_SECONDS = 86_400;
 
 /** Stores the phase's chunks and enqueues the flow; resolves when every chunk has finished. */
 export async function runPhaseFannedOut(
-  deps: { redis: RedisClient; keyPrefix: string; flow: FlowProducer; events: QueueEvents; bullPrefix: string; chunkSize: number; attempts: number; timeoutMs: number },
+  deps: { redis: RedisClient; keyPrefix: string; flow: FlowProducer; events: QueueEvents; bullPrefix: string; chunkSize: number; attempts: number; timeoutMs: number; signal?: AbortSignal },
   tenant: string,
   runId: string,
   phase: Phase,
@@ -64,7 +64,30 @@ export async function runPhaseFannedOut(
       },
     })),
   });
-  await node.job.waitUntilFinished(deps.events, deps.timeoutMs);
+  await untilFinished(node.job.waitUntilFinished(deps.events), deps.timeoutMs, deps.signal);
+}
+
+/**
+ * Bounds and aborts the wait for a phase. BullMQ's own `ttl` timer is not cleared when the
+ * wait is abandoned, and would hold the process open for hours after a shutdown.
+ */
+function untilFinished(wait: Promise<unknown>, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => settle(new Error(`fanned-out phase did not finish within ${timeoutMs} ms`)), timeoutMs);
+    const onAbort = (): void => settle(signal?.reason ?? new Error('aborted'));
+    const settle = (err?: unknown): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (err === undefined) resolve();
+      else reject(err instanceof Error ? err : new Error(String(err)));
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    wait.then(
+      () => settle(),
+      (e: unknown) => settle(e ?? new Error('fanned-out phase failed')),
+    );
+  });
 }
 
 /** Processor of one chunk job (runs on any replica). */
@@ -84,7 +107,7 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
     const marker = `done:${phase}:${index}:${i}`;
     if ((await deps.redis.hexists(resultKey, marker)) === 1) continue;
     try {
-      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now });
+      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
       await deps.redis
         .multi()

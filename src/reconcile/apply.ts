@@ -29,6 +29,8 @@ export interface ApplyProgress {
 
 export interface ApplyOptions {
   concurrency: number;
+  /** provisioning.matching.adoptExisting (a create meeting an unmanaged object takes it over only then). */
+  adoptExisting: boolean;
   requestsPerSecond: number;
   signal?: AbortSignal;
   now?: () => number;
@@ -87,7 +89,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
     void queue.add(async () => {
       if (result.aborted !== undefined || opts.signal?.aborted) return;
       try {
-        const change = await executeTask(task, { target, ledger, now });
+        const change = await executeTask(task, { target, ledger, now, adoptExisting: opts.adoptExisting });
         result.succeeded[change.action] = (result.succeeded[change.action] ?? 0) + 1;
         result.membersAdded += change.added ?? 0;
         result.membersRemoved += change.removed ?? 0;

@@ -62,7 +62,7 @@ export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes:
 export async function applyReconcile(
   ctx: ReconcileContext,
   planned: PlannedReconcile,
-  opts: Omit<ApplyOptions, 'concurrency' | 'requestsPerSecond'> & Partial<Pick<ApplyOptions, 'concurrency' | 'requestsPerSecond'>>,
+  opts: Omit<ApplyOptions, 'concurrency' | 'requestsPerSecond' | 'adoptExisting'> & Partial<Pick<ApplyOptions, 'concurrency' | 'requestsPerSecond'>>,
 ): Promise<ApplyResult> {
   return applyPlan(
     planned.plan,
@@ -70,6 +70,7 @@ export async function applyReconcile(
     {
       concurrency: opts.concurrency ?? ctx.config.apply.concurrency,
       requestsPerSecond: opts.requestsPerSecond ?? ctx.config.apply.requestsPerSecond,
+      adoptExisting: ctx.config.matching.adoptExisting,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.now ? { now: ctx.now } : {}),
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),

@@ -4,11 +4,18 @@
  */
 import type { NewResource, PatchOperation, ResourceType, ScimGroup, ScimUser } from '../platform/scim/types.ts';
 
+export interface CreateOutcome<T> {
+  resource: T;
+  /** An existing object was returned instead of a new one (409, or our ambiguous POST had succeeded). */
+  adopted: boolean;
+  via?: 'conflict' | 'ambiguous';
+}
+
 export interface ScimTarget {
   listUsers(signal?: AbortSignal): Promise<ScimUser[]>;
   listGroups(signal?: AbortSignal): Promise<ScimGroup[]>;
-  createUser(body: NewResource<ScimUser>): Promise<{ resource: ScimUser; adopted: boolean }>;
-  createGroup(body: NewResource<ScimGroup>): Promise<{ resource: ScimGroup; adopted: boolean }>;
+  createUser(body: NewResource<ScimUser>): Promise<CreateOutcome<ScimUser>>;
+  createGroup(body: NewResource<ScimGroup>): Promise<CreateOutcome<ScimGroup>>;
   patch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void>;
   patchMembers(groupId: string, add: string[], remove: string[]): Promise<void>;
   delete(type: ResourceType, id: string): Promise<void>;

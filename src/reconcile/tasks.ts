@@ -5,6 +5,7 @@
  * replaces, member adds are idempotent, deletes treat 404 as done.
  */
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
+import { ErrorCodes, SyncError } from '../platform/errors.ts';
 import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
@@ -86,6 +87,8 @@ export function planPhases(plan: Plan): Phase[] {
 
 export interface TaskDeps {
   target: ScimTarget;
+  /** provisioning.matching.adoptExisting: may a create that meets an unmanaged object take it over? */
+  adoptExisting: boolean;
   ledger: LedgerWriter;
   now: () => number;
 }
@@ -97,11 +100,13 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
   switch (task.action) {
     case 'user.create': {
       const { resource, adopted } = await target.createUser(task.resource);
+      if (adopted) refuseForeign(resource, task, deps);
       await ledger.record('user', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'user.adopt' as const } : {}) };
     }
     case 'group.create': {
       const { resource, adopted } = await target.createGroup(task.resource);
+      if (adopted) refuseForeign(resource, task, deps);
       await ledger.record('group', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'group.adopt' as const } : {}) };
     }
@@ -144,6 +149,21 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
       await ledger.forget('user', task.id);
       return { ...base, id: task.id };
   }
+}
+
+/**
+ * A create that found an existing object (409, or created meanwhile by someone else) only
+ * takes it over when it carries our externalId — then it is ours from an earlier attempt —
+ * or when adoption is enabled. Otherwise it is someone else's object: fail, don't adopt.
+ */
+function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): void {
+  if (deps.adoptExisting || resource.externalId === task.externalId) return;
+  const noun = task.action === 'user.create' ? 'user' : 'group';
+  throw new SyncError(
+    ErrorCodes.CONFLICT,
+    'conflict',
+    `create ${noun} ${task.name}: an unmanaged ${noun} with this name already exists on the platform (id ${resource.id}); set provisioning.matching.adoptExisting: true to take it over`,
+  );
 }
 
 async function resolveIds(refs: MemberRef[], ledger: LedgerWriter): Promise<{ ids: string[]; missing: string[] }> {

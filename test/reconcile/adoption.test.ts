@@ -102,4 +102,21 @@ describe('adopting existing platform users', () => {
       await ctx.close();
     }
   });
+  it('without adoptExisting, a 409 on create against someone else\'s user fails that user and adopts nothing', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: { users: people(1, 3), groups: [] } });
+    const ctx = await ws.context();
+    try {
+      const planned = await planReconcile(ctx, { allowDeletes: false });
+      expect(planned.plan.users.create).toHaveLength(3);
+      const racer = sim.store.createUser({ userName: 'USER2@example.com', active: true });
+      const result = await applyReconcile(ctx, planned, {});
+      expect(result.succeeded).toEqual({ 'user.create': 2 });
+      expect(result.failed).toEqual([expect.objectContaining({ action: 'user.create', code: 'E_CONFLICT', message: expect.stringMatching(/unmanaged user .*adoptExisting/) })]);
+      expect(usersNamed(sim, 'user2@example.com')).toBe(1);
+      expect(planned.ledger.has('user', racer.id)).toBe(false);
+    } finally {
+      await ctx.close();
+    }
+  });
 });

@@ -43,7 +43,11 @@ function toUser(entry: UserEntry): NormalizedUser {
   return user;
 }
 
-export function normalizeDocument(usersIn: readonly unknown[], groupsIn: readonly unknown[]): DesiredState {
+/**
+ * Consumes the parsed lists: each raw entry is released once normalized, so the parsed
+ * document and the normalized copy are never both held whole (peak memory on big files).
+ */
+export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): DesiredState {
   const rejected: SourceRejection[] = [];
   const users: NormalizedUser[] = [];
   const userById = new Map<string, string>(); // externalId → ref of the kept entry
@@ -51,6 +55,7 @@ export function normalizeDocument(usersIn: readonly unknown[], groupsIn: readonl
   const userByName = new Map<string, string>(); // lower-cased userName → ref
 
   usersIn.forEach((raw, i) => {
+    usersIn[i] = undefined;
     const ref = refOf('users', i, raw);
     const reject = (reason: string): void => {
       rejected.push({ kind: 'user', ref, reason });
