@@ -1,6 +1,6 @@
 /**
- * Export body → header, rows and bad rows, through csv-parse with backpressure: the parser
- * is pulled by async iteration, so a slow sink pauses the parser, which pauses the socket.
+ * Export body → header, rows and bad rows, through csv-parse with backpressure: records are
+ * pulled from the parser, so a slow sink pauses the parser, which pauses the socket.
  *
  * - BOM, CRLF/LF/CR, quoted commas, newlines and doubled quotes: handled by csv-parse.
  * - A ragged row (wrong number of cells) or an unterminated quote is not fatal: it comes out
@@ -13,11 +13,6 @@
 import { pipeline, type Readable } from 'node:stream';
 import { Parser, type CsvError, type Options } from 'csv-parse';
 import { ErrorCodes, SyncError, isSyncError } from '../platform/errors.ts';
-
-export type CsvItem =
-  | { kind: 'header'; cells: string[] }
-  | { kind: 'row'; values: string[]; line: number }
-  | { kind: 'bad'; line: number; raw: string; code: string; reason: string };
 
 /** Dead-letter entries keep at most this much of a bad row's raw text, characters. */
 const MAX_RAW_CHARS = 64 * 1024;
@@ -80,9 +75,22 @@ class NumberedParser extends Parser {
   }
 }
 
-export async function* readCsvRecords(body: Readable): AsyncGenerator<CsvItem> {
-  const bad: CsvItem[] = [];
-  const parser: NumberedParser = new NumberedParser({
+export interface BadRow {
+  line: number;
+  raw: string;
+  code: string;
+  reason: string;
+}
+
+/** What the reader calls, in file order. A returned promise pauses the reader (backpressure). */
+export interface CsvHandler {
+  header(cells: string[]): void;
+  row(values: string[], line: number): void | Promise<void>;
+  bad(row: BadRow): void | Promise<void>;
+}
+
+function parserOptions(bad: BadRow[], lineOf: (raw: string | undefined) => number): Options {
+  return {
     bom: true,
     raw: true,
     relax_quotes: true,
@@ -92,8 +100,7 @@ export async function* readCsvRecords(body: Readable): AsyncGenerator<CsvItem> {
     skip_records_with_error: true,
     on_skip: (err: CsvError | undefined, raw: string | undefined) => {
       bad.push({
-        kind: 'bad',
-        line: parser.lineOf(raw),
+        line: lineOf(raw),
         raw: trimRaw(raw),
         code: err?.code ?? 'CSV_ERROR',
         // csv-parse's own line count differs from ours (see NumberedParser): keep one number.
@@ -101,25 +108,75 @@ export async function* readCsvRecords(body: Readable): AsyncGenerator<CsvItem> {
       });
       return undefined;
     },
+  };
+}
+
+/** Resolves when the stream has something to read, has ended, or was destroyed. */
+function readable(s: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      s.off('readable', done);
+      s.off('end', done);
+      s.off('close', done);
+      resolve();
+    };
+    s.on('readable', done);
+    s.on('end', done);
+    s.on('close', done);
   });
-  // pipeline() forwards a body error into the parser, so the iteration below throws it.
-  const out = pipeline(body, parser, () => undefined) as NumberedParser;
+}
+
+/**
+ * Reads the whole body, calling the handler per record. Records are drained synchronously
+ * from the parser's buffer (no promise per row); the loop only awaits when the buffer is
+ * empty or when the handler returns a promise. Stream failures become transient SyncErrors;
+ * the handler's own errors pass through unchanged.
+ */
+export async function readCsv(body: Readable, handler: CsvHandler): Promise<void> {
+  const bad: BadRow[] = [];
+  const parser: NumberedParser = new NumberedParser(parserOptions(bad, (raw) => parser.lineOf(raw)));
+  let failure: Error | undefined;
+  let finished = false;
+  // pipeline() forwards a body error into the parser and reports it here.
+  pipeline(body, parser, (err) => {
+    if (err) failure = err;
+    finished = true;
+  });
   let header = true;
   try {
-    for await (const item of out as AsyncIterable<{ record: string[]; raw: string; line: number }>) {
-      // Bad rows come out in file order relative to the good ones (on_skip runs ahead of the reader).
-      while (bad.length > 0 && (bad[0] as { line: number }).line < item.line) yield bad.shift() as CsvItem;
-      if (header) {
-        header = false;
-        yield { kind: 'header', cells: item.record };
-      } else {
-        yield { kind: 'row', values: item.record, line: item.line };
+    for (;;) {
+      let rec: { record: string[]; line: number } | null;
+      while ((rec = parser.read() as typeof rec) !== null) {
+        // Bad rows come out in file order relative to good ones (on_skip runs ahead of the reader).
+        while (bad.length > 0 && (bad[0] as BadRow).line < rec.line) {
+          const p = handler.bad(bad.shift() as BadRow);
+          if (p) await p;
+        }
+        if (header) {
+          header = false;
+          handler.header(rec.record);
+          continue;
+        }
+        const p = handler.row(rec.record, rec.line);
+        if (p) await p;
       }
+      if (failure) throw streamError(failure);
+      if (parser.readableEnded) break;
+      if (parser.destroyed) {
+        // Destroyed without an error and before its end: give pipeline() a tick to report why.
+        await new Promise((r) => setImmediate(r));
+        if (failure) throw streamError(failure);
+        if (!finished || !parser.readableEnded) throw streamError(Object.assign(new Error('export stream closed early'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+        break;
+      }
+      await readable(parser);
     }
-    while (bad.length > 0) yield bad.shift() as CsvItem;
-  } catch (e) {
-    throw streamError(e);
+    while (bad.length > 0) {
+      const p = handler.bad(bad.shift() as BadRow);
+      if (p) await p;
+    }
   } finally {
     if (!body.destroyed) body.destroy();
+    if (!parser.destroyed) parser.destroy();
   }
 }

@@ -7,7 +7,9 @@
 
 export class DedupeSet {
   private readonly keys = new Map<string, number>();
-  private pending: Array<[string, number]> = [];
+  /** Additions since the last commit, as two parallel arrays (no tuple per event). */
+  private pendingKeys: string[] = [];
+  private pendingTs: number[] = [];
 
   constructor(entries: Iterable<readonly [string, number]> = []) {
     for (const [k, ts] of entries) this.keys.set(k, ts);
@@ -23,7 +25,8 @@ export class DedupeSet {
 
   add(key: string, timestampMs: number): void {
     this.keys.set(key, timestampMs);
-    this.pending.push([key, timestampMs]);
+    this.pendingKeys.push(key);
+    this.pendingTs.push(timestampMs);
   }
 
   /** Forget keys below `beforeMs`; returns how many were dropped. */
@@ -38,15 +41,21 @@ export class DedupeSet {
     return n;
   }
 
-  /** Additions since the last call, for the next commit. */
-  takePending(): Array<[string, number]> {
-    const out = this.pending;
-    this.pending = [];
+  /** Additions since the last call with a timestamp ≥ `minMs`, for the next commit. */
+  takePending(minMs = Number.NEGATIVE_INFINITY): Array<[string, number]> {
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i < this.pendingKeys.length; i++) {
+      const ts = this.pendingTs[i] as number;
+      if (ts >= minMs) out.push([this.pendingKeys[i] as string, ts]);
+    }
+    this.pendingKeys = [];
+    this.pendingTs = [];
     return out;
   }
 
   /** Put additions back after a failed commit, so the next commit carries them. */
   restorePending(entries: Array<[string, number]>): void {
-    this.pending = entries.concat(this.pending);
+    this.pendingKeys = entries.map(([k]) => k).concat(this.pendingKeys);
+    this.pendingTs = entries.map(([, t]) => t).concat(this.pendingTs);
   }
 }

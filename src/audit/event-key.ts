@@ -7,7 +7,7 @@
  * the second one in a same-instant group gets `#2`, the third `#3`. The counter is scoped to
  * the group of rows sharing one timestamp, so it is the same on every re-export of the window.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function canonicalRow(columns: readonly string[], values: readonly string[], sortedIdx: readonly number[]): string {
   let s = '';
@@ -24,7 +24,8 @@ export function sortedColumnOrder(columns: readonly string[]): number[] {
 }
 
 export function hashRow(canonical: string): string {
-  return createHash('sha256').update(canonical).digest('hex');
+  // One-shot hash(): no Hash object per row (measurably faster at a million rows).
+  return hash('sha256', canonical, 'hex');
 }
 
 /** Numbers repeated keys within one same-timestamp group (bounded: cleared when the time changes). */

@@ -5,6 +5,7 @@
  * its dead letter is durable), and the cursor moves only in a commit that carries those keys.
  */
 import type { Logger } from 'pino';
+import { columnDrift } from './columns.ts';
 import type { AuditConfig } from './config-schema.ts';
 import { DedupeSet } from './dedupe-set.ts';
 import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
@@ -82,10 +83,7 @@ export class RunContext {
   observeColumns(columns: string[]): void {
     const prev = this.columns;
     if (prev !== null) {
-      const prevSet = new Set(prev);
-      const curSet = new Set(columns);
-      const added = columns.filter((c) => !prevSet.has(c));
-      const removed = prev.filter((c) => !curSet.has(c));
+      const { added, removed } = columnDrift(prev, columns);
       if (added.length > 0 || removed.length > 0) {
         this.summary.schemaDrift.push({ added, removed });
         auditMetrics.schemaDrift.inc({ tenant: this.tenant }, added.length + removed.length);
@@ -128,7 +126,7 @@ export class RunContext {
   async checkpoint(cursorCandidateMs: number, windowStartMs: number, windowEndMs: number, phase: AuditProgress['phase']): Promise<void> {
     const cursorMs = this.cursorMs === null ? cursorCandidateMs : Math.max(this.cursorMs, cursorCandidateMs);
     const pruneBeforeMs = cursorMs - this.overlapMs;
-    const added = this.dedupe.takePending().filter(([, ts]) => ts >= pruneBeforeMs);
+    const added = this.dedupe.takePending(pruneBeforeMs);
     const nowMs = this.now();
     const finished = phase === 'window-done' && this.windowIndex === this.windowCount - 1;
     const clearBackfill = finished && this.backfill !== null;

@@ -8,14 +8,14 @@
  * cursor may move to the last delivered event's time (everything before it was read); in
  * any other order only the keys are committed and the cursor waits for the window's end.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError } from '../platform/errors.ts';
 import { openAuditExport } from '../platform/audit-export.ts';
 import type { PlatformClient } from '../platform/http-client.ts';
 import { EventBuilder, type RowProblem } from './build-event.ts';
 import { COLUMN_CANDIDATES, uniqueColumnNames } from './columns.ts';
-import { readCsvRecords } from './csv-records.ts';
+import { readCsv, type BadRow, type CsvHandler } from './csv-records.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
 import type { AuditEvent } from './event.ts';
 import { auditMetrics } from './metrics.ts';
@@ -23,7 +23,9 @@ import type { RunContext } from './run-context.ts';
 import { createTimestampParser, type TimestampParser } from './timestamp.ts';
 import { precisionUnitMs, requestFor, type ExportWindow, type WindowRequest } from './windows.ts';
 
-interface BadRow {
+const EMPTY: ReadonlySet<string> = new Set();
+
+interface BadLetter {
   letter: DeadLetter;
   key: string;
   keepUntilMs: number;
@@ -42,8 +44,11 @@ export class WindowPass {
   private builder: EventBuilder | undefined;
   private batch: AuditEvent[] = [];
   /** Keys in the current batch, so a row repeated within one batch is not sent twice. */
-  private readonly batchKeys = new Set<string>();
-  private bad: BadRow[] = [];
+  private batchKeys = new Set<string>();
+  /** The batch being delivered while the next one is built, and its keys. */
+  private inflight: Promise<void> | undefined;
+  private inflightKeys: ReadonlySet<string> = EMPTY;
+  private bad: BadLetter[] = [];
   private ascending = true;
   private lastTs = Number.NEGATIVE_INFINITY;
   private sinceCheckpoint = 0;
@@ -71,15 +76,19 @@ export class WindowPass {
 
   /** Exposed for tests and the bench: run the pass over any CSV body. */
   async consume(body: Readable): Promise<void> {
-    const signal = this.ctx.signal;
+    const handler: CsvHandler = {
+      header: (cells) => this.onHeader(cells),
+      row: (values, line) => this.onRow(values, line),
+      bad: (b: BadRow) => this.onBad(b),
+    };
     try {
-      for await (const item of readCsvRecords(body)) {
-        if (signal?.aborted) throw signal.reason;
-        if (item.kind === 'row') await this.onRow(item.values, item.line);
-        else if (item.kind === 'header') this.onHeader(item.cells);
-        else await this.onBad({ line: item.line, raw: item.raw, code: item.code, reason: item.reason });
-      }
+      await readCsv(body, handler);
       await this.flush();
+      await this.settle();
+    } catch (e) {
+      // Never leave a delivery running behind a failed pass (a retry would write concurrently).
+      await this.inflight?.catch(() => undefined);
+      throw e;
     } finally {
       this.reportCounts();
     }
@@ -105,33 +114,33 @@ export class WindowPass {
     }
   }
 
-  private async onRow(values: string[], line: number): Promise<void> {
+  private onRow(values: string[], line: number): Promise<void> | undefined {
     this.row++;
     this.ctx.summary.rowsRead++;
     const builder = this.builder;
-    if (!builder) return;
+    if (!builder) return undefined;
     const ts = builder.timestampOf(values);
     if (typeof ts !== 'number') return this.onBad({ raw: toCsvLine(values), line, row: this.row, ...(ts as RowProblem) });
-    if (ts < this.window.startMs || ts >= this.window.endMs) return;
+    if (ts < this.window.startMs || ts >= this.window.endMs) return undefined;
     this.ctx.summary.eventsRead++;
     this.unreported.read++;
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
     const event = builder.build(values, ts);
-    if (this.ctx.dedupe.has(event.key) || this.batchKeys.has(event.key)) {
+    if (this.ctx.dedupe.has(event.key) || this.batchKeys.has(event.key) || this.inflightKeys.has(event.key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;
-      return;
+      return undefined;
     }
     this.batch.push(event);
     this.batchKeys.add(event.key);
-    if (this.batch.length >= this.ctx.config.batchSize) await this.flush();
+    return this.batch.length >= this.ctx.config.batchSize ? this.flush() : undefined;
   }
 
-  private async onBad(b: { raw: string; code: string; reason: string; line?: number; row?: number }): Promise<void> {
+  private onBad(b: { raw: string; code: string; reason: string; line?: number; row?: number }): Promise<void> | undefined {
     // Same raw text in the same export range → the same dead letter: recorded once.
-    const key = `bad:${createHash('sha256').update(b.raw).digest('hex')}`;
-    if (this.ctx.dedupe.has(key) || this.bad.some((x) => x.key === key)) return;
+    const key = `bad:${hash('sha256', b.raw, 'hex')}`;
+    if (this.ctx.dedupe.has(key) || this.bad.some((x) => x.key === key)) return undefined;
     const letter: DeadLetter = {
       id: randomUUID(),
       sink: PARSE_DEAD_LETTER,
@@ -146,7 +155,7 @@ export class WindowPass {
     };
     // Kept until no later request can include this row again.
     this.bad.push({ letter, key, keepUntilMs: this.request.endMs + precisionUnitMs(this.ctx.config.precision) });
-    if (this.bad.length >= this.ctx.config.batchSize) await this.flush();
+    return this.bad.length >= this.ctx.config.batchSize ? this.flush() : undefined;
   }
 
   /** Per-event counters go to the metrics once per batch (a labelled inc per row is measurable). */
@@ -157,21 +166,48 @@ export class WindowPass {
     this.unreported = { read: 0, duplicates: 0 };
   }
 
+  /**
+   * Hands the batch to the sinks and returns as soon as the previous batch is acknowledged:
+   * one batch is in flight while the next one is parsed (bounded memory, sink I/O overlapped
+   * with parsing, batches still reach the sinks in order).
+   */
   private async flush(): Promise<void> {
+    this.ctx.signal?.throwIfAborted();
     this.reportCounts();
     const bad = this.bad;
     const batch = this.batch;
+    await this.settle();
     if (bad.length > 0) {
       this.bad = [];
       await this.ctx.deadLetterRows(bad);
     }
     if (batch.length > 0) {
       this.batch = [];
-      this.batchKeys.clear();
-      await this.ctx.deliver(batch);
+      const keys = this.batchKeys;
+      this.batchKeys = new Set();
+      this.inflightKeys = keys;
+      const p = this.ctx.deliver(batch);
+      // Marked handled now; the failure surfaces where the promise is awaited (settle()).
+      p.catch(() => undefined);
+      this.inflight = p;
       this.sinceCheckpoint += batch.length;
     }
-    if (this.sinceCheckpoint >= this.ctx.config.checkpointEvents) await this.midCheckpoint();
+    if (this.sinceCheckpoint >= this.ctx.config.checkpointEvents) {
+      await this.settle();
+      await this.midCheckpoint();
+    }
+  }
+
+  /** Waits for the batch in flight (its keys are in the dedupe set afterwards). */
+  private async settle(): Promise<void> {
+    const p = this.inflight;
+    if (!p) return;
+    this.inflight = undefined;
+    try {
+      await p;
+    } finally {
+      this.inflightKeys = EMPTY;
+    }
   }
 
   private async midCheckpoint(): Promise<void> {

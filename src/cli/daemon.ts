@@ -1,8 +1,16 @@
 /** `scim-audit-sync daemon --config F`: the long-running service (scheduling, workers, /metrics, /healthz, /readyz, /status). */
 import { Command } from 'commander';
-import { loadAllTenants } from '../config/load.ts';
+import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
-import { commandLogger, configOption } from './options.ts';
+import { commandLogger, configOption, globalOptions } from './options.ts';
+
+/** Several tenants in one process: no process-wide `tenant` field (each line names its own). */
+function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
+  if (all.length === 1) return commandLogger(cmd, all[0]);
+  const g = globalOptions(cmd);
+  return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty: g.logFormat === 'pretty' });
+}
 
 export function daemonCommand(): Command {
   return new Command('daemon')
@@ -11,11 +19,18 @@ export function daemonCommand(): Command {
     .action(
       runCommand(async (opts: { config: string }, cmd: Command) => {
         const all = await loadAllTenants(opts.config);
-        const logger = commandLogger(cmd, all[0]);
+        const logger = daemonLogger(cmd, all);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
         const { buildDaemon } = await import('../app.ts');
         const daemon = buildDaemon(all, { logger });
-        await daemon.start();
+        try {
+          await daemon.start();
+        } catch (e) {
+          // Workers and Redis connections may already be up: close them, or the process would
+          // stay alive (and keep taking jobs) after reporting the error.
+          await daemon.close().catch(() => undefined);
+          throw e;
+        }
         await new Promise<void>((resolve) => {
           let stopping = false;
           const stop = (signal: string): void => {

@@ -217,6 +217,8 @@ export const daemonSchema = z
     rateLimit: z.strictObject({ requestsPerSecond: z.number().min(0).default(50) }).prefault({}),
     /** Attempts of a failed job (transient errors); config/credential errors are never retried. */
     jobAttempts: z.number().int().min(1).max(20).default(3),
+    /** Lock of a running job, renewed while it runs: a dead replica's jobs are taken over once it lapses (BullMQ lockDuration; stalled check every half of it). */
+    jobLockSeconds: z.number().min(1).max(600).default(30),
     quarantine: z
       .strictObject({
         /** Consecutive failed runs before a tenant is quarantined. */

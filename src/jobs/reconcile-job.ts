@@ -32,6 +32,8 @@ export interface ReconcileJobDeps {
   flow: FlowProducer;
   applyEvents: QueueEvents;
   logger: Logger;
+  /** Aborted when the daemon abandons running jobs at shutdown. */
+  signal?: AbortSignal;
 }
 
 /** Errors only an operator can fix: never retried (no retry storm). */
@@ -62,7 +64,8 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
     return r;
   }
-  const release = await rt.state.acquireLease('reconcile');
+  // Owned by the job: if this attempt is the job taken over from a dead replica, the lease is ours.
+  const release = await rt.state.acquireLease('reconcile', undefined, `job:${String(job.id)}`);
   if (!release) {
     const r = record('skipped', { reason: 'another reconcile of this tenant is running' });
     recordRun(tenant, 'reconcile', 'skipped', 0, logger, r.detail);
@@ -89,7 +92,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     for (const phase of planPhases(plan)) {
       await job.updateProgress({ phase: phase.name });
       await runPhaseFannedOut(
-        { redis: deps.redis, keyPrefix: deps.keyPrefix, flow: deps.flow, events: deps.applyEvents, bullPrefix: deps.bullPrefix, chunkSize: d.applyChunkSize, attempts: d.jobAttempts, timeoutMs: 6 * 3_600_000 },
+        { redis: deps.redis, keyPrefix: deps.keyPrefix, flow: deps.flow, events: deps.applyEvents, bullPrefix: deps.bullPrefix, chunkSize: d.applyChunkSize, attempts: d.jobAttempts, timeoutMs: 6 * 3_600_000, ...(deps.signal ? { signal: deps.signal } : {}) },
         tenant,
         runId,
         phase,
@@ -117,6 +120,8 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     }
     return r;
   } catch (e) {
+    // Abandoned at shutdown: not a failed run; the job is recovered as stalled and runs again.
+    if (deps.signal?.aborted) throw e;
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
     const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);

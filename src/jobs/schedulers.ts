@@ -30,8 +30,12 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
   }
 }
 
-/** On-demand run, deduplicated: while one manual run of the tenant is waiting, further triggers collapse into it. */
+/**
+ * On-demand run, deduplicated: while one manual run of the tenant is waiting, further triggers
+ * collapse into it. A trigger during an active manual run is kept (keepLastIfActive) and runs
+ * once after it: that run may already have read the source the operator just changed.
+ */
 export async function triggerRun(queue: Queue, kind: 'reconcile' | 'audit', tenant: string, attempts: number, trigger: 'manual' | 'approval' = 'manual'): Promise<string | undefined> {
-  const job = await queue.add(kind, { tenant, trigger }, { ...jobOptions(attempts), deduplication: { id: `${kind}:${tenant}:manual` } });
+  const job = await queue.add(kind, { tenant, trigger }, { ...jobOptions(attempts), deduplication: { id: `${kind}:${tenant}:manual`, keepLastIfActive: true } });
   return job.id;
 }

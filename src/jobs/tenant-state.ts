@@ -36,6 +36,8 @@ export interface HeldDeletes {
   runId: string;
 }
 
+// Free, or already held by the same owner (a job taken over after its replica died): take it.
+const ACQUIRE_LUA = `local v = redis.call('get', KEYS[1]) if v == false or v == ARGV[1] then return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return false`;
 const RELEASE_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const RENEW_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
@@ -50,11 +52,15 @@ export class TenantState {
     this.keys = tenantKeys(keyPrefix, tenant);
   }
 
-  /** Take the run lease; returns a release function, or undefined if another run holds it. The lease renews itself. */
-  async acquireLease(kind: 'reconcile' | 'audit', ttlMs = 60_000): Promise<(() => Promise<void>) | undefined> {
+  /**
+   * Take the run lease; returns a release function, or undefined if another run holds it. The
+   * lease renews itself. `owner` (e.g. the job id) lets a job recovered after its replica died
+   * take over its own lease instead of waiting for it to expire.
+   */
+  async acquireLease(kind: 'reconcile' | 'audit', ttlMs = 60_000, owner: string = randomUUID()): Promise<(() => Promise<void>) | undefined> {
     const key = this.keys.lease(kind);
-    const token = randomUUID();
-    const ok = await this.redis.set(key, token, 'PX', ttlMs, 'NX');
+    const token = owner;
+    const ok = await this.redis.eval(ACQUIRE_LUA, 1, key, token, String(ttlMs));
     if (ok !== 'OK') return undefined;
     const timer = setInterval(() => {
       void this.redis.eval(RENEW_LUA, 1, key, token, String(ttlMs)).catch(() => undefined);

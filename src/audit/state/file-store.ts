@@ -1,16 +1,23 @@
 /**
- * The audit state as one JSON file under `state.dir/<tenant>/audit/state.json`, rewritten
- * atomically on every commit (temp + fsync + rename). Its size is bounded by the overlap
- * window's keys, so a rewrite stays cheap.
+ * The audit state in local files under `state.dir/<tenant>/audit/`:
+ * - `state.json`: a snapshot (cursor, overlap keys, columns, backfill), replaced atomically;
+ * - `state.journal`: one JSON line per commit since the snapshot, appended and fdatasync'd.
+ * A commit is one durable append (its cost is the keys it adds, not the whole set); a torn
+ * last line is a commit that was never acknowledged and is ignored. The journal is folded
+ * into a new snapshot when a run starts and whenever it grows past `compactBytes`.
+ * Replaying a line twice changes nothing (keys are a set, the cursor only moves forward),
+ * so a crash between writing the snapshot and removing the journal is harmless.
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { ErrorCodes, SyncError } from '../../platform/errors.ts';
 import { writeJsonFileAtomic } from '../../state/atomic-file.ts';
 import { acquireFileLock, holdsFileLock, releaseFileLock } from './file-lock.ts';
-import { EMPTY_STATE, type AuditState, type AuditStateStore, type CommitUpdate } from './store.ts';
+import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
 
-interface StateFile {
+interface Snapshot {
   version: 1;
   tenant: string;
   cursorMs: number | null;
@@ -23,25 +30,58 @@ interface StateFile {
   dedupe: Record<string, number>;
 }
 
+/** One commit: cursor, added keys, prune bound, optional columns/backfill (null = cleared), wall time. */
+interface JournalLine {
+  c: number;
+  a: Array<[string, number]>;
+  p: number;
+  u: number;
+  col?: string[] | null;
+  bf?: AuditState['backfill'];
+}
+
+interface Folded {
+  cursorMs: number | null;
+  dedupe: Map<string, number>;
+  columns: string[] | null;
+  backfill: AuditState['backfill'];
+  updatedAtMs: number | null;
+  /** A journal was found (so a new snapshot is worth writing). */
+  journaled: boolean;
+}
+
 export function auditStateDir(stateDir: string, tenant: string): string {
   return join(stateDir, tenant, 'audit');
 }
 
+function apply(s: Folded, l: JournalLine): void {
+  s.cursorMs = s.cursorMs === null ? l.c : Math.max(s.cursorMs, l.c);
+  for (const [k, ts] of l.a) s.dedupe.set(k, ts);
+  for (const [k, ts] of s.dedupe) if (ts < l.p) s.dedupe.delete(k);
+  if (l.col !== undefined) s.columns = l.col;
+  if (l.bf !== undefined) s.backfill = l.bf;
+  s.updatedAtMs = l.u;
+}
+
 export class FileAuditStateStore implements AuditStateStore {
   readonly describe: string;
+  private readonly dir: string;
   private readonly path: string;
+  private readonly journal: string;
   private readonly lockPath: string;
   private readonly tenant: string;
-  private state: AuditState | undefined;
+  private readonly compactBytes: number;
   /** This instance holds the lock (another instance in the same process may not commit). */
   private locked = false;
-  private readonly dedupe = new Map<string, number>();
+  private journalBytes = 0;
 
-  constructor(stateDir: string, tenant: string) {
-    const dir = auditStateDir(stateDir, tenant);
-    this.path = join(dir, 'state.json');
-    this.lockPath = join(dir, 'run.lock');
+  constructor(stateDir: string, tenant: string, opts: { compactBytes?: number } = {}) {
+    this.dir = auditStateDir(stateDir, tenant);
+    this.path = join(this.dir, 'state.json');
+    this.journal = join(this.dir, 'state.journal');
+    this.lockPath = join(this.dir, 'run.lock');
     this.tenant = tenant;
+    this.compactBytes = opts.compactBytes ?? 32 * 1024 * 1024; // bytes
     this.describe = `file:${this.path}`;
   }
 
@@ -56,62 +96,90 @@ export class FileAuditStateStore implements AuditStateStore {
     await releaseFileLock(this.lockPath);
   }
 
+  /** Snapshot + journal. With the lock held, the journal is folded into a new snapshot. */
   async load(): Promise<AuditState> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'ENOENT') throw e;
-      this.state = { ...EMPTY_STATE, dedupe: [] };
-      this.dedupe.clear();
-      return this.state;
-    }
-    let file: StateFile;
-    try {
-      file = JSON.parse(text) as StateFile;
-    } catch {
-      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `audit state ${this.path} is not valid JSON; restore it from a backup or delete it to start over (events would be re-exported from audit.backfill.from)`);
-    }
-    this.dedupe.clear();
-    for (const [k, ts] of Object.entries(file.dedupe ?? {})) this.dedupe.set(k, ts);
-    this.state = {
-      cursorMs: file.cursorMs ?? null,
-      dedupe: [...this.dedupe],
-      columns: file.columns ?? null,
-      backfill: file.backfill ?? null,
-      updatedAtMs: file.updatedAtMs ?? null,
-    };
-    return this.state;
+    const s = await this.fold();
+    if (this.locked && s.journaled) await this.writeSnapshot(s);
+    return { cursorMs: s.cursorMs, dedupe: [...s.dedupe], columns: s.columns, backfill: s.backfill, updatedAtMs: s.updatedAtMs };
   }
 
   async commit(u: CommitUpdate): Promise<void> {
     if (!this.locked || !holdsFileLock(this.lockPath)) throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit state commit without the run lock (${this.lockPath})`);
-    const prev = this.state ?? (await this.load());
-    for (const [k, ts] of u.added) this.dedupe.set(k, ts);
-    for (const [k, ts] of this.dedupe) if (ts < u.pruneBeforeMs) this.dedupe.delete(k);
-    const cursorMs = prev.cursorMs === null ? u.cursorMs : Math.max(prev.cursorMs, u.cursorMs);
-    const next: AuditState = {
-      cursorMs,
-      dedupe: [],
-      columns: u.columns === undefined ? prev.columns : u.columns,
-      backfill: u.backfill === undefined ? prev.backfill : u.backfill,
-      updatedAtMs: u.nowMs,
-    };
-    const file: StateFile = {
-      version: 1,
-      tenant: this.tenant,
-      cursorMs,
-      cursor: new Date(cursorMs).toISOString(),
-      columns: next.columns,
-      backfill: next.backfill,
-      updatedAtMs: u.nowMs,
-      dedupe: Object.fromEntries(this.dedupe),
-    };
-    await writeJsonFileAtomic(this.path, file);
-    this.state = next;
+    const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
+    if (u.columns !== undefined) line.col = u.columns;
+    if (u.backfill !== undefined) line.bf = u.backfill;
+    const text = `${JSON.stringify(line)}\n`;
+    await mkdir(this.dir, { recursive: true });
+    const fh = await open(this.journal, 'a', 0o600);
+    try {
+      await fh.writeFile(text);
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    this.journalBytes += Buffer.byteLength(text);
+    if (this.journalBytes >= this.compactBytes) await this.writeSnapshot(await this.fold());
   }
 
   async close(): Promise<void> {
     await this.release();
+  }
+
+  private async fold(): Promise<Folded> {
+    const s: Folded = { cursorMs: null, dedupe: new Map(), columns: null, backfill: null, updatedAtMs: null, journaled: false };
+    let text: string | undefined;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'ENOENT') throw e;
+    }
+    if (text !== undefined) {
+      let snap: Snapshot;
+      try {
+        snap = JSON.parse(text) as Snapshot;
+      } catch {
+        throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `audit state ${this.path} is not valid JSON; restore it from a backup or delete it (and ${this.journal}) to start over from audit.backfill.from`);
+      }
+      s.cursorMs = snap.cursorMs ?? null;
+      for (const [k, ts] of Object.entries(snap.dedupe ?? {})) s.dedupe.set(k, ts);
+      s.columns = snap.columns ?? null;
+      s.backfill = snap.backfill ?? null;
+      s.updatedAtMs = snap.updatedAtMs ?? null;
+    }
+    try {
+      await stat(this.journal);
+    } catch {
+      return s;
+    }
+    s.journaled = true;
+    for await (const raw of createInterface({ input: createReadStream(this.journal, { encoding: 'utf8' }), crlfDelay: Infinity })) {
+      if (raw === '') continue;
+      let line: JournalLine;
+      try {
+        line = JSON.parse(raw) as JournalLine;
+      } catch {
+        break; // a torn last line: that commit was never acknowledged
+      }
+      apply(s, line);
+    }
+    return s;
+  }
+
+  private async writeSnapshot(s: Folded): Promise<void> {
+    const snap: Snapshot = {
+      version: 1,
+      tenant: this.tenant,
+      cursorMs: s.cursorMs,
+      cursor: s.cursorMs === null ? null : new Date(s.cursorMs).toISOString(),
+      columns: s.columns,
+      backfill: s.backfill,
+      updatedAtMs: s.updatedAtMs,
+      dedupe: Object.fromEntries(s.dedupe),
+    };
+    await writeJsonFileAtomic(this.path, snap);
+    await unlink(this.journal).catch((e: { code?: string }) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+    this.journalBytes = 0;
   }
 }

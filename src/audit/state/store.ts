@@ -51,5 +51,3 @@ export interface AuditStateStore {
   commit(update: CommitUpdate): Promise<void>;
   close(): Promise<void>;
 }
-
-export const EMPTY_STATE: AuditState = { cursorMs: null, dedupe: [], columns: null, backfill: null, updatedAtMs: null };
