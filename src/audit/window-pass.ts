@@ -1,8 +1,9 @@
 /**
  * One attempt at one window: request the export, parse it as it streams, keep the events
  * inside `[startMs, endMs)` that were not delivered yet, hand them to the sinks in batches
- * (awaiting each batch, so backpressure reaches the socket), checkpoint on the way, and
- * commit the window's end as the new cursor once everything is acknowledged.
+ * (at most one batch in flight while the next is parsed, so backpressure reaches the
+ * socket), checkpoint on the way, and commit the window's end as the new cursor once
+ * everything is acknowledged.
  *
  * Intermediate checkpoints: when the export has come in ascending time order so far, the
  * cursor may move to the last delivered event's time (everything before it was read); in
@@ -74,7 +75,7 @@ export class WindowPass {
     await this.consume(res.body);
   }
 
-  /** Exposed for tests and the bench: run the pass over any CSV body. */
+  /** The pass over an opened CSV body (any source of export bytes). */
   async consume(body: Readable): Promise<void> {
     const handler: CsvHandler = {
       header: (cells) => this.onHeader(cells),

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
 import { runCli } from '../cli/run-cli.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { runAuditFromConfig } from '../../src/audit/run-from-config.ts';
 
 const TOKEN = 'cli-audit-token';
 let sim: Simulator;
@@ -91,5 +94,13 @@ describe('audit CLI', () => {
     const replay = await runCli(['audit', 'replay', '--config', configPath, '--sink', 'nope'], env());
     expect(replay.code).toBe(2);
     expect(replay.stderr).toContain('no sink named "nope"');
+  });
+
+  it('runAuditFromConfig (used by the demo) runs from a config file and says where the file sink writes', async () => {
+    const loaded = await loadConfig(configPath, { ...process.env, ...env() });
+    const { summary, outputs } = await runAuditFromConfig(loaded, createLogger({ level: 'silent' }));
+    expect(outputs).toEqual([{ sink: 'siem', type: 'file', path: join(dir, 'out', 'audit.ndjson') }]);
+    expect(summary.cursorMs).not.toBeNull();
+    expect(summary.windowsDone).toBeGreaterThanOrEqual(1);
   });
 });

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, type SyncError } from '../../src/platform/errors.ts';
-import { partialSummary } from '../../src/audit/run-audit-export.ts';
+import { partialSummary, runAuditExport } from '../../src/audit/run-audit-export.ts';
+import { createSink } from '../../src/audit/sinks/registry.ts';
 import { SinkFailedError } from '../../src/audit/fan-out.ts';
 import { HOUR, T0, TOKEN, createHarness, duplicates, expectedIds, type Harness } from './support/harness.ts';
 import { startCsvServer, type CsvServer } from './support/csv-server.ts';
@@ -155,5 +156,36 @@ describe('sink failures', () => {
     expect(s.alreadyHeld['file']).toBeGreaterThan(0);
     // Non-idempotent sink: at least once, nothing lost.
     expect([...new Set(await h.plainKeys())].sort()).toEqual(expected);
+  });
+});
+
+describe('interruption', () => {
+  it('an aborted run stops without committing past the last checkpoint; the next run finishes the job', async () => {
+    h = await createHarness({ nowMs: T0 + 4 * HOUR, audit: { checkpointEvents: 300 } });
+    const ac = new AbortController();
+    let checkpoints = 0;
+    const err = await rejection(
+      runAuditExport({
+        platform: h.platform,
+        config: h.config,
+        tenant: h.tenant,
+        state: h.state,
+        deadLetters: h.deadLetters,
+        sinks: h.config.sinks.map((c) => createSink(c, { configDir: h!.dir })),
+        now: () => h!.nowMs,
+        signal: ac.signal,
+        onProgress: (p) => {
+          if (p.phase === 'checkpoint' && ++checkpoints === 3) ac.abort(new Error('operator pressed Ctrl-C'));
+        },
+      }),
+    );
+    expect(String((err as Error).message)).toContain('Ctrl-C');
+    const cursor = (await h.state.load()).cursorMs;
+    expect(cursor).not.toBeNull();
+    expect(cursor!).toBeLessThan(T0 + 2 * HOUR);
+    await h.run();
+    const file = await h.sinkKeys();
+    expect(duplicates(file)).toEqual([]);
+    expect(sorted(file)).toEqual(sorted(expectedIds(h.sim, T0, T0 + 4 * HOUR)));
   });
 });

@@ -134,7 +134,37 @@ describe('file state specifics', () => {
     await store.acquire('after-crash');
     await store.commit({ cursorMs: 9, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
     await store.release();
+    expect((await readdir(auditDir)).sort()).toEqual(['state.journal']);
+    // The next run folds the journal into a snapshot; nothing else is left behind.
+    await store.acquire('next');
+    expect((await store.load()).dedupe).toEqual([['a', 9]]);
+    await store.release();
     expect((await readdir(auditDir)).sort()).toEqual(['state.json']);
+  });
+
+  it('ignores a torn last journal line (a commit that was never acknowledged) and compacts when the journal grows', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'audit-journal-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const store = new FileAuditStateStore(dir, 'acme', { compactBytes: 400 });
+    await store.acquire('x');
+    await store.commit({ cursorMs: 10, added: [['a', 10]], pruneBeforeMs: 0, nowMs: 1 });
+    await store.commit({ cursorMs: 20, added: [['b', 20]], pruneBeforeMs: 0, nowMs: 2 });
+    await store.release();
+    const { appendFile } = await import('node:fs/promises');
+    await appendFile(join(auditStateDir(dir, 'acme'), 'state.journal'), '{"c":99,"a":[["torn",9');
+    const st = await new FileAuditStateStore(dir, 'acme').load();
+    expect(st.cursorMs).toBe(20);
+    expect(st.dedupe.sort()).toEqual([['a', 10], ['b', 20]]);
+    // Enough commits to pass compactBytes: the journal is folded away mid-run.
+    await store.acquire('y');
+    await store.load();
+    for (let i = 0; i < 10; i++) await store.commit({ cursorMs: 100 + i, added: [[`k${i}`, 100 + i]], pruneBeforeMs: 0, nowMs: 3 });
+    await store.release();
+    const files = await readdir(auditStateDir(dir, 'acme'));
+    expect(files).toContain('state.json');
+    const after = await new FileAuditStateStore(dir, 'acme').load();
+    expect(after.cursorMs).toBe(109);
+    expect(after.dedupe).toHaveLength(12);
   });
 
   it('names the file and the fix when the state is corrupt', async () => {
