@@ -120,7 +120,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         })
         .catch(() => undefined);
       if (!rt.loaded.config.audit) continue;
-      await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis as never, factory.keyPrefix, rt.id) }).catch(() => undefined);
+      await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis, factory.keyPrefix, rt.id) }).catch(() => undefined);
     }
   };
 

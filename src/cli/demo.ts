@@ -28,11 +28,12 @@ export function demoCommand(): Command {
 export async function runDemo(configPath: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   const token = `demo-${Math.random().toString(36).slice(2)}`;
   const { startSimulator } = await import('../simulator/index.ts');
-  const sim = await startSimulator({ tokens: [{ token }] });
+  const auditFrom = new Date(Date.now() - 6 * 3_600_000);
+  const sim = await startSimulator({ tokens: [{ token }], seed: 42, audit: { startAt: auditFrom.toISOString(), eventsPerHour: 400 } });
   const color = out.isTTY === true;
   const say = (s: string): void => void out.write(`${s}\n`);
   try {
-    const loaded = await loadConfig(configPath, { ...process.env, SIM_URL: sim.url, SIM_TOKEN: token });
+    const loaded = await loadConfig(configPath, { ...process.env, SIM_URL: sim.url, SIM_TOKEN: token, DEMO_AUDIT_FROM: auditFrom.toISOString() });
     await rm(resolve(loaded.configDir, loaded.config.state.dir), { recursive: true, force: true });
     const logger = createLogger({ level: 'warn' });
     say(paint('bold', `Platform simulator listening on ${sim.url} (empty tenant)`, out));
@@ -55,7 +56,16 @@ export async function runDemo(configPath: string, out: NodeJS.WriteStream = proc
       say(paint('bold', '== 3. plan again (expect no changes) ==', out));
       const second = await planReconcile(ctx, { allowDeletes: false });
       say(renderPlan(second.plan, { color, maxRows: 0 }));
-      if (result.failed.length > 0) return ExitCode.FAILED;
+      say('');
+      say(paint('bold', '== 4. audit export into a file sink ==', out));
+      const { runAuditFromConfig } = await import('../audit/run-from-config.ts');
+      const audit = await runAuditFromConfig(loaded, logger);
+      const s = audit.summary;
+      say(`  events read ${s.eventsRead}, delivered ${JSON.stringify(s.delivered)}, dead-lettered ${JSON.stringify(s.deadLettered)}, duplicates skipped ${s.duplicatesSkipped}`);
+      say(`  cursor now ${s.cursorMs === null ? 'none' : new Date(s.cursorMs).toISOString()}`);
+      for (const o of audit.outputs) if (o.path) say(paint('green', `  audit events written to ${o.path}`, out));
+      const failed = result.failed.length > 0 || Object.values(s.deadLettered).some((n) => n > 0);
+      if (failed) return ExitCode.FAILED;
       return second.plan.summary.changes === 0 ? ExitCode.OK : ExitCode.FAILED;
     } finally {
       await ctx.close();

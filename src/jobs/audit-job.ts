@@ -50,7 +50,7 @@ export async function processAudit(
       config: audit,
       tenant,
       state: new RedisAuditStateStore(deps.redis, deps.keyPrefix, tenant),
-      deadLetters: new RedisDeadLetterStore(deps.redis as never, deps.keyPrefix, tenant),
+      deadLetters: new RedisDeadLetterStore(deps.redis, deps.keyPrefix, tenant),
       sinks,
       logger,
       owner: `${hostname()}:${process.pid}`,

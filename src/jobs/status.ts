@@ -36,7 +36,7 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
       ? await auditStatus({
           tenant: rt.id,
           state: new RedisAuditStateStore(deps.redis, deps.keyPrefix, rt.id),
-          deadLetters: new RedisDeadLetterStore(deps.redis as never, deps.keyPrefix, rt.id),
+          deadLetters: new RedisDeadLetterStore(deps.redis, deps.keyPrefix, rt.id),
         })
       : null;
     extra[rt.id] = {
