@@ -69,12 +69,13 @@ describe('program', () => {
     await expect(program.parseAsync(['node', 'x', 'frobnicate'])).rejects.toMatchObject({ code: 'commander.unknownCommand' });
   });
 
-  it('passes settings down to nested subcommands (e.g. `audit run`)', async () => {
+  it('passes settings down to nested subcommands (the real `audit export`, and one added later)', async () => {
     const program = buildProgram().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-    const audit = new Command('audit').addCommand(new Command('run').action(() => {}));
-    inheritSettings(program, audit);
-    program.addCommand(audit);
-    // Without the exit override reaching `run`, commander would call process.exit here.
-    await expect(program.parseAsync(['node', 'x', 'audit', 'run', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
+    // Without the exit override reaching `export`, commander would call process.exit here.
+    await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
+    const extra = new Command('extra').addCommand(new Command('run').action(() => {}));
+    inheritSettings(program, extra);
+    program.addCommand(extra);
+    await expect(program.parseAsync(['node', 'x', 'extra', 'run', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
   });
 });
