@@ -72,7 +72,7 @@ describe('program', () => {
   it('passes settings down to nested subcommands (the real `audit export`, and one added later)', async () => {
     const program = buildProgram().configureOutput({ writeErr: () => {}, writeOut: () => {} });
     // Without the exit override reaching `export`, commander would call process.exit here.
-    await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
+    await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--config', 'c.yaml', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
     const extra = new Command('extra').addCommand(new Command('run').action(() => {}));
     inheritSettings(program, extra);
     program.addCommand(extra);
