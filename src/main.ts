@@ -7,6 +7,14 @@ import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.ts';
 import { exitCodeFor, formatError } from './cli/exit-codes.ts';
 
+// `scim-audit-sync plan | head`: a reader that went away is not an error of ours.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
 const program = buildProgram();
 try {
   await program.parseAsync(process.argv);
