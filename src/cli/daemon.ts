@@ -3,11 +3,10 @@ import { Command } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
-import { commandLogger, configOption, globalOptions } from './options.ts';
+import { configOption, globalOptions } from './options.ts';
 
-/** Several tenants in one process: no process-wide `tenant` field (each line names its own). */
+/** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
 function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
-  if (all.length === 1) return commandLogger(cmd, all[0]);
   const g = globalOptions(cmd);
   return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty: g.logFormat === 'pretty' });
 }

@@ -4,7 +4,7 @@
  * guard stays held (visible in /status) until `approve-deletes`; the rest is applied.
  */
 import { randomUUID } from 'node:crypto';
-import { UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
+import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordPlan, recordRun, setManagedObjects, setQuarantined } from '../observability/instrument.ts';
@@ -39,7 +39,8 @@ export interface ReconcileJobDeps {
 /** Errors only an operator can fix: never retried (no retry storm). */
 const UNRECOVERABLE = new Set<string>([ErrorCodes.CONFIG_INVALID, ErrorCodes.AUTH_INVALID, ErrorCodes.AUTH_FORBIDDEN, ErrorCodes.INSECURE_URL]);
 
-export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps): Promise<RunRecord> {
+
+export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
   const { tenant } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
@@ -67,6 +68,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   // Owned by the job: if this attempt is the job taken over from a dead replica, the lease is ours.
   const release = await rt.state.acquireLease('reconcile', undefined, `job:${String(job.id)}`);
   if (!release) {
+    // An operator's run (trigger, resume, approve-deletes) must not be lost to a running
+    // scheduled one: it waits and runs afterwards. A scheduled tick is simply skipped.
+    if (job.data.trigger !== 'schedule' && token !== undefined) {
+      // Try again after half a job lock: a holder that died has lost its lease by then.
+      const retryInMs = Math.min(15_000, cfg.daemon.jobLockSeconds * 500);
+      logger.info({ retryInMs }, 'another reconcile of this tenant is running; this run waits for it');
+      await job.moveToDelayed(Date.now() + retryInMs, token);
+      throw new DelayedError();
+    }
     const r = record('skipped', { reason: 'another reconcile of this tenant is running' });
     recordRun(tenant, 'reconcile', 'skipped', 0, logger, r.detail);
     return r;
@@ -82,9 +92,13 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     if (approved) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     // Write-ahead: pending creates and the pruned ledger are saved before any request.
-    for (const c of plan.users.create) ledger.markPending('user', c.externalId);
-    for (const c of plan.groups.create) ledger.markPending('group', c.externalId);
-    await rt.ledger.save(ledger.toJSON());
+    // Written entry by entry, never as a whole: chunks of an earlier run taken over from a
+    // dead replica may still be recording objects, and a whole-ledger write would drop them.
+    const pruned = ledger.takePruned();
+    await rt.ledger.forgetMany('user', pruned.user);
+    await rt.ledger.forgetMany('group', pruned.group);
+    await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
+    await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     const held = plan.guard.tripped;
     await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 

@@ -76,6 +76,11 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     await tx.exec();
   }
 
+  /** Forget objects that no longer exist on the platform (pruned while planning). */
+  async forgetMany(kind: ObjectKind, ids: string[]): Promise<void> {
+    for (const id of ids) await this.forget(kind, id);
+  }
+
   async setDeactivated(id: string, at: number | undefined): Promise<void> {
     const prev = await this.redis.hget(this.keys.ledgerUsers, id);
     if (!prev) return;

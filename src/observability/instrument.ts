@@ -16,6 +16,11 @@ import { observation } from './tenant-observations.ts';
 const r = reconcileMetrics;
 
 /** Hooks for a PlatformClient serving `tenant`: request counts, latency, retries and 429s. */
+/** The tenant field for a log line, unless the logger already carries it (pino would repeat the key). */
+function tenantField(logger: Logger, tenant: string): { tenant?: string } {
+  return 'tenant' in logger.bindings() ? {} : { tenant };
+}
+
 export function platformHooks(tenant: string, logger: Logger): PlatformClientHooks {
   const m = platformMetrics;
   return {
@@ -27,11 +32,11 @@ export function platformHooks(tenant: string, logger: Logger): PlatformClientHoo
     onRetry(e) {
       m.retries.inc({ tenant, route: e.route });
       if (e.status === 429) m.rateLimitWait.inc({ tenant }, e.delayMs / 1000);
-      logger.debug({ tenant, method: e.method, route: e.route, status: e.status, attempt: e.attempt, delayMs: Math.round(e.delayMs), reason: e.reason }, 'platform request retried');
+      logger.debug({ ...tenantField(logger, tenant), method: e.method, route: e.route, status: e.status, attempt: e.attempt, delayMs: Math.round(e.delayMs), reason: e.reason }, 'platform request retried');
     },
     onRateLimited(e) {
       m.rateLimited.inc({ tenant, route: e.route });
-      logger.debug({ tenant, route: e.route, retryAfterMs: e.retryAfterMs }, 'platform rate limit (HTTP 429)');
+      logger.debug({ ...tenantField(logger, tenant), route: e.route, retryAfterMs: e.retryAfterMs }, 'platform rate limit (HTTP 429)');
     },
   };
 }
@@ -61,7 +66,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
-  const fields = { tenant, source: plan.source, summary: plan.summary, drift, guard };
+  const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };
   if (plan.guard.tripped) logger.warn(fields, 'reconcile plan: deletion guard tripped, destructive operations held');
   else logger.info(fields, 'reconcile plan');
 }
@@ -74,7 +79,7 @@ export function recordChange(tenant: string, change: AppliedChange, logger: Logg
   if (change.removed) r.membersChanged.inc({ tenant, direction: 'remove' }, change.removed);
   const { action, result, id, externalId, name, added, removed, code, message } = change;
   // Explicit fields only: whatever else a caller hangs on the change stays out of the log.
-  const line = { tenant, action, result, id, externalId, name, added, removed, code, message };
+  const line = { ...tenantField(logger, tenant), action, result, id, externalId, name, added, removed, code, message };
   if (result === 'ok') logger.info(line, 'scim change applied');
   else logger.warn(line, 'scim change failed');
 }
@@ -109,7 +114,7 @@ export function recordRun(tenant: string, kind: JobKind, result: RunResult, dura
     r.lastSuccess.set({ tenant, job: kind }, now / 1000);
     o.lastSuccess[kind] = new Date(now).toISOString();
   }
-  logger[RUN_LEVEL[result]]({ ...fields, tenant, job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);
+  logger[RUN_LEVEL[result]]({ ...fields, ...tenantField(logger, tenant), job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);
 }
 
 /** Deletes currently held by the guard (refreshed from Redis, so every replica reports the cluster-wide value). */

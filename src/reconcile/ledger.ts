@@ -44,6 +44,8 @@ export class Ledger implements LedgerWriter {
   private readonly groups: Map<string, LedgerEntry>;
   private readonly pending: Set<string>;
   private dirty = false;
+  /** Ids dropped by prune() since the last takePruned(), for stores written entry by entry. */
+  private readonly pruned: Record<ObjectKind, string[]> = { user: [], group: [] };
   /** Lazily built externalId → id indexes, dropped on every write. */
   private readonly byExternalId = new Map<ObjectKind, Map<string, string>>();
 
@@ -122,11 +124,19 @@ export class Ledger implements LedgerWriter {
       if (!existingIds.has(id)) {
         this.map(kind).delete(id);
         this.byExternalId.delete(kind);
+        this.pruned[kind].push(id);
         n++;
       }
     }
     if (n > 0) this.dirty = true;
     return n;
+  }
+
+  takePruned(): Record<ObjectKind, string[]> {
+    const out = { user: [...this.pruned.user], group: [...this.pruned.group] };
+    this.pruned.user.length = 0;
+    this.pruned.group.length = 0;
+    return out;
   }
 
   get isDirty(): boolean {

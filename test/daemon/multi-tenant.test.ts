@@ -108,4 +108,20 @@ describe('multi-tenant daemon and trigger', () => {
     expect(runsFinished([d], 'reconcile')).toHaveLength(2);
     expect((await d.stop()).code).toBe(0);
   });
+  it('a manual run that finds another run holding the tenant waits for it instead of being skipped', async () => {
+    const platform = await sim(TOKEN_A);
+    const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN_A });
+    ws.writeDirectory({ users: people(1, 5), groups: [] });
+    ws.writeConfig({ daemon: { jobLockSeconds: 4 } });
+    // Another replica's run holds the tenant's lease for 3 s.
+    await ws.redis().set(`${ws.keyPrefix}:{acme}:lease:reconcile`, 'job:elsewhere', 'PX', 3_000);
+    const d = await ws.spawnDaemon();
+    await ws.trigger();
+    await d.waitForLog((l) => l.msg === 'another reconcile of this tenant is running; this run waits for it');
+    expect(platform.store.counts().users).toBe(0);
+    await waitFor(() => runsFinished([d], 'reconcile').length === 1, 'the waiting manual run, once the lease is free', 15_000);
+    expect(runsFinished([d], 'reconcile').map((l) => l['result'])).toEqual(['success']);
+    expect(platform.store.counts().users).toBe(5);
+    expect((await d.stop()).code).toBe(0);
+  });
 });
