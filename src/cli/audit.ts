@@ -106,8 +106,10 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
     }
     progress.stop();
     const deadLettered = Object.values(summary.deadLettered).reduce((a, b) => a + b, 0);
-    if (opts.json) printJson(summary);
-    else printLines([paint('green', 'audit export finished'), ...renderExportSummary(summary).map((l) => `  ${l}`)]);
+    // stdout belongs to a `stdout` sink's NDJSON when one is configured: the report goes to stderr.
+    const out = loaded.config.audit?.sinks.some((s) => s.type === 'stdout') ? process.stderr : process.stdout;
+    if (opts.json) printJson(summary, out);
+    else printLines([paint('green', 'audit export finished', out), ...renderExportSummary(summary).map((l) => `  ${l}`)], out);
     return deadLettered > 0 ? ExitCode.FAILED : ExitCode.OK;
   } finally {
     abort.dispose();

@@ -103,4 +103,16 @@ describe('audit CLI', () => {
     expect(summary.cursorMs).not.toBeNull();
     expect(summary.windowsDone).toBeGreaterThanOrEqual(1);
   });
+  it('with a stdout sink, stdout carries only the NDJSON events and the report goes to stderr', async () => {
+    const cfg = join(dir, 'config-stdout.yaml');
+    const text = (await readFile(configPath, 'utf8')).replace('tenant: clitest', 'tenant: clistdout').replace('  sinks:\n', '  sinks:\n    - type: stdout\n      name: console\n');
+    await writeFile(cfg, text);
+    const r = await runCli(['audit', 'export', '--config', cfg], env());
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(100);
+    for (const l of lines) expect((JSON.parse(l) as { event?: { id?: string } }).event?.id).toBeTruthy();
+    expect(r.stderr).toMatch(/audit export finished/);
+    expect(r.stderr).toMatch(new RegExp(`console=${lines.length}\\b`));
+  });
 });
