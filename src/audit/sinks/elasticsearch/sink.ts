@@ -5,40 +5,25 @@
  * resent alone with backoff; other item errors are rejected as `es_<error.type>`.
  */
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
 import { chunkEvents } from '../batcher.ts';
-import { toRetryPolicy } from '../common-config.ts';
 import type { SinkContext } from '../context.ts';
-import { HttpTransport, authError, classifyStatus, retryAfterMs, type AttemptOutcome } from '../http-transport.ts';
-import { SinkInstrument } from '../instrument.ts';
+import { HttpSinkBase, type SinkCredentials } from '../http-sink-base.ts';
+import { authError, classifyStatus, retryAfterMs, type AttemptOutcome } from '../http-transport.ts';
 import { readSecret } from '../secrets.ts';
-import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
-import { loadTls } from '../tls.ts';
-import { joinPath, sinkUrl } from '../url.ts';
+import type { RejectedEvent, WriteResult } from '../sink.ts';
+import { joinPath } from '../url.ts';
 import { parseBulkResponse } from './bulk-response.ts';
 import type { ElasticsearchSinkConfig } from './config.ts';
 import { encodeBulkCreate } from './encoder.ts';
 
-export class ElasticsearchSink implements Sink {
-  readonly name: string;
-  readonly type = 'elasticsearch';
+export class ElasticsearchSink extends HttpSinkBase<ElasticsearchSinkConfig> {
   readonly idempotent = true;
-  private readonly config: ElasticsearchSinkConfig;
-  private readonly ctx: SinkContext;
-  private readonly url: URL;
-  private readonly instrument: SinkInstrument;
-  private transport: HttpTransport | undefined;
-  private headers: Record<string, string> = {};
 
   constructor(config: ElasticsearchSinkConfig, ctx: SinkContext) {
-    this.name = config.name;
-    this.config = config;
-    this.ctx = ctx;
-    this.url = sinkUrl(config.url, config.allowInsecureHttp, `sink ${config.name}: url`);
-    this.instrument = new SinkInstrument(config.name, this.type, ctx);
+    super('elasticsearch', config, ctx);
   }
 
-  async open(): Promise<void> {
+  protected async credentials(): Promise<SinkCredentials> {
     const { config, ctx } = this;
     const secrets: string[] = [];
     const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', accept: 'application/json' };
@@ -52,21 +37,11 @@ export class ElasticsearchSink implements Sink {
       secrets.push(apiKey);
       headers['authorization'] = `ApiKey ${apiKey}`;
     }
-    this.headers = headers;
-    this.transport = new HttpTransport({
-      origin: this.url.origin,
-      policy: toRetryPolicy(config.retry),
-      instrument: this.instrument,
-      timeoutMs: config.timeoutSeconds * 1000,
-      tls: await loadTls(config.tls, ctx.configDir, `sink ${config.name}`),
-      secrets,
-      ...(ctx.random ? { random: ctx.random } : {}),
-    });
+    return { headers, secrets };
   }
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
-    const transport = this.transport;
-    if (!transport) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
+    const transport = this.openTransport();
     let delivered = 0;
     const rejected: RejectedEvent[] = [];
     const path = joinPath(this.url, `/_bulk${this.config.pipeline ? `?pipeline=${encodeURIComponent(this.config.pipeline)}` : ''}`);
@@ -119,11 +94,5 @@ export class ElasticsearchSink implements Sink {
     this.instrument.delivered(delivered);
     this.instrument.rejected(rejected);
     return { delivered, rejected };
-  }
-
-  async close(): Promise<void> {
-    const t = this.transport;
-    this.transport = undefined;
-    await t?.close();
   }
 }

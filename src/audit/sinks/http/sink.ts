@@ -5,42 +5,27 @@
  * verdict). At-least-once: a retried request may arrive twice.
  */
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
 import { chunkEvents } from '../batcher.ts';
-import { toRetryPolicy } from '../common-config.ts';
 import type { SinkContext } from '../context.ts';
-import { HttpTransport, authError, classifyStatus, retryAfterMs, type AttemptOutcome } from '../http-transport.ts';
-import { SinkInstrument } from '../instrument.ts';
+import { HttpSinkBase, type SinkCredentials } from '../http-sink-base.ts';
+import { authError, classifyStatus, retryAfterMs, type AttemptOutcome } from '../http-transport.ts';
 import { readSecret } from '../secrets.ts';
-import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
-import { loadTls } from '../tls.ts';
-import { joinPath, sinkUrl } from '../url.ts';
+import type { RejectedEvent, WriteResult } from '../sink.ts';
+import { joinPath } from '../url.ts';
 import type { HttpSinkConfig } from './config.ts';
 import { CONTENT_TYPES, encodeBody, encodeDoc } from './encoder.ts';
 
 /** `ok`, or the refusing status with the server's (scrubbed) explanation. */
 type Verdict = 'ok' | { status: number; detail: string };
 
-export class HttpSink implements Sink {
-  readonly name: string;
-  readonly type = 'http';
+export class HttpSink extends HttpSinkBase<HttpSinkConfig> {
   readonly idempotent = false;
-  private readonly config: HttpSinkConfig;
-  private readonly ctx: SinkContext;
-  private readonly url: URL;
-  private readonly instrument: SinkInstrument;
-  private transport: HttpTransport | undefined;
-  private headers: Record<string, string> = {};
 
   constructor(config: HttpSinkConfig, ctx: SinkContext) {
-    this.name = config.name;
-    this.config = config;
-    this.ctx = ctx;
-    this.url = sinkUrl(config.url, config.allowInsecureHttp, `sink ${config.name}: url`);
-    this.instrument = new SinkInstrument(config.name, this.type, ctx);
+    super('http', config, ctx);
   }
 
-  async open(): Promise<void> {
+  protected async credentials(): Promise<SinkCredentials> {
     const { config, ctx } = this;
     const secrets: string[] = [];
     const headers: Record<string, string> = { ...lowerKeys(config.headers), 'content-type': CONTENT_TYPES[config.format] };
@@ -54,21 +39,11 @@ export class HttpSink implements Sink {
       secrets.push(password, basic);
       headers['authorization'] = `Basic ${basic}`;
     }
-    this.headers = headers;
-    this.transport = new HttpTransport({
-      origin: this.url.origin,
-      policy: toRetryPolicy(config.retry),
-      instrument: this.instrument,
-      timeoutMs: config.timeoutSeconds * 1000,
-      tls: await loadTls(config.tls, ctx.configDir, `sink ${config.name}`),
-      secrets,
-      ...(ctx.random ? { random: ctx.random } : {}),
-    });
+    return { headers, secrets };
   }
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
-    const transport = this.transport;
-    if (!transport) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
+    const transport = this.openTransport();
     let delivered = 0;
     const rejected: RejectedEvent[] = [];
     for (const chunk of chunkEvents(events, encodeDoc, this.config.batch)) {
@@ -100,12 +75,6 @@ export class HttpSink implements Sink {
     this.instrument.delivered(delivered);
     this.instrument.rejected(rejected);
     return { delivered, rejected };
-  }
-
-  async close(): Promise<void> {
-    const t = this.transport;
-    this.transport = undefined;
-    await t?.close();
   }
 }
 

@@ -9,14 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { AuditEvent } from '../../event.ts';
 import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
 import { chunkEvents } from '../batcher.ts';
-import { toRetryPolicy } from '../common-config.ts';
 import type { SinkContext } from '../context.ts';
+import { HttpSinkBase, type SinkCredentials } from '../http-sink-base.ts';
 import { HttpTransport, authError, classifyStatus, retryAfterMs, type AttemptOutcome, type HttpResponse } from '../http-transport.ts';
-import { SinkInstrument } from '../instrument.ts';
 import { readSecret } from '../secrets.ts';
-import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
-import { loadTls } from '../tls.ts';
-import { joinPath, sinkUrl } from '../url.ts';
+import type { RejectedEvent, WriteResult } from '../sink.ts';
+import { joinPath } from '../url.ts';
 import { waitForAck } from './ack.ts';
 import { HEC_CODES, HEC_CONFIG_HINTS, parseHecBody } from './codes.ts';
 import type { SplunkHecSinkConfig } from './config.ts';
@@ -27,50 +25,26 @@ type Verdict =
   | { kind: 'reject-event'; index: number; code: string; reason: string }
   | { kind: 'reject-all'; code: string; reason: string };
 
-export class SplunkHecSink implements Sink {
-  readonly name: string;
-  readonly type = 'splunk-hec';
+export class SplunkHecSink extends HttpSinkBase<SplunkHecSinkConfig> {
   readonly idempotent = false;
-  private readonly config: SplunkHecSinkConfig;
-  private readonly ctx: SinkContext;
-  private readonly url: URL;
   private readonly channel: string;
   private readonly envelope: HecEnvelope;
-  private readonly instrument: SinkInstrument;
-  private transport: HttpTransport | undefined;
-  private headers: Record<string, string> = {};
 
   constructor(config: SplunkHecSinkConfig, ctx: SinkContext) {
-    this.name = config.name;
-    this.config = config;
-    this.ctx = ctx;
-    this.url = sinkUrl(config.url, config.allowInsecureHttp, `sink ${config.name}: url`);
+    super('splunk-hec', config, ctx);
     this.channel = config.channel ?? randomUUID();
     this.envelope = { index: config.index, source: config.source, sourcetype: config.sourcetype, host: config.host };
-    this.instrument = new SinkInstrument(config.name, this.type, ctx);
   }
 
-  async open(): Promise<void> {
+  protected async credentials(): Promise<SinkCredentials> {
     const { config, ctx } = this;
     const token = await readSecret(config.token, config.tokenFile, ctx.configDir, `sink ${config.name}: token`);
-    this.headers = {
-      authorization: `Splunk ${token}`,
-      'content-type': 'application/json',
-      'x-splunk-request-channel': this.channel,
-    };
-    this.transport = new HttpTransport({
-      origin: this.url.origin,
-      policy: toRetryPolicy(config.retry),
-      instrument: this.instrument,
-      timeoutMs: config.timeoutSeconds * 1000,
-      tls: await loadTls(config.tls, ctx.configDir, `sink ${config.name}`),
-      secrets: [token],
-      ...(ctx.random ? { random: ctx.random } : {}),
-    });
+    const headers = { authorization: `Splunk ${token}`, 'content-type': 'application/json', 'x-splunk-request-channel': this.channel };
+    return { headers, secrets: [token] };
   }
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
-    if (!this.transport) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
+    const transport = this.openTransport();
     let delivered = 0;
     const rejected: RejectedEvent[] = [];
     for (const chunk of chunkEvents(events, (e) => encodeHecEvent(e, this.envelope), this.config.batch)) {
@@ -101,7 +75,7 @@ export class SplunkHecSink implements Sink {
 
   /** One logical request (with its retries and, if on, its indexer acknowledgement). */
   private async sendOnce(payloads: Buffer[], n: number, signal?: AbortSignal): Promise<Verdict> {
-    const transport = this.transport!;
+    const transport = this.openTransport();
     const req = await transport.prepare({
       method: 'POST',
       path: joinPath(this.url, '/services/collector/event'),
@@ -145,18 +119,12 @@ export class SplunkHecSink implements Sink {
       return { retry: `HTTP ${res.status}${known ? ` HEC code ${body.code} (${known.text})` : ''}`, retryAfterMs: retryAfterMs(res), events: n };
     }
     const code = known?.name ?? (body.code !== undefined ? `hec_${body.code}` : `http_${res.status}`);
-    const reason = `HTTP ${res.status}${body.code !== undefined ? ` HEC code ${body.code}` : ''}: ${transportQuote(this.transport!, body.text ?? res.text)}`;
+    const reason = `HTTP ${res.status}${body.code !== undefined ? ` HEC code ${body.code}` : ''}: ${transportQuote(this.openTransport(), body.text ?? res.text)}`;
     const index = body.invalidEventNumber;
     if (known?.verdict === 'reject-event' && index !== undefined && Number.isInteger(index) && index >= 0 && index < n) {
       return { done: { kind: 'reject-event', index, code, reason }, result: 'partial', events: n };
     }
     return { done: { kind: 'reject-all', code, reason }, result: 'rejected', events: n };
-  }
-
-  async close(): Promise<void> {
-    const t = this.transport;
-    this.transport = undefined;
-    await t?.close();
   }
 }
 
