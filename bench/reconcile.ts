@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   const c = await noopPlan(cUsers, cGroups);
   process.stdout.write(
     `(c) no-op plan ${n0(cUsers)} users + ${n0(cGroups)} groups: ${s(c.run.wallMs)} s, peak RSS ${c.run.peakRssMb?.toFixed(0)} MB; CLI start-up alone ${c.startupMb?.toFixed(0)} MB, source read alone ${c.sourceOnlyMb?.toFixed(0)} MB` +
-      (c.t ? ` (source ${s(c.t.sourceMs)} s ‖ platform listing ${s(c.t.platformMs)} s, then plan ${s(c.t.planMs)} s)` : '') +
+      (c.t ? ` (source ${s(c.t.sourceMs)} s, then platform listing ${s(c.t.platformMs)} s, then plan ${s(c.t.planMs)} s)` : '') +
       ` [simulator seeded in ${s(c.seedMs)} s]\n`,
   );
   metrics.push({ name: `(c) no-op plan, ${n0(cUsers)} users + ${n0(cGroups)} groups — wall time of \`plan --json\``, value: `${s(c.run.wallMs)} s`, target: '≤ 15 s', pass: c.run.wallMs <= 15_000 });
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   metrics.push({ name: '(c) same with `--low-memory` (V8 optimize-for-size) — wall time', value: `${s(c.low.wallMs)} s`, target: '≤ 15 s', pass: c.low.wallMs <= 15_000 });
   metrics.push({ name: '(c) same with `--low-memory` — peak RSS (VmHWM)', value: `${c.low.peakRssMb?.toFixed(0) ?? '?'} MB`, target: '≤ 400 MB', pass: (c.low.peakRssMb ?? Infinity) <= 400 });
   process.stdout.write(`(c) with --low-memory: ${s(c.low.wallMs)} s, peak RSS ${c.low.peakRssMb?.toFixed(0)} MB\n`);
-  if (c.t) notes.push(`(c) source read ${s(c.t.sourceMs)} s and platform listing ${s(c.t.platformMs)} s run in parallel; planning ${s(c.t.planMs)} s; the rest is Node start-up and printing.`);
+  if (c.t) notes.push(`(c) source read ${s(c.t.sourceMs)} s, then platform listing ${s(c.t.platformMs)} s (one after the other, so a failed source read sends nothing to the platform); planning ${s(c.t.planMs)} s; the rest is Node start-up and printing.`);
   notes.push(`(c) peak RSS attribution, each in its own process: CLI start-up alone (\`--version\`) ${c.startupMb?.toFixed(0)} MB; reading the file source alone (bench/lib/read-source.ts: JSON.parse of the ${n0(cUsers)}-user file + per-entry validation) ${c.sourceOnlyMb?.toFixed(0)} MB; the whole plan ${c.run.peakRssMb?.toFixed(0)} MB.`);
   notes.push(`Simulator process: ${a.via === 'cli' ? '`scim-audit-sync simulate`' : 'bench/lib/simulator-main.ts (the CLI had no `simulate` command yet)'} for (a)/(b); bench/lib/simulator-main.ts with --seed-directory for (c).`);
 

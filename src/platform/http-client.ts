@@ -160,7 +160,7 @@ export class PlatformClient {
     // The body is read inside the retry loop: a connection cut mid-body is a network failure
     // like any other (retried when idempotent, ambiguous otherwise), not a raw socket error.
     return this.send(method, path, opts, false, async (res) => {
-      const text = await this.readCapped(res.body, opts.route);
+      const text = await this.readCapped(res, opts.route);
       let body: T | undefined;
       if (text.length > 0) {
         try {
@@ -240,7 +240,7 @@ export class PlatformClient {
       this.opts.hooks?.onResponse?.(event);
 
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      const detail = await this.errorDetail(res.body);
+      const detail = await this.errorDetail(res);
       if (res.statusCode === 429) this.opts.hooks?.onRateLimited?.({ route: opts.route, retryAfterMs });
       // A 429 means the request was not processed, so it is safe to repeat even for POST.
       const mayRetry = isRetryableStatus(res.statusCode) && (idempotent || res.statusCode === 429);
@@ -261,25 +261,37 @@ export class PlatformClient {
     }
   }
 
-  private async readCapped(body: Readable, route: string): Promise<string> {
+  private async readCapped(res: Pick<Dispatcher.ResponseData, 'body' | 'headers'>, route: string): Promise<string> {
+    const { body } = res;
+    const tooLarge = (): SyncError => new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
+    const declared = Number(res.headers['content-length']);
+    if (Number.isInteger(declared) && declared >= 0) {
+      // The length is known before reading (and undici reads exactly that much): one read.
+      if (declared > this.maxResponseBytes) {
+        body.destroy();
+        throw tooLarge();
+      }
+      return body.text();
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body) {
       size += (chunk as Buffer).length;
       if (size > this.maxResponseBytes) {
         body.destroy();
-        throw new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
+        throw tooLarge();
       }
       chunks.push(chunk as Buffer);
     }
     return Buffer.concat(chunks).toString('utf8');
   }
 
+
   /** The server's own message from a SCIM error or `{ "error": "…" }` body, truncated; never throws. */
-  private async errorDetail(body: Readable): Promise<string | undefined> {
+  private async errorDetail(res: Pick<Dispatcher.ResponseData, 'body' | 'headers'>): Promise<string | undefined> {
     let text: string;
     try {
-      text = await this.readCapped(body, 'error');
+      text = await this.readCapped(res, 'error');
     } catch {
       return undefined;
     }
