@@ -87,6 +87,9 @@ export class AmbiguousRequestError extends SyncError {
   readonly ambiguous = true;
 }
 
+/** Up to this size a response of known length is read in one call, bytes. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -265,14 +268,13 @@ export class PlatformClient {
     const { body } = res;
     const tooLarge = (): SyncError => new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
     const declared = Number(res.headers['content-length']);
-    if (Number.isInteger(declared) && declared >= 0) {
-      // The length is known before reading (and undici reads exactly that much): one read.
-      if (declared > this.maxResponseBytes) {
-        body.destroy();
-        throw tooLarge();
-      }
-      return body.text();
+    if (Number.isInteger(declared) && declared > this.maxResponseBytes) {
+      body.destroy();
+      throw tooLarge();
     }
+    // Small bodies of known length (single resources: the apply hot path) in one read; large
+    // ones (list pages) chunk by chunk, which holds less memory at once.
+    if (Number.isInteger(declared) && declared >= 0 && declared <= SMALL_BODY_BYTES) return body.text();
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body) {
