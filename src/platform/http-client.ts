@@ -269,6 +269,8 @@ export class PlatformClient {
     const tooLarge = (): SyncError => new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
     const declared = Number(res.headers['content-length']);
     if (Number.isInteger(declared) && declared > this.maxResponseBytes) {
+      // Nobody reads this body: swallow the abort the destroy emits.
+      body.on('error', () => undefined);
       body.destroy();
       throw tooLarge();
     }
