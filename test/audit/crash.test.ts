@@ -15,6 +15,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
 import { FileAuditStateStore } from '../../src/audit/state/file-store.ts';
 import { JsonlSink } from './support/jsonl-sink.ts';
 import { readFile } from 'node:fs/promises';
+import { mulberry32 } from '../../src/simulator/prng.ts';
 
 const CHILD = fileURLToPath(new URL('./support/export-child.ts', import.meta.url));
 const T0 = Date.parse('2026-11-01T00:00:00Z');
@@ -34,17 +35,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A seeded PRNG so a failure can be replayed with the same kill points. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (the simulator's) so a failure can be replayed with the same kill points. */
+const prng = mulberry32;
 
 interface ChildRun {
   child: ChildProcess;

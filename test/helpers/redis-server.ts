@@ -8,10 +8,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './slapd.ts';
+import { canConnect, freePort } from './slapd.ts';
 
 export const REDIS_SERVER_BIN = process.env['REDIS_SERVER_BIN'] ?? 'redis-server';
 
@@ -26,17 +25,6 @@ export interface RedisServerHandle {
   readonly running: boolean;
   /** Stop and remove the data directory. */
   destroy(): Promise<void>;
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 export async function startRedisServer(): Promise<RedisServerHandle> {

@@ -79,7 +79,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createConnection({ host: '127.0.0.1', port });
     s.once('connect', () => {
