@@ -15,12 +15,13 @@ import { replayDeadLetters } from '../audit/replay.ts';
 import { buildAuditRuntime } from '../audit/runtime.ts';
 import { auditStatus, type AuditStatus } from '../audit/status.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { commandLogger, configOption, jsonOption } from './options.ts';
+import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines, table } from './output.ts';
 import { createProgress } from './progress.ts';
 
 interface ExportOptions {
   config: string;
+  tenant?: string;
   from?: string;
   to?: string;
   json?: boolean;
@@ -81,7 +82,7 @@ function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
 async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   const from = opts.from !== undefined ? instantOption(opts.from, '--from') : undefined;
   const to = opts.to !== undefined ? instantOption(opts.to, '--to') : undefined;
-  const loaded = await loadConfig(opts.config);
+  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const logger = commandLogger(cmd, loaded);
   const rt = buildAuditRuntime(loaded, logger);
   const progress = createProgress({ label: 'audit export', quiet: opts.json === true });
@@ -117,8 +118,8 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   }
 }
 
-async function withRuntime<T>(opts: { config: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: ReturnType<typeof buildAuditRuntime>) => Promise<T>): Promise<T> {
-  const loaded = await loadConfig(opts.config);
+async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: ReturnType<typeof buildAuditRuntime>) => Promise<T>): Promise<T> {
+  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const rt = buildAuditRuntime(loaded, commandLogger(cmd, loaded));
   try {
     return await fn(loaded, rt);
@@ -133,6 +134,7 @@ export function auditCommand(): Command {
     .command('export')
     .description('export new audit events (cursor − overlap .. now − settle) into every sink; a backfill when there is no cursor yet')
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(new Option('--from <iso>', 'start here instead of at the cursor (re-export or manual backfill)'))
     .addOption(new Option('--to <iso>', 'stop here instead of now − settle'))
     .addOption(jsonOption())
@@ -141,6 +143,7 @@ export function auditCommand(): Command {
     .command('status')
     .description('show the cursor, the lag, backfill progress and dead-letter counts')
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(jsonOption())
     .action(
       runCommand((opts: { config: string; json?: boolean }, cmd: Command) =>
@@ -156,6 +159,7 @@ export function auditCommand(): Command {
     .command('replay')
     .description("re-deliver a sink's dead-lettered events to that sink; events rejected again stay dead-lettered")
     .addOption(configOption())
+    .addOption(tenantOption())
     .addOption(new Option('--sink <name>', 'the sink whose dead letters to replay').makeOptionMandatory())
     .addOption(new Option('--batch-size <n>', 'events per write').default('500'))
     .addOption(jsonOption())
