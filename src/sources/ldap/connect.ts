@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Client } from 'ldapts';
+import type { Client } from 'ldapts';
 import { ldapError, type LdapErrorContext, type LdapStage } from './classify.ts';
 import type { LdapSettings } from './settings.ts';
 
@@ -54,6 +54,8 @@ export async function openLdap(s: LdapSettings, creds: LdapCredentials, signal?:
   signal?.throwIfAborted();
   const url = new URL(s.url);
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  // Loaded on first use: commands that never touch LDAP do not pay for the library.
+  const { Client } = await import('ldapts');
   const client = new Client({
     url: s.url,
     connectTimeout: s.connectTimeoutMs,
