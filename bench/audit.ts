@@ -57,16 +57,21 @@ const endOf = (rows: number): number => START + Math.ceil((rows / EVENTS_PER_HOU
 const rssMb = (): number => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 const client = (url: string): PlatformClient => new PlatformClient({ baseUrl: url, token: TOKEN, allowInsecureHttp: true, bodyTimeoutMs: 120_000 });
 
-function engineConfig(dir: string) {
-  return auditSchema.parse({
+/** The audit section both measured engines use (the in-process one and the shipped CLI). */
+function auditInput(outDir: string): Record<string, unknown> {
+  return {
     windowMinutes: WINDOW_MINUTES,
     overlapMinutes: 15,
     settleSeconds: 0,
     batchSize: 1000,
     checkpointEvents: 20_000,
     backfill: { from: new Date(START).toISOString() },
-    sinks: [{ type: 'file', name: 'file', path: join(dir, 'out', 'audit.ndjson'), batch: { maxEvents: 1000, maxBytes: 8 * 1024 * 1024 }, rotateMaxBytes: 1024 * 1024 * 1024, maxFiles: 2 }],
-  });
+    sinks: [{ type: 'file', name: 'file', path: join(outDir, 'audit.ndjson'), batch: { maxEvents: 1000, maxBytes: 8 * 1024 * 1024 }, rotateMaxBytes: 1024 * 1024 * 1024, maxFiles: 2 }],
+  };
+}
+
+function engineConfig(dir: string) {
+  return auditSchema.parse(auditInput(join(dir, 'out')));
 }
 
 /** Child: the real engine, real file sink, local state. */
@@ -216,15 +221,7 @@ async function cliLowMemory(build: string, job: Job): Promise<Measured> {
       platform: { baseUrl: job.url, token: TOKEN, allowInsecureHttp: true, timeoutSeconds: 120 },
       state: { dir: join(job.dir, 'cli-state') },
       logging: { level: 'warn' },
-      audit: {
-        windowMinutes: WINDOW_MINUTES,
-        overlapMinutes: 15,
-        settleSeconds: 0,
-        batchSize: 1000,
-        checkpointEvents: 20_000,
-        backfill: { from: new Date(START).toISOString() },
-        sinks: [{ type: 'file', name: 'file', path: join(job.dir, 'cli-out', 'audit.ndjson'), batch: { maxEvents: 1000, maxBytes: 8 * 1024 * 1024 }, rotateMaxBytes: 1024 * 1024 * 1024, maxFiles: 2 }],
-      },
+      audit: auditInput(join(job.dir, 'cli-out')),
     }),
   );
   const run = await runMeasured(process.execPath, [join(build, 'bin', 'scim-audit-sync.mjs'), '--low-memory', 'audit', 'export', '--config', configPath, '--to', new Date(endOf(job.rows)).toISOString(), '--json'], { keepStdout: true, env: { PATH: process.env['PATH'] ?? '' } });

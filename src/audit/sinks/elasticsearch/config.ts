@@ -1,17 +1,9 @@
 import { z } from 'zod';
 import { sinkBase } from '../common-config.ts';
 import { oneOf } from '../secrets.ts';
+import { basicSchema } from '../http/config.ts';
 import { tlsSchema } from '../tls.ts';
 import { checkIndexPattern } from './index-pattern.ts';
-
-const basicSchema = z
-  .strictObject({
-    type: z.literal('basic'),
-    username: z.string().min(1),
-    password: z.string().min(1).optional(),
-    passwordFile: z.string().min(1).optional(),
-  })
-  .refine((a) => oneOf(a, 'password'), { message: 'basic auth needs exactly one of password or passwordFile', path: ['password'] });
 
 const apiKeySchema = z
   .strictObject({

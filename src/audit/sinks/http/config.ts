@@ -11,7 +11,7 @@ const bearerSchema = z
   })
   .refine((a) => oneOf(a, 'token'), { message: 'bearer auth needs exactly one of token or tokenFile', path: ['token'] });
 
-const basicSchema = z
+export const basicSchema = z
   .strictObject({
     type: z.literal('basic'),
     username: z.string().min(1),
