@@ -48,16 +48,28 @@ interface Folded {
   updatedAtMs: number | null;
   /** A journal was found (so a new snapshot is worth writing). */
   journaled: boolean;
+  /** Prune bound of the last journal line. */
+  pruneBeforeMs: number;
+}
+
+function prune(s: Folded): Folded {
+  for (const [k, ts] of s.dedupe) if (ts < s.pruneBeforeMs) s.dedupe.delete(k);
+  return s;
 }
 
 export function auditStateDir(stateDir: string, tenant: string): string {
   return join(stateDir, tenant, 'audit');
 }
 
+/**
+ * Folds one journal line in. Keys below the line's prune bound are dropped once, after the
+ * last line (see prune()): bounds only grow (cursor − overlap), and where a smaller overlap
+ * in a later config makes one shrink, keeping a few more keys only prevents duplicates.
+ */
 function apply(s: Folded, l: JournalLine): void {
   s.cursorMs = s.cursorMs === null ? l.c : Math.max(s.cursorMs, l.c);
   for (const [k, ts] of l.a) s.dedupe.set(k, ts);
-  for (const [k, ts] of s.dedupe) if (ts < l.p) s.dedupe.delete(k);
+  s.pruneBeforeMs = l.p;
   if (l.col !== undefined) s.columns = l.col;
   if (l.bf !== undefined) s.backfill = l.bf;
   s.updatedAtMs = l.u;
@@ -126,7 +138,7 @@ export class FileAuditStateStore implements AuditStateStore {
   }
 
   private async fold(): Promise<Folded> {
-    const s: Folded = { cursorMs: null, dedupe: new Map(), columns: null, backfill: null, updatedAtMs: null, journaled: false };
+    const s: Folded = { cursorMs: null, dedupe: new Map(), columns: null, backfill: null, updatedAtMs: null, journaled: false, pruneBeforeMs: Number.NEGATIVE_INFINITY };
     let text: string | undefined;
     try {
       text = await readFile(this.path, 'utf8');
@@ -162,7 +174,7 @@ export class FileAuditStateStore implements AuditStateStore {
       }
       apply(s, line);
     }
-    return s;
+    return prune(s);
   }
 
   private async writeSnapshot(s: Folded): Promise<void> {

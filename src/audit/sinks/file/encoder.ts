@@ -6,7 +6,7 @@ import type { AuditEvent } from '../../event.ts';
  * the mapping; `_ts` is the event time in epoch milliseconds. A document's own `_key`/`_ts`
  * (unlikely) are dropped rather than producing duplicate JSON keys.
  */
-export function encodeFileLine(event: AuditEvent): Buffer {
+export function encodeFileLine(event: AuditEvent): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
   let doc = event.doc;
   if ('_key' in doc || '_ts' in doc) {
@@ -15,7 +15,7 @@ export function encodeFileLine(event: AuditEvent): Buffer {
   }
   const body = JSON.stringify(doc);
   const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
-  return Buffer.from(`${head}${body === '{}' ? '}' : `,${body.slice(1)}`}\n`, 'utf8');
+  return `${head}${body === '{}' ? '}' : `,${body.slice(1)}`}\n`;
 }
 
 /** The resume fields of a line, or undefined for a line that is not ours. */

@@ -63,7 +63,7 @@ export class FileSink implements Sink {
       if (chunk.events.length === 0) continue;
       const started = performance.now();
       try {
-        await this.appendDurably(chunk.payloads);
+        await this.appendDurably(chunk.payloads, chunk.sizes);
       } catch (e) {
         this.dirty = true;
         this.instrument.request('error', (performance.now() - started) / 1000, chunk.events.length);
@@ -96,7 +96,7 @@ export class FileSink implements Sink {
   }
 
   /** Writes the lines (rotating between them when due), then fdatasyncs: the ack point. */
-  private async appendDurably(lines: Buffer[]): Promise<void> {
+  private async appendDurably(lines: string[], sizes: number[]): Promise<void> {
     if (this.dirty) {
       await this.fh!.close().catch(() => undefined);
       this.fh = undefined;
@@ -104,17 +104,18 @@ export class FileSink implements Sink {
       await this.openCurrent();
       this.dirty = false;
     }
-    let pending: Buffer[] = [];
+    let pending: string[] = [];
     let pendingBytes = 0;
-    for (const line of lines) {
-      if (this.rotationDue(pendingBytes, line.length)) {
+    for (let i = 0; i < lines.length; i++) {
+      const size = sizes[i] as number;
+      if (this.rotationDue(pendingBytes, size)) {
         await this.flush(pending, pendingBytes);
         pending = [];
         pendingBytes = 0;
         await this.rotate();
       }
-      pending.push(line);
-      pendingBytes += line.length;
+      pending.push(lines[i] as string);
+      pendingBytes += size;
     }
     await this.flush(pending, pendingBytes);
     if (this.config.fsync) await this.fh!.datasync();
@@ -129,9 +130,9 @@ export class FileSink implements Sink {
     return rotateEveryMinutes > 0 && bucketStart(this.now(), rotateEveryMinutes) !== this.bucket;
   }
 
-  private async flush(parts: Buffer[], bytes: number): Promise<void> {
+  private async flush(parts: string[], bytes: number): Promise<void> {
     if (bytes === 0) return;
-    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
+    const buf = Buffer.from(parts.join(''), 'utf8');
     let off = 0;
     while (off < buf.length) {
       const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, null);
