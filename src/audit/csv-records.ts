@@ -12,7 +12,7 @@
  */
 import { pipeline, type Readable } from 'node:stream';
 import { Parser, type CsvError, type Options } from 'csv-parse';
-import { ErrorCodes, SyncError, isSyncError } from '../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf, isSyncError } from '../platform/errors.ts';
 
 /** Dead-letter entries keep at most this much of a bad row's raw text, characters. */
 const MAX_RAW_CHARS = 64 * 1024;
@@ -31,8 +31,7 @@ function trimRaw(raw: string | undefined): string {
 
 export function streamError(e: unknown): SyncError {
   if (isSyncError(e)) return e;
-  const code = (e as { code?: unknown } | null)?.code;
-  const c = typeof code === 'string' ? code : 'unknown';
+  const c = errorCodeOf(e) ?? 'unknown';
   return new SyncError(TIMEOUT_CODES.has(c) ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `audit-log export stream interrupted (${c})`, { cause: e });
 }
 

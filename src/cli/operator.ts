@@ -56,46 +56,39 @@ export function triggerCommand(): Command {
     );
 }
 
-export function resumeCommand(): Command {
-  return new Command('resume')
-    .description('end the quarantine of a tenant and run its reconcile now')
+/** A command acting on one tenant of a running deployment: `--config`, a mandatory `--tenant`, its Control. */
+function tenantCommand(name: string, description: string, act: (c: Control, tenant: string) => Promise<number>): Command {
+  return new Command(name)
+    .description(description)
     .addOption(configOption())
     .addOption(tenantOption().makeOptionMandatory())
-    .action(
-      runCommand(async (opts: { config: string; tenant: string }) =>
-        withControl(opts.config, async (c) => {
-          const { state, loaded } = c.tenant(opts.tenant);
-          const before = await state.quarantine();
-          await state.clearQuarantine();
-          const id = await triggerRun(c.queues.reconcile, 'reconcile', opts.tenant, loaded.config.daemon.jobAttempts);
-          process.stdout.write(before.quarantined ? `tenant ${opts.tenant} resumed (was quarantined: ${before.reason}); reconcile enqueued (job ${id})\n` : `tenant ${opts.tenant} was not quarantined; reconcile enqueued (job ${id})\n`);
-          return ExitCode.OK;
-        }),
-      ),
-    );
+    .action(runCommand(async (opts: { config: string; tenant: string }) => withControl(opts.config, (c) => act(c, opts.tenant))));
+}
+
+export function resumeCommand(): Command {
+  return tenantCommand('resume', 'end the quarantine of a tenant and run its reconcile now', async (c, tenant) => {
+    const { state, loaded } = c.tenant(tenant);
+    const before = await state.quarantine();
+    await state.clearQuarantine();
+    const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts);
+    process.stdout.write(before.quarantined ? `tenant ${tenant} resumed (was quarantined: ${before.reason}); reconcile enqueued (job ${id})\n` : `tenant ${tenant} was not quarantined; reconcile enqueued (job ${id})\n`);
+    return ExitCode.OK;
+  });
 }
 
 export function approveDeletesCommand(): Command {
-  return new Command('approve-deletes')
-    .description('approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)')
-    .addOption(configOption())
-    .addOption(tenantOption().makeOptionMandatory())
-    .action(
-      runCommand(async (opts: { config: string; tenant: string }) =>
-        withControl(opts.config, async (c) => {
-          const { state, loaded } = c.tenant(opts.tenant);
-          const held = await state.heldDeletes();
-          if (!held) {
-            process.stdout.write(`tenant ${opts.tenant} has no deletions held by the guard; nothing to approve\n`);
-            return ExitCode.OK;
-          }
-          await state.approveDeletes(process.env['USER'] ?? 'operator');
-          const id = await triggerRun(c.queues.reconcile, 'reconcile', opts.tenant, loaded.config.daemon.jobAttempts, 'approval');
-          process.stdout.write(`approved ${held.count} held deactivations/deletions of tenant ${opts.tenant} (${held.reasons.join('; ')}); reconcile enqueued (job ${id})\n`);
-          return ExitCode.OK;
-        }),
-      ),
-    );
+  return tenantCommand('approve-deletes', 'approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)', async (c, tenant) => {
+    const { state, loaded } = c.tenant(tenant);
+    const held = await state.heldDeletes();
+    if (!held) {
+      process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
+      return ExitCode.OK;
+    }
+    await state.approveDeletes(process.env['USER'] ?? 'operator');
+    const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
+    process.stdout.write(`approved ${held.count} held deactivations/deletions of tenant ${tenant} (${held.reasons.join('; ')}); reconcile enqueued (job ${id})\n`);
+    return ExitCode.OK;
+  });
 }
 
 export function statusCommand(): Command {

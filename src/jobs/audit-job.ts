@@ -13,7 +13,7 @@ import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
 import { createSink } from '../audit/sinks/registry.ts';
 import type { RedisClient } from './redis.ts';
-import type { RunRecord } from './tenant-state.ts';
+import { runRecorder, type RunRecord } from './tenant-state.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
 export interface AuditJobData {
@@ -34,15 +34,7 @@ export async function processAudit(
   if (!audit) throw new UnrecoverableError(`tenant ${tenant} has no audit section`);
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
-  const record = (result: string, detail: Record<string, unknown>): RunRecord => ({
-    runId: String(job.id),
-    kind: 'audit',
-    result,
-    startedAt: new Date(started).toISOString(),
-    finishedAt: new Date().toISOString(),
-    durationMs: Date.now() - started,
-    detail,
-  });
+  const record = runRecorder(String(job.id), 'audit', started);
   const sinks = audit.sinks.map((s) => createSink(s, { configDir: rt.loaded.configDir, logger }));
   try {
     const summary = await runAuditExport({

@@ -16,7 +16,7 @@ import { createSource, sourceContext } from '../sources/registry.ts';
 import { runPhaseFannedOut } from './apply-job.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys } from './keys.ts';
-import type { RunRecord } from './tenant-state.ts';
+import { runRecorder, type RunRecord } from './tenant-state.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
 export interface ReconcileJobData {
@@ -48,15 +48,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
   const runId = `${started.toString(36)}-${randomUUID().slice(0, 8)}`;
-  const record = (result: string, detail: Record<string, unknown>): RunRecord => ({
-    runId,
-    kind: 'reconcile',
-    result,
-    startedAt: new Date(started).toISOString(),
-    finishedAt: new Date().toISOString(),
-    durationMs: Date.now() - started,
-    detail,
-  });
+  const record = runRecorder(runId, 'reconcile', started);
 
   const q = await rt.state.quarantine();
   setQuarantined(tenant, q.quarantined);

@@ -20,6 +20,19 @@ export interface RunRecord {
   detail: Record<string, unknown>;
 }
 
+/** Builds the records of one run: same id, kind and start for every outcome it may end with. */
+export function runRecorder(runId: string, kind: RunRecord['kind'], startedMs: number): (result: string, detail: Record<string, unknown>) => RunRecord {
+  return (result, detail) => ({
+    runId,
+    kind,
+    result,
+    startedAt: new Date(startedMs).toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationMs: Date.now() - startedMs,
+    detail,
+  });
+}
+
 export interface QuarantineState {
   quarantined: boolean;
   failures: number;

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, isSyncError } from './errors.ts';
 import type { PlatformClient } from './http-client.ts';
+import { readBodyCapped } from './read-body.ts';
 
 export const AUDIT_EXPORT_PATH = '/api/v1/audit-logs/export';
 export const AUDIT_EXPORT_ROUTE = 'audit_export';
@@ -85,18 +86,7 @@ function classify(e: unknown): unknown {
 }
 
 async function readSmall(body: Readable, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) {
-      body.destroy();
-      break;
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+  return (await readBodyCapped(body, limit)).text.slice(0, limit);
 }
 
 /**

@@ -83,6 +83,12 @@ export function isSyncError(e: unknown): e is SyncError {
   return e instanceof SyncError;
 }
 
+/** The string `code` of a thrown Node/undici/OS error (`ECONNRESET`, `UND_ERR_SOCKET`…), if it has one. */
+export function errorCodeOf(e: unknown): string | undefined {
+  const c = (e as { code?: unknown } | null)?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
 /** Human text for the two auth failures, shared by every boundary that can meet them. */
 export const AUTH_MESSAGES = {
   401: 'credential missing, malformed or expired (HTTP 401): check platform.token / platform.tokenFile',

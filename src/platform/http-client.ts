@@ -5,8 +5,9 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError, errorFromStatus, isSyncError } from './errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
+import { readBodyCapped } from './read-body.ts';
 
 export type AuthScheme = 'Bearer' | 'Api-Key';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -119,11 +120,6 @@ export function assertSecureUrl(raw: string, allowInsecureHttp: boolean, keyPath
 
 const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-function errCode(e: unknown): string | undefined {
-  const c = (e as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-}
-
 export class PlatformClient {
   readonly baseUrl: URL;
   private readonly agent: Agent;
@@ -221,7 +217,7 @@ export class PlatformClient {
       } catch (e) {
         if (opts.signal?.aborted) throw e;
         if (isSyncError(e)) throw e;
-        const code = errCode(e);
+        const code = errorCodeOf(e);
         const event: RequestEvent = { method, route: opts.route, status: 0, durationMs: performance.now() - started, attempt };
         // A failure while reading a successful response was already reported with its status.
         if (res === undefined) this.opts.hooks?.onResponse?.(event);
@@ -277,17 +273,9 @@ export class PlatformClient {
     // Small bodies of known length (single resources: the apply hot path) in one read; large
     // ones (list pages) chunk by chunk, which holds less memory at once.
     if (Number.isInteger(declared) && declared >= 0 && declared <= SMALL_BODY_BYTES) return body.text();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > this.maxResponseBytes) {
-        body.destroy();
-        throw tooLarge();
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    const { text, overflow } = await readBodyCapped(body, this.maxResponseBytes);
+    if (overflow) throw tooLarge();
+    return text;
   }
 
 

@@ -3,31 +3,15 @@
  * and token), and `trigger`'s deduplication: repeated triggers collapse into one waiting
  * run, while a trigger that arrives during a run is kept and runs once after it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.ts';
-import { people, person, requestsTo, SCIM, startSim } from '../helpers/reconcile-harness.ts';
-import { assertNoSecret, createDaemonWorkspace, daemonSharedConfig, jobHashes, tenantConfig, waitFor, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
-import { runsFinished } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { people, person, requestsTo, SCIM } from '../helpers/reconcile-harness.ts';
+import { assertNoSecret, daemonSharedConfig, jobHashes, tenantConfig, waitFor } from '../helpers/daemon-harness.ts';
+import { closingAfterEach, runsFinished } from './support.ts';
 
 const TOKEN_A = 'tenant-alpha-token-5e8d2c1b9a';
 const TOKEN_B = 'tenant-beta-token-3f7a6b0c4d';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function sim(token: string, opts: Parameters<typeof startSim>[0] = {}): Promise<Simulator> {
-  const s = await startSim({ tokens: [{ token }], ...opts });
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function workspace(env: Record<string, string>): DaemonWorkspace {
-  const ws = createDaemonWorkspace({ env });
-  cleanups.push(() => ws.cleanup());
-  return ws;
-}
+const { sim, workspace } = closingAfterEach();
 
 const jobOf = (stdout: string): string => /\(job ([^)]+)\)/.exec(stdout)?.[1] ?? `no job id in ${JSON.stringify(stdout)}`;
 

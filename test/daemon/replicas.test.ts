@@ -4,12 +4,10 @@
  * with chunks spread over the replicas, the platform request budget and a 429 hold across
  * processes, and what they expose (/metrics, /status, logs, Redis) is complete and secret-free.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.ts';
-import { people, requestsTo, SCIM, startSim, usersNamed } from '../helpers/reconcile-harness.ts';
+import { describe, expect, it } from 'vitest';
+import { people, requestsTo, SCIM, usersNamed } from '../helpers/reconcile-harness.ts';
 import {
   assertNoSecret,
-  createDaemonWorkspace,
   daemonSharedConfig,
   dumpKeyspace,
   getJson,
@@ -21,27 +19,12 @@ import {
   type DaemonWorkspace,
   type LogLine,
 } from '../helpers/daemon-harness.ts';
-import { documentedMetricNames, runsFinished, sumMetric } from './support.ts';
+import { closingAfterEach, documentedMetricNames, runsFinished, sumMetric } from './support.ts';
 
 const TOKEN_A = 'replica-token-A-6f1e2d9c8b7a';
 const TOKEN_B = 'replica-token-B-0a9b8c7d6e5f';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function sim(token: string, opts: Parameters<typeof startSim>[0] = {}): Promise<Simulator> {
-  const s = await startSim({ tokens: [{ token }], ...opts });
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function workspace(env: Record<string, string>): DaemonWorkspace {
-  const ws = createDaemonWorkspace({ env });
-  cleanups.push(() => ws.cleanup());
-  return ws;
-}
+const { sim, workspace } = closingAfterEach();
 
 describe('replicas', () => {
   it('two replicas serving two tenants run each scheduled tick exactly once per tenant', async () => {

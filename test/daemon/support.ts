@@ -1,10 +1,36 @@
 /** Small readers shared by the daemon tests (log lines across replicas, metrics, docs). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { metricValue, waitFor, type DaemonProcess, type DaemonWorkspace, type LogLine } from '../helpers/daemon-harness.ts';
-import { writeRequests } from '../helpers/reconcile-harness.ts';
+import { createDaemonWorkspace, metricValue, waitFor, type DaemonProcess, type DaemonWorkspace, type LogLine } from '../helpers/daemon-harness.ts';
+import { startSim, writeRequests } from '../helpers/reconcile-harness.ts';
+
+/**
+ * Simulators and daemon workspaces that close after each test of the calling file (in reverse
+ * order of creation). Call once at the top level of a test file.
+ */
+export function closingAfterEach(): {
+  sim(token: string, opts?: Parameters<typeof startSim>[0]): Promise<Simulator>;
+  workspace(env: Record<string, string>): DaemonWorkspace;
+} {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return {
+    async sim(token, opts = {}) {
+      const s = await startSim({ tokens: [{ token }], ...opts });
+      cleanups.push(() => s.close());
+      return s;
+    },
+    workspace(env) {
+      const ws = createDaemonWorkspace({ env });
+      cleanups.push(() => ws.cleanup());
+      return ws;
+    },
+  };
+}
 
 /** `"<kind> run finished"` lines of every process, oldest first. */
 export function runsFinished(daemons: DaemonProcess[], kind: 'reconcile' | 'audit'): LogLine[] {

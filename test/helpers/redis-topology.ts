@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { freePort } from './slapd.ts';
 import { createTestCa } from './test-ca.ts';
 
@@ -39,8 +39,9 @@ function startServer(args: string[], dir: string): ChildProcess {
   return child;
 }
 
-async function ping(port: number): Promise<boolean> {
-  const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+/** One PING on a fresh connection (`extra`: password, TLS…); false while the server is not up. */
+async function ping(port: number, extra: RedisOptions = {}): Promise<boolean> {
+  const r = new Redis({ port, host: '127.0.0.1', ...extra, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   r.on('error', () => undefined);
   try {
     await r.connect();
@@ -123,16 +124,7 @@ export async function startRedisTls(): Promise<RedisTopology> {
   );
   const stop = stopAll([server], dir);
   try {
-    await waitUntil(async () => {
-      const r = new Redis({ port, host: '127.0.0.1', password, tls: { ca: ca.caPem, servername: 'localhost' }, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      r.on('error', () => undefined);
-      try {
-        await r.connect();
-        return (await r.ping()) === 'PONG';
-      } finally {
-        r.disconnect();
-      }
-    }, 'redis over TLS');
+    await waitUntil(() => ping(port, { password, tls: { ca: ca.caPem, servername: 'localhost' } }), 'redis over TLS');
   } catch (e) {
     await stop();
     throw e;

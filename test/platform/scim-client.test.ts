@@ -1,26 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/platform/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { ScimClient } from '../../src/platform/scim/client.ts';
 import { SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_USER, type ScimUser } from '../../src/platform/scim/types.ts';
 import { parseFilter } from '../../src/platform/scim/filter.ts';
 import { requestsTo, scimHarness, seedUsers, SCIM_PATH, type ScimHarness } from './helpers/scim.ts';
 import { sendJson, startTestServer, type TestServer } from './helpers/http-server.ts';
+import { rejection } from '../helpers/rejection.ts';
 
 let h: ScimHarness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-async function rejection(p: Promise<unknown>): Promise<SyncError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof SyncError)) throw new Error(`expected a SyncError, got ${String(e)}`);
-  return e;
-}
 
 const NASTY = 'o"brien\\x@example.com';
 

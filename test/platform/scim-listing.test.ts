@@ -6,6 +6,7 @@ import { eqFilter } from '../../src/platform/scim/filter.ts';
 import type { FaultRule } from '../../src/simulator/index.ts';
 import { requestsTo, scimHarness, seedUsers, sortedIds, type ScimHarness } from './helpers/scim.ts';
 import { sendJson, startTestServer, type TestServer } from './helpers/http-server.ts';
+import { rejection } from '../helpers/rejection.ts';
 
 let h: ScimHarness | undefined;
 afterEach(async () => {
@@ -21,15 +22,6 @@ async function listing(faults: FaultRule[], simOpts: Parameters<typeof scimHarne
   h.sim.clearRequests();
   h.sim.setFaults(faults);
   return h;
-}
-
-async function rejection(p: Promise<unknown>): Promise<SyncError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof SyncError)) throw new Error(`expected a SyncError, got ${String(e)}`);
-  return e;
 }
 
 function startIndexes(hh: ScimHarness): number[] {

@@ -9,12 +9,13 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../platform/errors.ts';
 import { isRetryableStatus, parseRetryAfter, type RetryPolicy } from '../../platform/retry.ts';
 import type { SinkInstrument } from './instrument.ts';
 import { TransportFailure, runWithRetry, type AttemptOutcome } from './retry-loop.ts';
 import { redact } from './secrets.ts';
 import type { TlsOptions } from './tls.ts';
+import { readBodyCapped } from '../../platform/read-body.ts';
 
 const gzip = promisify(gzipCb);
 
@@ -87,7 +88,7 @@ export class HttpTransport {
       });
     } catch (e) {
       if (signal?.aborted) throw e;
-      const code = errorCode(e) ?? 'UND_ERR';
+      const code = errorCodeOf(e) ?? 'UND_ERR';
       throw new TransportFailure(code, `network error ${code}`, e);
     }
     let text: string;
@@ -95,7 +96,7 @@ export class HttpTransport {
       text = await readCapped(res.body, this.opts.maxResponseBytes ?? 16 * 1024 * 1024);
     } catch (e) {
       if (signal?.aborted) throw e;
-      const code = errorCode(e) ?? 'UND_ERR';
+      const code = errorCodeOf(e) ?? 'UND_ERR';
       throw new TransportFailure(code, `error reading the response: ${code}`, e);
     }
     return { status: res.statusCode, headers: res.headers, text, seconds: (performance.now() - started) / 1000 };
@@ -137,21 +138,8 @@ export function authError(sink: string, type: string, status: number, keys: stri
 }
 
 async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > max) {
-      body.destroy();
-      throw Object.assign(new Error(`response larger than ${max} bytes`), { code: 'E_RESPONSE_TOO_LARGE' });
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+  const { text, overflow } = await readBodyCapped(body, max);
+  if (overflow) throw Object.assign(new Error(`response larger than ${max} bytes`), { code: 'E_RESPONSE_TOO_LARGE' });
+  return text;
 }
 
-function errorCode(e: unknown): string | undefined {
-  const c = (e as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-}

@@ -2,7 +2,7 @@
  * LDAP failures → SourceError, once, with a message an operator can act on. Messages name the
  * URL, the bind DN or the base DN, never the password.
  */
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError, errorCodeOf } from '../../platform/errors.ts';
 
 /** RFC 4511 result codes worth a readable name in messages. */
 const RESULT_NAMES: Record<number, string> = {
@@ -44,11 +44,6 @@ function resultCode(e: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-function sysCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /** `invalid credentials (49)` */
 export function describeResult(code: number): string {
   return `${RESULT_NAMES[code] ?? 'result code'} (${code})`;
@@ -69,7 +64,7 @@ export function ldapError(e: unknown, stage: LdapStage, ctx: LdapErrorContext): 
   if (e instanceof SourceError) return e;
   const message = e instanceof Error ? e.message : String(e);
   const code = resultCode(e);
-  const sys = sysCode(e);
+  const sys = errorCodeOf(e);
   const opts = { cause: e };
 
   if (stage === 'bind' && code !== undefined) {

@@ -6,12 +6,12 @@
  */
 import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
-import { chunkEvents } from '../batcher.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../../platform/errors.ts';
 import type { SinkContext } from '../context.ts';
 import { SinkInstrument } from '../instrument.ts';
 import { resolvePath } from '../secrets.ts';
-import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
+import { writeLocally } from '../local-write.ts';
+import type { Sink, WriteResult } from '../sink.ts';
 import type { FileSinkConfig } from './config.ts';
 import { encodeFileLine } from './encoder.ts';
 import { scanRecentKeys } from './recent-keys.ts';
@@ -55,29 +55,24 @@ export class FileSink implements Sink {
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
     if (this.closed || !this.fh) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
-    let delivered = 0;
-    const rejected: RejectedEvent[] = [];
-    for (const chunk of chunkEvents(events, encodeFileLine, this.config.batch)) {
-      signal?.throwIfAborted();
-      rejected.push(...chunk.rejected);
-      if (chunk.events.length === 0) continue;
-      const started = performance.now();
-      try {
-        await this.appendDurably(chunk.payloads, chunk.sizes);
-      } catch (e) {
-        this.dirty = true;
-        this.instrument.request('error', (performance.now() - started) / 1000, chunk.events.length);
-        const code = (e as { code?: unknown }).code;
-        const err = new SyncError(ErrorCodes.TRANSIENT, 'transient', `sink ${this.name}: cannot write ${this.path} (${typeof code === 'string' ? code : (e as Error).message})`, { cause: e });
-        this.instrument.error(err.code, err.message);
-        throw err;
-      }
-      this.instrument.request('ok', (performance.now() - started) / 1000, chunk.events.length);
-      delivered += chunk.events.length;
-    }
-    this.instrument.delivered(delivered);
-    this.instrument.rejected(rejected);
-    return { delivered, rejected };
+    return writeLocally(
+      events,
+      {
+        encode: encodeFileLine,
+        limits: this.config.batch,
+        instrument: this.instrument,
+        write: async (chunk) => {
+          try {
+            await this.appendDurably(chunk.payloads, chunk.sizes);
+          } catch (e) {
+            this.dirty = true;
+            throw e;
+          }
+        },
+        failure: (e) => `sink ${this.name}: cannot write ${this.path} (${errorCodeOf(e) ?? (e as Error).message})`,
+      },
+      signal,
+    );
   }
 
   async recentKeys(sinceMs: number): Promise<Set<string>> {

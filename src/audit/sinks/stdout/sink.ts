@@ -5,11 +5,11 @@
  */
 import { once } from 'node:events';
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
-import { chunkEvents } from '../batcher.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../../platform/errors.ts';
 import type { SinkContext } from '../context.ts';
 import { SinkInstrument } from '../instrument.ts';
-import type { RejectedEvent, Sink, WriteResult } from '../sink.ts';
+import { writeLocally } from '../local-write.ts';
+import type { Sink, WriteResult } from '../sink.ts';
 import type { StdoutSinkConfig } from './config.ts';
 import { encodeNdjsonLine } from './encoder.ts';
 
@@ -33,28 +33,17 @@ export class StdoutSink implements Sink {
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
     if (this.closed) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write after close`);
-    let delivered = 0;
-    const rejected: RejectedEvent[] = [];
-    for (const chunk of chunkEvents(events, encodeNdjsonLine, this.config.batch)) {
-      signal?.throwIfAborted();
-      rejected.push(...chunk.rejected);
-      if (chunk.events.length === 0) continue;
-      const started = performance.now();
-      try {
-        await writeAndWait(this.stream, Buffer.concat(chunk.payloads, chunk.bytes));
-      } catch (e) {
-        this.instrument.request('error', (performance.now() - started) / 1000, chunk.events.length);
-        const code = (e as { code?: unknown }).code;
-        const err = new SyncError(ErrorCodes.TRANSIENT, 'transient', `sink ${this.name}: stdout write failed (${typeof code === 'string' ? code : 'error'})`, { cause: e });
-        this.instrument.error(err.code, err.message);
-        throw err;
-      }
-      this.instrument.request('ok', (performance.now() - started) / 1000, chunk.events.length);
-      delivered += chunk.events.length;
-    }
-    this.instrument.delivered(delivered);
-    this.instrument.rejected(rejected);
-    return { delivered, rejected };
+    return writeLocally(
+      events,
+      {
+        encode: encodeNdjsonLine,
+        limits: this.config.batch,
+        instrument: this.instrument,
+        write: (chunk) => writeAndWait(this.stream, Buffer.concat(chunk.payloads, chunk.bytes)),
+        failure: (e) => `sink ${this.name}: stdout write failed (${errorCodeOf(e) ?? 'error'})`,
+      },
+      signal,
+    );
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,44 @@
+/**
+ * The write loop of the sinks that write locally (file, stdout): the engine batch split by
+ * the sink's batch limits, each chunk written and timed, the outcome reported once through
+ * the instrument, and a failed write classified as transient with the sink's own wording.
+ */
+import type { AuditEvent } from '../event.ts';
+import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { chunkEvents, type Chunk } from './batcher.ts';
+import type { BatchDefaults } from './common-config.ts';
+import type { SinkInstrument } from './instrument.ts';
+import type { RejectedEvent, WriteResult } from './sink.ts';
+
+export interface LocalWrite<P extends string | Buffer> {
+  encode: (e: AuditEvent) => P;
+  limits: BatchDefaults;
+  instrument: SinkInstrument;
+  write: (chunk: Chunk<P>) => Promise<void>;
+  /** The message of a failed write (no secrets: built from the sink's name, path and the OS code). */
+  failure: (e: unknown) => string;
+}
+
+export async function writeLocally<P extends string | Buffer>(events: AuditEvent[], w: LocalWrite<P>, signal?: AbortSignal): Promise<WriteResult> {
+  let delivered = 0;
+  const rejected: RejectedEvent[] = [];
+  for (const chunk of chunkEvents(events, w.encode, w.limits)) {
+    signal?.throwIfAborted();
+    rejected.push(...chunk.rejected);
+    if (chunk.events.length === 0) continue;
+    const started = performance.now();
+    try {
+      await w.write(chunk);
+    } catch (e) {
+      w.instrument.request('error', (performance.now() - started) / 1000, chunk.events.length);
+      const err = new SyncError(ErrorCodes.TRANSIENT, 'transient', w.failure(e), { cause: e });
+      w.instrument.error(err.code, err.message);
+      throw err;
+    }
+    w.instrument.request('ok', (performance.now() - started) / 1000, chunk.events.length);
+    delivered += chunk.events.length;
+  }
+  w.instrument.delivered(delivered);
+  w.instrument.rejected(rejected);
+  return { delivered, rejected };
+}
