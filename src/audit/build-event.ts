@@ -1,16 +1,17 @@
 /**
- * CSV row → AuditEvent: the original columns, the event time, the stable key and the JSON
- * document the sinks emit. One builder per export stream (it holds the header's plan).
+ * CSV row → AuditEvent: the event time, the stable key and the JSON document the sinks emit
+ * (the original columns plus normalized fields). One builder per export stream (it holds the header's plan).
  *
  * Field styles (the document shape):
  * - `ecs` (nested objects, as Elasticsearch and most SIEMs expect):
  *   `{ "@timestamp", "event": { "id", "action", "kind": "event", "dataset": "platform.audit" },
  *      "user": { "email" }, "source": { "ip" }, "platform": { "audit": { <original columns> } } }`
  * - `plain` (flat): `{ "timestamp", "id", "action", "email", "ip", <original columns> }`; an
- *   original column whose name collides with a normalized field is kept as `<name>_raw`.
+ *   original column whose name collides with a normalized field (or with the file sink's
+ *   `_key`/`_ts`) is kept as `<name>_raw`.
  * Normalized fields whose column is absent or empty are omitted.
  */
-import type { AuditEvent } from './event.ts';
+import { eventFromDoc, type AuditEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
 import { OccurrenceCounter, canonicalRow, hashRow, sortedColumnOrder } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
@@ -29,7 +30,7 @@ export interface RowProblem {
   reason: string;
 }
 
-const PLAIN_NAMES = new Set(['timestamp', 'id', 'action', 'email', 'ip']);
+const PLAIN_NAMES = new Set(['timestamp', 'id', 'action', 'email', 'ip', '_key', '_ts']);
 
 export class EventBuilder {
   readonly columns: readonly string[];
@@ -71,7 +72,7 @@ export class EventBuilder {
     const ip = this.pick(values, this.plan.ip);
     const iso = new Date(timestampMs).toISOString();
     const doc = this.opts.fieldStyle === 'ecs' ? ecsDoc(iso, key, action, email, ip, fields) : this.plainDoc(iso, key, action, email, ip, values);
-    return { key, timestampMs, fields, doc };
+    return eventFromDoc(key, timestampMs, doc);
   }
 
   private pick(values: readonly string[], idx: number): string | undefined {

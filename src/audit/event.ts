@@ -1,11 +1,27 @@
-/** One audit-log event as it travels from the CSV export to the sinks. */
+/**
+ * One audit-log event as it travels from the CSV export to the sinks. The document is kept
+ * as JSON text, written once when the row is read and sent as is by every sink: an event in
+ * a batch is three values, not a tree of objects (less to keep alive while a batch waits for
+ * its sinks, so memory stays flat; see docs/audit.md#performance).
+ */
 export interface AuditEvent {
   /** Stable key: the id column when present/configured, else SHA-256 of the canonical row. */
   key: string;
   /** Event time, epoch milliseconds (UTC). */
   timestampMs: number;
-  /** The original CSV columns, header → value. */
-  fields: Record<string, string>;
-  /** The JSON document sinks emit: original columns plus normalized fields (`@timestamp`, `event.id`, …). */
-  doc: Record<string, unknown>;
+  /**
+   * The JSON document sinks emit (an object): original columns plus normalized fields
+   * (`@timestamp`, `event.id`, …), in the configured field style.
+   */
+  json: string;
+}
+
+/** An event from a document object. */
+export function eventFromDoc(key: string, timestampMs: number, doc: Record<string, unknown>): AuditEvent {
+  return { key, timestampMs, json: JSON.stringify(doc) };
+}
+
+/** The document as an object, for what picks fields from it (syslog headers, CEF, tests). */
+export function eventDoc(event: AuditEvent): Record<string, unknown> {
+  return JSON.parse(event.json) as Record<string, unknown>;
 }

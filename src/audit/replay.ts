@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../platform/errors.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter, type DeadLetterStore } from './dead-letter/store.ts';
-import type { AuditEvent } from './event.ts';
+import { eventFromDoc, type AuditEvent } from './event.ts';
 import { auditMetrics } from './metrics.ts';
 import type { Sink } from './sinks/sink.ts';
 
@@ -34,6 +34,11 @@ export interface ReplaySummary {
   kept: number;
 }
 
+/** Dead letters written before events carried their JSON text hold the document as an object. */
+function withJson(event: AuditEvent & { doc?: Record<string, unknown> }): AuditEvent {
+  return typeof event.json === 'string' || !event.doc ? event : eventFromDoc(event.key, event.timestampMs, event.doc);
+}
+
 export async function replayDeadLetters(deps: ReplayDeps, sinkName: string, opts: { batchSize?: number } = {}): Promise<ReplaySummary> {
   if (sinkName === PARSE_DEAD_LETTER) {
     throw new ConfigError(`"${PARSE_DEAD_LETTER}" holds CSV rows that are not events: there is nothing to replay; read them with \`audit status --json\` and the dead-letter store (${deps.deadLetters.describe})`);
@@ -58,8 +63,9 @@ export async function replayDeadLetters(deps: ReplayDeps, sinkName: string, opts
           summary.kept++;
           continue;
         }
-        byKey.set(entry.event.key, entry);
-        events.push(entry.event);
+        const event = withJson(entry.event);
+        byKey.set(event.key, entry);
+        events.push(event);
       }
       if (events.length === 0) return back;
       const result = await sink.write(events, deps.signal);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EventBuilder } from '../../src/audit/build-event.ts';
 import { planColumns, uniqueColumnNames } from '../../src/audit/columns.ts';
 import { createTimestampParser } from '../../src/audit/timestamp.ts';
+import { eventDoc } from '../../src/audit/event.ts';
 
 const opts = { fieldStyle: 'ecs' as const, overrides: {}, parseTimestamp: createTimestampParser() };
 
@@ -26,7 +27,7 @@ describe('EventBuilder', () => {
     const e = new EventBuilder(['timestamp', 'action', 'id'], { ...opts, fieldStyle: 'plain' });
     const ev = e.build(['2026-11-01 00:00:00', 'login', '42'], Date.parse('2026-11-01T00:00:00Z'));
     expect(ev.key).toBe('42');
-    expect(ev.doc).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '42', action: 'login', timestamp_raw: '2026-11-01 00:00:00', action_raw: 'login', id_raw: '42' });
+    expect(eventDoc(ev)).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '42', action: 'login', timestamp_raw: '2026-11-01 00:00:00', action_raw: 'login', id_raw: '42' });
   });
 });
 

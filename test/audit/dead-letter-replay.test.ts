@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { replayDeadLetters } from '../../src/audit/replay.ts';
 import { auditStatus } from '../../src/audit/status.ts';
 import { ErrorCodes } from '../../src/platform/errors.ts';
-import type { AuditEvent } from '../../src/audit/event.ts';
+import { eventDoc, type AuditEvent } from '../../src/audit/event.ts';
 import { HOUR, T0, createHarness, duplicates, expectedIds, type Harness } from './support/harness.ts';
 import { JsonlSink } from './support/jsonl-sink.ts';
 
@@ -17,7 +17,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const isFailedLogin = (e: AuditEvent): boolean => e.fields['Event Name'] === 'Failed login attempt';
+const isFailedLogin = (e: AuditEvent): boolean => (eventDoc(e) as { platform: { audit: Record<string, string> } }).platform.audit['Event Name'] === 'Failed login attempt';
 const sorted = (xs: string[]): string[] => [...xs].sort();
 
 describe.each([{ redis: false }, { redis: true }])('dead letters and replay (redis: $redis)', ({ redis }) => {

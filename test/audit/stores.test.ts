@@ -15,6 +15,7 @@ import { RedisDeadLetterStore } from '../../src/audit/dead-letter/redis-store.ts
 import type { AuditStateStore } from '../../src/audit/state/store.ts';
 import type { DeadLetter, DeadLetterStore } from '../../src/audit/dead-letter/store.ts';
 import { ErrorCodes } from '../../src/platform/errors.ts';
+import { eventFromDoc } from '../../src/audit/event.ts';
 
 let redis: Redis;
 const cleanups: Array<() => Promise<void>> = [];
@@ -76,7 +77,7 @@ const letter = (i: number, sink = 'es'): DeadLetter => ({
   code: 'test',
   reason: 'r',
   attempts: 0,
-  event: { key: `k${i}`, timestampMs: i, fields: { a: String(i) }, doc: { n: i } },
+  event: eventFromDoc(`k${i}`, i, { n: i }),
 });
 
 describe.each(backends)('$name state store', (backend) => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatIndex } from '../../../src/audit/sinks/elasticsearch/index-pattern.ts';
 import { startBulkReceiver, type BulkReceiver } from '../../helpers/receivers/bulk-receiver.ts';
 import { FAST_RETRY, T0, makeEvent, makeEvents, memoryLogger, openSink, recordingObserver, rejectionOf } from './fixtures.ts';
+import { eventDoc } from '../../../src/audit/event.ts';
 
 const API_KEY = 'VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==';
 let es: BulkReceiver;
@@ -25,7 +26,7 @@ describe('elasticsearch sink', () => {
     expect(res).toEqual({ delivered: 3, rejected: [] });
     expect([...es.indices.keys()].sort()).toEqual(['platform-audit-2026.01.15', 'platform-audit-2026.01.16']);
     expect([...es.indices.get('platform-audit-2026.01.15')!.keys()]).toEqual(['evt-0', 'evt-1']);
-    expect(es.indices.get('platform-audit-2026.01.16')!.get('evt-9')).toEqual(late.doc);
+    expect(es.indices.get('platform-audit-2026.01.16')!.get('evt-9')).toEqual(eventDoc(late));
     expect(es.http.requests[0]!.path).toBe('/_bulk');
     await sink.close();
   });

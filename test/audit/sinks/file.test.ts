@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { FileSink } from '../../../src/audit/sinks/file/sink.ts';
 import type { Sink } from '../../../src/audit/sinks/sink.ts';
 import { T0, makeEvent, makeEvents, memoryLogger, openSink } from './fixtures.ts';
+import { eventDoc } from '../../../src/audit/event.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -45,7 +46,7 @@ describe('file sink', () => {
     expect(res).toEqual({ delivered: 3, rejected: [] });
     // Read synchronously right after the ack: the bytes are already there (written + fdatasync'd before resolving).
     const got = lines(join(dir, 'out/audit.ndjson'));
-    expect(got).toEqual(events.map((e) => ({ _key: e.key, _ts: e.timestampMs, ...e.doc })));
+    expect(got).toEqual(events.map((e) => ({ _key: e.key, _ts: e.timestampMs, ...eventDoc(e) })));
     expect(readFileSync(join(dir, 'out/audit.ndjson'), 'utf8').startsWith('{"_key":"evt-0","_ts":')).toBe(true);
     await sink.close();
   });

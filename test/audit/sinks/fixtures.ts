@@ -1,5 +1,5 @@
 /** Audit events for sink tests: deterministic keys, timestamps and documents. */
-import type { AuditEvent } from '../../../src/audit/event.ts';
+import { eventFromDoc, type AuditEvent } from '../../../src/audit/event.ts';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { createSink, sinkConfigSchema, type SinkContext, type SinkConfigInput } from '../../../src/audit/sinks/registry.ts';
@@ -16,7 +16,7 @@ export function makeEvent(i: number, extra: Record<string, unknown> = {}, tsMs =
     'source.ip': '10.0.0.1',
     ...extra,
   };
-  return { key: `evt-${i}`, timestampMs: tsMs, fields: { id: `evt-${i}` }, doc };
+  return eventFromDoc(`evt-${i}`, tsMs, doc);
 }
 
 export function makeEvents(n: number, from = 0): AuditEvent[] {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registry } from '../../../src/observability/metrics.ts';
 import { startHttpReceiver, type HttpReceiver } from '../../helpers/receivers/http-receiver.ts';
 import { FAST_RETRY, makeEvents, memoryLogger, openSink, recordingObserver, rejectionOf } from './fixtures.ts';
+import { eventDoc } from '../../../src/audit/event.ts';
 
 const TOKEN = 'http-secret-token-1234';
 let rx: HttpReceiver;
@@ -28,14 +29,14 @@ describe('http sink', () => {
     expect(rx.requests[0]!.headers['content-type']).toBe('application/json');
     expect(rx.requests[0]!.path).toBe('/ingest');
     const all = rx.requests.flatMap((r) => JSON.parse(r.body.toString()) as Array<Record<string, unknown>>);
-    expect(all.map((d) => d['event.id'])).toEqual(events.map((e) => e.doc['event.id']));
+    expect(all.map((d) => d['event.id'])).toEqual(events.map((e) => eventDoc(e)['event.id']));
     await sink.close();
   });
 
   it('splits by maxBytes and never exceeds it with more than one event', async () => {
     const sink = await openSink(base({ batch: { maxEvents: 1000, maxBytes: 1024 } }));
     const events = makeEvents(30);
-    const one = Buffer.byteLength(JSON.stringify(events[0]!.doc));
+    const one = Buffer.byteLength(JSON.stringify(eventDoc(events[0]!)));
     await sink.write(events);
     expect(rx.requests.length).toBeGreaterThan(1);
     for (const r of rx.requests) {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHecReceiver, type HecReceiver } from '../../helpers/receivers/hec-receiver.ts';
 import { FAST_RETRY, makeEvent, makeEvents, memoryLogger, openSink, recordingObserver, rejectionOf } from './fixtures.ts';
+import { eventDoc } from '../../../src/audit/event.ts';
 
 const TOKEN = '11111111-2222-3333-4444-555555555555';
 let hec: HecReceiver;
@@ -22,7 +23,7 @@ describe('splunk-hec sink', () => {
     const events = makeEvents(3);
     expect(await sink.write(events)).toEqual({ delivered: 3, rejected: [] });
     expect(hec.events).toHaveLength(3);
-    expect(hec.events[0]).toEqual({ time: events[0]!.timestampMs / 1000, source: 'scim-audit-sync', sourcetype: '_json', index: 'audit', event: events[0]!.doc });
+    expect(hec.events[0]).toEqual({ time: events[0]!.timestampMs / 1000, source: 'scim-audit-sync', sourcetype: '_json', index: 'audit', event: eventDoc(events[0]!) });
     expect(hec.http.requests[0]!.path).toBe('/services/collector/event');
     expect(hec.http.requests[0]!.headers['authorization']).toBe(`Splunk ${TOKEN}`);
     expect(hec.channels.size).toBe(1);
@@ -38,7 +39,7 @@ describe('splunk-hec sink', () => {
       expect(r.headers['content-encoding']).toBe('gzip');
       expect(r.body.length).toBeLessThanOrEqual(2048);
     }
-    expect(hec.events.map((e) => e.event['event.id'])).toEqual(events.map((e) => e.doc['event.id']));
+    expect(hec.events.map((e) => e.event['event.id'])).toEqual(events.map((e) => eventDoc(e)['event.id']));
     await sink.close();
   });
 

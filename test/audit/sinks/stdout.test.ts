@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { makeEvents, openSink } from './fixtures.ts';
+import { eventDoc } from '../../../src/audit/event.ts';
 
 /** A writable that takes `delayMs` per chunk and has a tiny buffer, like a slow pipe. */
 function slowWritable(delayMs: number) {
@@ -35,7 +36,7 @@ describe('stdout sink', () => {
     expect(res).toEqual({ delivered: 6, rejected: [] });
     // Every chunk reached the slow consumer before the ack.
     const text = Buffer.concat(out.received).toString('utf8');
-    expect(text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as Record<string, unknown>)['event.id'])).toEqual(events.map((e) => e.doc['event.id']));
+    expect(text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as Record<string, unknown>)['event.id'])).toEqual(events.map((e) => eventDoc(e)['event.id']));
     // Backpressure: each 2-event chunk overflowed the 64-byte buffer and was waited for.
     expect(out.stats().drains).toBe(3);
     // Never more than one chunk in flight.

@@ -4,6 +4,7 @@ import { frame } from '../../../src/audit/sinks/syslog/encoder.ts';
 import { startSyslogReceiver, type SyslogReceiver } from '../../helpers/receivers/syslog-receiver.ts';
 import { makeTestPki, type TestPki } from '../../helpers/receivers/test-ca.ts';
 import { FAST_RETRY, makeEvent, makeEvents, openSink, recordingObserver, rejectionOf } from './fixtures.ts';
+import { eventDoc, eventFromDoc } from '../../../src/audit/event.ts';
 
 const CEF = {
   vendor: 'Acme|Corp',
@@ -38,8 +39,8 @@ describe('CEF encoding', () => {
 
   it('finds fields in the ecs (nested) and plain document styles alike', () => {
     const base = makeEvent(3);
-    const ecs = { ...base, doc: { event: { action: 'group.update' }, user: { email: 'e@example.com' }, source: { ip: '10.1.1.1' } } };
-    const plain = { ...base, doc: { action: 'group.update', email: 'e@example.com', ip: '10.1.1.1' } };
+    const ecs = eventFromDoc(base.key, base.timestampMs, { event: { action: 'group.update' }, user: { email: 'e@example.com' }, source: { ip: '10.1.1.1' } });
+    const plain = eventFromDoc(base.key, base.timestampMs, { action: 'group.update', email: 'e@example.com', ip: '10.1.1.1' });
     const opts = { ...CEF, extensions: { act: 'event.action', suser: 'user.email', src: 'source.ip' } };
     const tail = `|3|rt=${base.timestampMs} externalId=evt-3 act=group.update suser=e@example.com src=10.1.1.1`;
     expect(encodeCef(ecs, opts).endsWith(tail)).toBe(true);
@@ -61,7 +62,7 @@ describe('syslog sink over TCP', () => {
     rx = await startSyslogReceiver();
     const sink = await openSink({ name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: rx.port, hostname: 'sync-1', facility: 'local4', severity: 'notice', retry: FAST_RETRY });
     const events = makeEvents(5);
-    events[2]!.doc['note'] = 'multi\nline "quoted" ]';
+    events[2] = makeEvent(2, { note: 'multi\nline "quoted" ]' });
     expect(await sink.write(events)).toEqual({ delivered: 5, rejected: [] });
     await sink.close();
     await expect.poll(() => rx.messages.length).toBe(5);
@@ -73,7 +74,7 @@ describe('syslog sink over TCP', () => {
     expect(ts).toBe(new Date(events[2]!.timestampMs).toISOString());
     expect([host, app, msgid]).toEqual(['sync-1', 'scim-audit-sync', 'user.login']);
     expect(sd).toBe('[scimsync@32473 key="evt-2"]');
-    expect(JSON.parse(msg!)).toEqual(events[2]!.doc);
+    expect(JSON.parse(msg!)).toEqual(eventDoc(events[2]!));
   });
 
   it('sends CEF payloads when format is cef', async () => {
@@ -107,7 +108,7 @@ describe('syslog sink over TCP', () => {
       { name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: rx.port, timeoutSeconds: 0.3, batch: { maxEvents: 100_000, maxBytes: 16 * 1024 * 1024 }, retry: FAST_RETRY },
       { observer },
     );
-    const events = makeEvents(30_000, 0).map((e) => ({ ...e, doc: { ...e.doc, pad: 'x'.repeat(200) } }));
+    const events = Array.from({ length: 30_000 }, (_, i) => makeEvent(i, { pad: 'x'.repeat(200) }));
     expect((await sink.write(events)).delivered).toBe(30_000);
     expect(observer.retries).toHaveLength(1);
     expect(observer.retries[0]!.reason).toContain('not flushed');

@@ -8,5 +8,5 @@ import { formatIndex } from './index-pattern.ts';
  */
 export function encodeBulkCreate(event: AuditEvent, indexPattern: string): Buffer {
   const action = { create: { _index: formatIndex(indexPattern, event.timestampMs), _id: event.key } };
-  return Buffer.from(`${JSON.stringify(action)}\n${JSON.stringify(event.doc)}\n`, 'utf8');
+  return Buffer.from(`${JSON.stringify(action)}\n${event.json}\n`, 'utf8');
 }

@@ -1,19 +1,20 @@
-import type { AuditEvent } from '../../event.ts';
+import { eventDoc, type AuditEvent } from '../../event.ts';
 
 /**
  * One NDJSON line: `{"_key":…,"_ts":…, …doc}`. The two leading fields have a fixed name
  * whatever the document's field style, so resume (`recentKeys`) reads them without knowing
- * the mapping; `_ts` is the event time in epoch milliseconds. A document's own `_key`/`_ts`
- * (unlikely) are dropped rather than producing duplicate JSON keys.
+ * the mapping; `_ts` is the event time in epoch milliseconds. The engine's documents never
+ * carry top-level `_key`/`_ts` (the plain style renames such columns `_key_raw`/`_ts_raw`);
+ * a document from elsewhere that does has them dropped rather than duplicated.
  */
 export function encodeFileLine(event: AuditEvent): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
-  let doc = event.doc;
-  if ('_key' in doc || '_ts' in doc) {
-    const { _key: _k, _ts: _t, ...rest } = doc;
-    doc = rest;
+  let body = event.json;
+  // The engine's documents start with `{"@timestamp"` / `{"timestamp"`: no scan needed for them.
+  if (!body.startsWith('{"@timestamp"') && !body.startsWith('{"timestamp"') && (body.includes('"_key"') || body.includes('"_ts"'))) {
+    const { _key: _k, _ts: _t, ...rest } = eventDoc(event);
+    body = JSON.stringify(rest);
   }
-  const body = JSON.stringify(doc);
   const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
   return `${head}${body === '{}' ? '}' : `,${body.slice(1)}`}\n`;
 }

@@ -2,7 +2,7 @@ import type { AuditEvent } from '../../event.ts';
 
 /** One event's document; the request body is these joined as a JSON array or as NDJSON. */
 export function encodeDoc(event: AuditEvent): Buffer {
-  return Buffer.from(JSON.stringify(event.doc), 'utf8');
+  return Buffer.from(event.json, 'utf8');
 }
 
 export function encodeBody(payloads: Buffer[], format: 'json' | 'ndjson'): Buffer {

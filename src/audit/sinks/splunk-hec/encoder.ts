@@ -19,6 +19,6 @@ export function encodeHecEvent(event: AuditEvent, env: HecEnvelope): Buffer {
   if (env.source !== undefined) out += `,"source":${JSON.stringify(env.source)}`;
   if (env.sourcetype !== undefined) out += `,"sourcetype":${JSON.stringify(env.sourcetype)}`;
   if (env.index !== undefined) out += `,"index":${JSON.stringify(env.index)}`;
-  out += `,"event":${JSON.stringify(event.doc)}}\n`;
+  out += `,"event":${event.json}}\n`;
   return Buffer.from(out, 'utf8');
 }

@@ -2,5 +2,5 @@ import type { AuditEvent } from '../../event.ts';
 
 /** One NDJSON line: the event's document, nothing added. */
 export function encodeNdjsonLine(event: AuditEvent): Buffer {
-  return Buffer.from(`${JSON.stringify(event.doc)}\n`, 'utf8');
+  return Buffer.from(`${event.json}\n`, 'utf8');
 }

@@ -4,7 +4,7 @@
  * extension values escape `\` and `=` and write newlines as `\n` / `\r` (a `|` needs no
  * escape there). Extension keys are fixed identifiers from config.
  */
-import type { AuditEvent } from '../../event.ts';
+import { eventDoc, type AuditEvent } from '../../event.ts';
 import { docField, fieldText } from '../doc-field.ts';
 
 export interface CefOptions {
@@ -26,17 +26,17 @@ export function escapeCefValue(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/=/g, '\\=').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
 }
 
-export function encodeCef(event: AuditEvent, o: CefOptions): string {
-  const sig = fieldText(docField(event.doc, o.signatureIdField)) ?? 'audit';
-  const name = fieldText(docField(event.doc, o.nameField)) ?? sig;
+export function encodeCef(event: AuditEvent, o: CefOptions, doc: Record<string, unknown> = eventDoc(event)): string {
+  const sig = fieldText(docField(doc, o.signatureIdField)) ?? 'audit';
+  const name = fieldText(docField(doc, o.nameField)) ?? sig;
   const header = ['CEF:0', o.vendor, o.product, o.version, sig, name].map((v, i) => (i === 0 ? v : escapeCefHeader(v)));
   const ext: string[] = [];
   if (Number.isFinite(event.timestampMs)) ext.push(`rt=${Math.trunc(event.timestampMs)}`);
   ext.push(`externalId=${escapeCefValue(event.key)}`);
   for (const [key, path] of Object.entries(o.extensions)) {
-    const v = fieldText(docField(event.doc, path));
+    const v = fieldText(docField(doc, path));
     if (v !== undefined) ext.push(`${key}=${escapeCefValue(v)}`);
   }
-  if (o.includeDocument) ext.push('cs1Label=auditEvent', `cs1=${escapeCefValue(JSON.stringify(event.doc))}`);
+  if (o.includeDocument) ext.push('cs1Label=auditEvent', `cs1=${escapeCefValue(event.json)}`);
   return `${header.join('|')}|${o.severity}|${ext.join(' ')}`;
 }

@@ -3,7 +3,7 @@
  * APP-NAME PROCID MSGID [SD] MSG`, `len` in bytes. MSG is UTF-8 without a BOM (several
  * receivers choke on it). Header fields are printable ASCII; anything else becomes `_`.
  */
-import type { AuditEvent } from '../../event.ts';
+import { eventDoc, type AuditEvent } from '../../event.ts';
 import { docField, fieldText } from '../doc-field.ts';
 import { encodeCef, type CefOptions } from './cef.ts';
 
@@ -33,9 +33,10 @@ export function escapeSdValue(v: string): string {
 export function encodeSyslogMessage(event: AuditEvent, f: SyslogFormat): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
   const ts = new Date(event.timestampMs).toISOString();
-  const msgid = headerField(fieldText(docField(event.doc, f.msgidField)), 32);
+  const doc = eventDoc(event);
+  const msgid = headerField(fieldText(docField(doc, f.msgidField)), 32);
   const sd = f.sdId ? `[${f.sdId} key="${escapeSdValue(event.key)}"]` : '-';
-  const msg = f.format === 'cef' ? encodeCef(event, f.cef) : JSON.stringify(event.doc);
+  const msg = f.format === 'cef' ? encodeCef(event, f.cef, doc) : event.json;
   return `<${f.pri}>1 ${ts} ${headerField(f.hostname, 255)} ${headerField(f.appName, 48)} ${headerField(f.procId, 128)} ${msgid} ${sd} ${msg}`;
 }
 
