@@ -1,8 +1,8 @@
 /**
  * One audit-log event as it travels from the CSV export to the sinks. The document is kept
- * as JSON text, written once when the row is read and sent as is by every sink: an event in
- * a batch is three values, not a tree of objects (less to keep alive while a batch waits for
- * its sinks, so memory stays flat; see docs/audit.md#performance).
+ * as JSON text, encoded once when the row is read and sent as is by every sink (with several
+ * sinks, one encoding instead of one per sink; in a batch, one string per event instead of an
+ * object tree).
  */
 export interface AuditEvent {
   /** Stable key: the id column when present/configured, else SHA-256 of the canonical row. */

@@ -10,8 +10,7 @@ import { eventDoc, type AuditEvent } from '../../event.ts';
 export function encodeFileLine(event: AuditEvent): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
   let body = event.json;
-  // The engine's documents start with `{"@timestamp"` / `{"timestamp"`: no scan needed for them.
-  if (!body.startsWith('{"@timestamp"') && !body.startsWith('{"timestamp"') && (body.includes('"_key"') || body.includes('"_ts"'))) {
+  if (body.includes('"_key"') || body.includes('"_ts"')) {
     const { _key: _k, _ts: _t, ...rest } = eventDoc(event);
     body = JSON.stringify(rest);
   }
