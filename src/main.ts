@@ -4,7 +4,7 @@
  * resources are closed, so buffered output is never cut off.
  */
 import { CommanderError } from 'commander';
-import { buildProgram } from './cli/program.ts';
+import { buildProgram, loadCommands } from './cli/program.ts';
 import { exitCodeFor, formatError } from './cli/exit-codes.ts';
 
 // `scim-audit-sync plan | head`: a reader that went away is not an error of ours.
@@ -15,7 +15,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const program = buildProgram();
+const program = buildProgram(await loadCommands(process.argv.slice(2)));
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

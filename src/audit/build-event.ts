@@ -11,7 +11,7 @@
  *   `_key`/`_ts`) is kept as `<name>_raw`.
  * Normalized fields whose column is absent or empty are omitted.
  */
-import { eventFromDoc, type AuditEvent } from './event.ts';
+import type { AuditEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
 import { OccurrenceCounter, canonicalRow, hashRow, sortedColumnOrder } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
@@ -31,22 +31,45 @@ export interface RowProblem {
 }
 
 const PLAIN_NAMES = new Set(['timestamp', 'id', 'action', 'email', 'ip', '_key', '_ts']);
+const q = JSON.stringify as (s: string) => string;
 
+/**
+ * Plain-style names: a column colliding with a normalized field (or the file sink's fields)
+ * becomes `<name>_raw`, and `_raw` is repeated until the name is free, so no two members of
+ * a document share a name.
+ */
+function plainNames(columns: readonly string[]): string[] {
+  const taken = new Set<string>(columns);
+  return columns.map((c) => {
+    if (!PLAIN_NAMES.has(c)) return c;
+    let name = `${c}_raw`;
+    while (taken.has(name) || PLAIN_NAMES.has(name)) name += '_raw';
+    taken.add(name);
+    return name;
+  });
+}
+
+/**
+ * The document is written as JSON text straight from the row (no object per event): the
+ * member names are quoted once per header, each value once per row. Members keep the
+ * header's order (an object would have moved numeric-looking names to the front).
+ */
 export class EventBuilder {
   readonly columns: readonly string[];
   readonly plan: ColumnPlan;
   private readonly opts: BuilderOptions;
   private readonly sortedIdx: number[];
   private readonly occurrences = new OccurrenceCounter();
-  /** Column names as they appear in a plain document (collisions renamed once, here). */
-  private readonly plainNames: string[];
+  /** `"name":` per column, as it appears in this style's document. */
+  private readonly members: string[];
 
   constructor(columns: readonly string[], opts: BuilderOptions) {
     this.columns = columns;
     this.opts = opts;
     this.plan = planColumns(columns, opts.overrides);
     this.sortedIdx = sortedColumnOrder(columns);
-    this.plainNames = columns.map((c) => (PLAIN_NAMES.has(c) ? `${c}_raw` : c));
+    const names = opts.fieldStyle === 'plain' ? plainNames(columns) : columns;
+    this.members = names.map((n) => `${q(n)}:`);
   }
 
   /** The timestamp of a row, or a problem. Separate from build() so out-of-window rows stay cheap. */
@@ -60,43 +83,41 @@ export class EventBuilder {
   }
 
   build(values: readonly string[], timestampMs: number): AuditEvent {
-    const cols = this.columns;
-    const fields: Record<string, string> = {};
-    for (let i = 0; i < cols.length; i++) fields[cols[i] as string] = values[i] ?? '';
-    const idValue = this.plan.id >= 0 ? values[this.plan.id] : undefined;
-    const key = idValue
-      ? idValue
-      : this.occurrences.next(hashRow(canonicalRow(cols, values, this.sortedIdx)), timestampMs);
-    const action = this.pick(values, this.plan.action);
-    const email = this.pick(values, this.plan.email);
-    const ip = this.pick(values, this.plan.ip);
-    const iso = new Date(timestampMs).toISOString();
-    const doc = this.opts.fieldStyle === 'ecs' ? ecsDoc(iso, key, action, email, ip, fields) : this.plainDoc(iso, key, action, email, ip, values);
-    return eventFromDoc(key, timestampMs, doc);
+    const { plan } = this;
+    const idValue = plan.id >= 0 ? values[plan.id] : undefined;
+    const key = idValue ? idValue : this.occurrences.next(hashRow(canonicalRow(this.columns, values, this.sortedIdx)), timestampMs);
+    const iso = q(new Date(timestampMs).toISOString());
+    const action = pick(values, plan.action);
+    const email = pick(values, plan.email);
+    const ip = pick(values, plan.ip);
+    let json: string;
+    if (this.opts.fieldStyle === 'ecs') {
+      json = `{"@timestamp":${iso},"event":{"id":${q(key)},"kind":"event","dataset":"platform.audit"${action === undefined ? '' : `,"action":${q(action)}`}}`;
+      if (email !== undefined) json += `,"user":{"email":${q(email)}}`;
+      if (ip !== undefined) json += `,"source":{"ip":${q(ip)}}`;
+      json += `,"platform":{"audit":{${this.columnMembers(values)}}}}`;
+    } else {
+      json = `{"timestamp":${iso},"id":${q(key)}`;
+      if (action !== undefined) json += `,"action":${q(action)}`;
+      if (email !== undefined) json += `,"email":${q(email)}`;
+      if (ip !== undefined) json += `,"ip":${q(ip)}`;
+      const rest = this.columnMembers(values);
+      json += rest === '' ? '}' : `,${rest}}`;
+    }
+    return { key, timestampMs, json };
   }
 
-  private pick(values: readonly string[], idx: number): string | undefined {
-    if (idx < 0) return undefined;
-    const v = values[idx];
-    return v ? v : undefined;
-  }
-
-  private plainDoc(iso: string, key: string, action?: string, email?: string, ip?: string, values: readonly string[] = []): Record<string, unknown> {
-    const doc: Record<string, unknown> = { timestamp: iso, id: key };
-    if (action !== undefined) doc['action'] = action;
-    if (email !== undefined) doc['email'] = email;
-    if (ip !== undefined) doc['ip'] = ip;
-    for (let i = 0; i < this.plainNames.length; i++) doc[this.plainNames[i] as string] = values[i] ?? '';
-    return doc;
+  /** `"col":"value",…` for every column of the header (a missing cell is ""). */
+  private columnMembers(values: readonly string[]): string {
+    const m = this.members;
+    let s = '';
+    for (let i = 0; i < m.length; i++) s += `${i === 0 ? '' : ','}${m[i] as string}${q(values[i] ?? '')}`;
+    return s;
   }
 }
 
-function ecsDoc(iso: string, key: string, action: string | undefined, email: string | undefined, ip: string | undefined, fields: Record<string, string>): Record<string, unknown> {
-  const event: Record<string, string> = { id: key, kind: 'event', dataset: 'platform.audit' };
-  if (action !== undefined) event['action'] = action;
-  const doc: Record<string, unknown> = { '@timestamp': iso, event };
-  if (email !== undefined) doc['user'] = { email };
-  if (ip !== undefined) doc['source'] = { ip };
-  doc['platform'] = { audit: fields };
-  return doc;
+function pick(values: readonly string[], idx: number): string | undefined {
+  if (idx < 0) return undefined;
+  const v = values[idx];
+  return v ? v : undefined;
 }

@@ -35,9 +35,16 @@ export function streamError(e: unknown): SyncError {
   return new SyncError(TIMEOUT_CODES.has(c) ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `audit-log export stream interrupted (${c})`, { cause: e });
 }
 
-function newlines(raw: string): number {
+/**
+ * Line breaks inside a record's raw text: not the blank lines before it (counted by the
+ * parser) nor its own terminator. Scans in place, no copy of the text per row.
+ */
+function innerNewlines(raw: string): number {
+  let start = 0;
+  while (start < raw.length && (raw.charCodeAt(start) === 10 || raw.charCodeAt(start) === 13)) start++;
+  const end = raw.charCodeAt(raw.length - 1) === 10 ? raw.length - 1 : raw.length;
   let n = 0;
-  for (let i = raw.indexOf('\n'); i !== -1; i = raw.indexOf('\n', i + 1)) n++;
+  for (let i = raw.indexOf('\n', start); i !== -1 && i < end; i = raw.indexOf('\n', i + 1)) n++;
   return n;
 }
 
@@ -61,7 +68,7 @@ class NumberedParser extends Parser {
     this.nextLine += blanks - this.blanksSeen;
     this.blanksSeen = blanks;
     const line = this.nextLine;
-    this.nextLine += 1 + newlines(stripLeadingBreaks(raw ?? '').replace(/\r?\n$/, ''));
+    this.nextLine += 1 + innerNewlines(raw ?? '');
     return line;
   }
 

@@ -22,7 +22,7 @@ export interface RunFromConfigOptions extends AuditRunOptions, AuditRuntimeOptio
 }
 
 export async function runAuditFromConfig(loaded: LoadedConfig, logger: Logger, opts: RunFromConfigOptions = {}): Promise<{ summary: AuditRunSummary; outputs: AuditOutput[] }> {
-  const rt = buildAuditRuntime(loaded, logger, opts);
+  const rt = await buildAuditRuntime(loaded, logger, opts);
   try {
     const summary = await runAuditExport(
       {

@@ -5,19 +5,17 @@
  */
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveConfigPath } from '../config/paths.ts';
-import { redisFactory, type RedisClient } from '../jobs/redis.ts';
+import type { RedisClient } from '../jobs/redis.ts';
 import type { Logger } from '../observability/logger.ts';
 import { ConfigError } from '../platform/errors.ts';
 import { createPlatformClient } from '../platform/from-config.ts';
 import type { PlatformClient, PlatformClientOptions } from '../platform/http-client.ts';
 import type { AuditConfig } from './config-schema.ts';
 import { FileDeadLetterStore } from './dead-letter/file-store.ts';
-import { RedisDeadLetterStore } from './dead-letter/redis-store.ts';
 import type { DeadLetterStore } from './dead-letter/store.ts';
 import { createSink } from './sinks/registry.ts';
 import type { Sink } from './sinks/sink.ts';
 import { FileAuditStateStore, auditStateDir } from './state/file-store.ts';
-import { RedisAuditStateStore } from './state/redis-store.ts';
 import type { AuditStateStore } from './state/store.ts';
 
 export interface AuditRuntime {
@@ -44,13 +42,19 @@ export function requireAuditConfig(loaded: Pick<LoadedConfig, 'config'>): AuditC
   return audit;
 }
 
-export function buildAuditRuntime(loaded: LoadedConfig, logger: Logger, opts: AuditRuntimeOptions = {}): AuditRuntime {
+/** Redis-backed stores are loaded only when Redis is configured (the file-only CLI never loads ioredis). */
+export async function buildAuditRuntime(loaded: LoadedConfig, logger: Logger, opts: AuditRuntimeOptions = {}): Promise<AuditRuntime> {
   const config = requireAuditConfig(loaded);
   const { tenant } = loaded.config;
   let ownRedis: RedisClient | undefined;
   let state: AuditStateStore;
   let deadLetters: DeadLetterStore;
   if (loaded.config.redis || opts.redis) {
+    const [{ redisFactory }, { RedisAuditStateStore }, { RedisDeadLetterStore }] = await Promise.all([
+      import('../jobs/redis.ts'),
+      import('./state/redis-store.ts'),
+      import('./dead-letter/redis-store.ts'),
+    ]);
     const factory = redisFactory(loaded);
     const redis = opts.redis ?? (ownRedis = factory.create('audit-state'));
     state = new RedisAuditStateStore(redis, factory.keyPrefix, tenant);

@@ -85,9 +85,40 @@ function fractionMs(frac: string | undefined): number {
   return Number((frac + '00').slice(0, 3));
 }
 
+/** Two ASCII digits at `i`, or -1. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` exactly (what the platform and `toISOString` write): read by
+ * position, without the general pattern. Anything else, or a field out of range, is left to
+ * the general path, which applies the same range checks.
+ */
+function canonicalUtc(v: string): number | undefined {
+  if (v.length !== 24 || v.charCodeAt(23) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */) return undefined;
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46) return undefined;
+  const hi = two(v, 0);
+  const lo = two(v, 2);
+  const mo = two(v, 5);
+  const d = two(v, 8);
+  const h = two(v, 11);
+  const mi = two(v, 14);
+  const se = two(v, 17);
+  const ms1 = two(v, 20);
+  const ms2 = v.charCodeAt(22) - 48;
+  if (hi < 0 || lo < 0 || ms1 < 0 || ms2 < 0 || ms2 > 9) return undefined;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return undefined;
+  return Date.UTC(hi * 100 + lo, mo - 1, d, h, mi, se, ms1 * 10 + ms2);
+}
+
 export function createTimestampParser(zone = 'UTC'): TimestampParser {
   const resolve = zoneResolver(zone);
   return (raw) => {
+    const fast = canonicalUtc(raw);
+    if (fast !== undefined) return fast;
     const value = raw.trim();
     if (value === '') return undefined;
     const m = ISO_LIKE.exec(value);

@@ -84,7 +84,7 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   const to = opts.to !== undefined ? instantOption(opts.to, '--to') : undefined;
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const logger = commandLogger(cmd, loaded);
-  const rt = buildAuditRuntime(loaded, logger);
+  const rt = await buildAuditRuntime(loaded, logger);
   const progress = createProgress({ label: 'audit export', quiet: opts.json === true });
   const abort = abortOnSignals();
   try {
@@ -118,9 +118,9 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   }
 }
 
-async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: ReturnType<typeof buildAuditRuntime>) => Promise<T>): Promise<T> {
+async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: Awaited<ReturnType<typeof buildAuditRuntime>>) => Promise<T>): Promise<T> {
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
-  const rt = buildAuditRuntime(loaded, commandLogger(cmd, loaded));
+  const rt = await buildAuditRuntime(loaded, commandLogger(cmd, loaded));
   try {
     return await fn(loaded, rt);
   } finally {

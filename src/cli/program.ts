@@ -5,32 +5,46 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
 import { addGlobalOptions } from './options.ts';
-import { validateCommand } from './validate.ts';
-import { applyCommand, planCommand } from './reconcile.ts';
-import { demoCommand } from './demo.ts';
-import { simulateCommand } from './simulate.ts';
-import { daemonCommand } from './daemon.ts';
-import { approveDeletesCommand, resumeCommand, statusCommand, triggerCommand } from './operator.ts';
-import { auditCommand } from './audit.ts';
+
+export type CommandFactory = () => Command;
+
+interface CommandModule {
+  /** The command names the module defines (matched against argv before anything loads). */
+  names: readonly string[];
+  load: () => Promise<CommandFactory[]>;
+}
 
 /**
- * Every subcommand, in the order `--help` lists them.
- * To add one: create src/cli/<name>.ts exporting `<name>Command(): Command`
- * (wrap its action in `runCommand` from exit-codes.ts), import it above, append it here.
+ * Every subcommand, in the order `--help` lists them. Modules load on demand: `audit export`
+ * never loads the LDAP client, BullMQ or ioredis it does not use (less start-up time and memory).
+ * To add one: create src/cli/<name>.ts exporting `<name>Command(): Command` (wrap its action in
+ * `runCommand` from exit-codes.ts) and append an entry here.
  */
-export const COMMANDS: ReadonlyArray<() => Command> = [
-  validateCommand,
-  planCommand,
-  applyCommand,
-  auditCommand,
-  demoCommand,
-  simulateCommand,
-  daemonCommand,
-  triggerCommand,
-  resumeCommand,
-  approveDeletesCommand,
-  statusCommand,
+const MODULES: readonly CommandModule[] = [
+  { names: ['validate'], load: async () => [(await import('./validate.ts')).validateCommand] },
+  { names: ['plan', 'apply'], load: async () => { const m = await import('./reconcile.ts'); return [m.planCommand, m.applyCommand]; } },
+  { names: ['audit'], load: async () => [(await import('./audit.ts')).auditCommand] },
+  { names: ['demo'], load: async () => [(await import('./demo.ts')).demoCommand] },
+  { names: ['simulate'], load: async () => [(await import('./simulate.ts')).simulateCommand] },
+  { names: ['daemon'], load: async () => [(await import('./daemon.ts')).daemonCommand] },
+  {
+    names: ['trigger', 'resume', 'approve-deletes', 'status'],
+    load: async () => {
+      const m = await import('./operator.ts');
+      return [m.triggerCommand, m.resumeCommand, m.approveDeletesCommand, m.statusCommand];
+    },
+  },
 ];
+
+/**
+ * The command factories for a command line: only the named command's module when the line
+ * names one, else all of them (help, version, an unknown command and its suggestions).
+ */
+export async function loadCommands(args: readonly string[] = []): Promise<CommandFactory[]> {
+  const named = MODULES.find((m) => args.some((a) => m.names.includes(a)));
+  const chosen = named ? [named] : MODULES;
+  return (await Promise.all(chosen.map((m) => m.load()))).flat();
+}
 
 /** Commander does not pass settings (exit override, output, help-after-error) down to added commands, so copy them through the tree. */
 export function inheritSettings(parent: Command, child: Command): void {
@@ -38,7 +52,7 @@ export function inheritSettings(parent: Command, child: Command): void {
   for (const grandchild of child.commands) inheritSettings(child, grandchild);
 }
 
-export function buildProgram(): Command {
+export function buildProgram(commands: readonly CommandFactory[]): Command {
   const program = new Command('scim-audit-sync')
     .description('Provision users and groups into the analytics platform over SCIM 2.0, and stream its audit log into SIEM sinks.')
     .version(VERSION, '-V, --version', 'print the version')
@@ -46,7 +60,7 @@ export function buildProgram(): Command {
     // Usage errors surface as CommanderError; main.ts maps them to exit code 2.
     .exitOverride();
   addGlobalOptions(program);
-  for (const make of COMMANDS) {
+  for (const make of commands) {
     const command = make();
     inheritSettings(program, command);
     program.addCommand(command);

@@ -31,6 +31,27 @@ describe('EventBuilder', () => {
   });
 });
 
+describe('EventBuilder documents', () => {
+  it('keeps every column in header order, whatever its name, with values escaped', () => {
+    const cols = ['Timestamp', '2', '__proto__', 'Details'];
+    const e = new EventBuilder(cols, opts);
+    const ev = e.build(['2026-11-01T00:00:00.000Z', 'two', 'proto', '{"a":"x,y","q":"\\"}\n'], Date.parse('2026-11-01T00:00:00Z'));
+    const doc = eventDoc(ev) as { platform: { audit: Record<string, string> } };
+    expect(ev.json.indexOf('"Timestamp"')).toBeLessThan(ev.json.indexOf('"2"'));
+    expect(Object.hasOwn(doc.platform.audit, '__proto__')).toBe(true);
+    expect(Object.entries(doc.platform.audit)).toEqual(expect.arrayContaining([['2', 'two'], ['__proto__', 'proto'], ['Details', '{"a":"x,y","q":"\\"}\n']]));
+    expect(doc).toMatchObject({ '@timestamp': '2026-11-01T00:00:00.000Z', event: { id: ev.key, kind: 'event', dataset: 'platform.audit' } });
+  });
+
+  it('plain style never gives two members the same name', () => {
+    const e = new EventBuilder(['timestamp', 'id', 'id_raw', '_key'], { ...opts, fieldStyle: 'plain' });
+    const ev = e.build(['2026-11-01T00:00:00Z', '7', 'r', 'k'], Date.parse('2026-11-01T00:00:00Z'));
+    const names = [...ev.json.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(eventDoc(ev)).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '7', timestamp_raw: '2026-11-01T00:00:00Z', id_raw_raw: '7', id_raw: 'r', _key_raw: 'k' });
+  });
+});
+
 describe('column detection', () => {
   it('finds roles among common spellings, ignoring case and separators', () => {
     expect(planColumns(['created_at', 'EVENT-NAME', 'userEmail', 'Source IP', 'uuid'])).toEqual({ timestamp: 0, action: 1, email: 2, ip: 3, id: 4 });

@@ -168,6 +168,31 @@ describe('file state specifics', () => {
     expect(after.dedupe).toHaveLength(12);
   });
 
+  it('compacts from the state it holds: the same cursor and keys as folding the whole journal', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'audit-compact-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const compacting = new FileAuditStateStore(dir, 'small', { compactBytes: 300 });
+    const journalOnly = new FileAuditStateStore(dir, 'big');
+    for (const store of [compacting, journalOnly]) {
+      await store.acquire('x');
+      await store.load();
+      // Cursor moves 10 per commit; keys older than cursor − 25 are pruned on the way.
+      for (let i = 1; i <= 30; i++) {
+        const added: Array<[string, number]> = [[`k${i}a`, i * 10], [`k${i}b`, i * 10 - 5]];
+        await store.commit({ cursorMs: i * 10, added, pruneBeforeMs: i * 10 - 25, nowMs: i, ...(i === 3 ? { columns: ['a', 'b'] } : {}) });
+      }
+      await store.release();
+    }
+    const small = await new FileAuditStateStore(dir, 'small').load();
+    const big = await new FileAuditStateStore(dir, 'big').load();
+    expect((await readdir(auditStateDir(dir, 'small'))).sort()).toContain('state.json');
+    expect(await readdir(auditStateDir(dir, 'big'))).not.toContain('state.json');
+    expect(small.cursorMs).toBe(300);
+    expect(small.columns).toEqual(['a', 'b']);
+    expect(small.dedupe.sort()).toEqual(big.dedupe.sort());
+    expect(small.dedupe.map(([k]) => k).sort()).toEqual(['k28a', 'k28b', 'k29a', 'k29b', 'k30a', 'k30b']);
+  });
+
   it('names the file and the fix when the state is corrupt', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'audit-corrupt-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));

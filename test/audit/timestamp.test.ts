@@ -37,4 +37,18 @@ describe('createTimestampParser', () => {
     expect(isValidTimeZone('Asia/Kolkata')).toBe(true);
     expect(isValidTimeZone('Mars/Olympus')).toBe(false);
   });
+
+  it('reads the exact toISOString form by position with the same result and the same range checks', () => {
+    const parse = createTimestampParser('+05:00');
+    for (let i = 0; i < 500; i++) {
+      const ms = Math.floor(Math.random() * 4_102_444_800_000);
+      const iso = new Date(ms).toISOString();
+      expect(parse(iso)).toBe(ms);
+      // The same instant through the general path (space separator) agrees.
+      expect(parse(iso.replace('T', ' '))).toBe(ms);
+    }
+    for (const bad of ['2026-13-01T00:00:00.000Z', '2026-01-01T24:00:00.000Z', '2026-01-01T23:59:60.000Z', '2026-01-0aT00:00:00.000Z', '2026-01-01T00:00:00.0a0Z']) {
+      expect(parse(bad)).toBeUndefined();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { buildProgram, COMMANDS, inheritSettings } from '../../src/cli/program.ts';
+import { buildProgram, inheritSettings, loadCommands } from '../../src/cli/program.ts';
 import { ExitCode, exitCodeFor, formatError, runCommand } from '../../src/cli/exit-codes.ts';
 import { ConfigError, ErrorCodes, SourceError, SyncError, errorFromStatus } from '../../src/platform/errors.ts';
 
@@ -55,22 +55,30 @@ describe('exit codes', () => {
 });
 
 describe('program', () => {
-  it('registers every command of the list, with the global options', () => {
-    const program = buildProgram();
-    expect(program.commands.map((c) => c.name())).toEqual(COMMANDS.map((make) => make().name()));
+  it('registers every command of the list, with the global options', async () => {
+    const program = buildProgram(await loadCommands());
+    expect(program.commands.map((c) => c.name())).toEqual(['validate', 'plan', 'apply', 'audit', 'demo', 'simulate', 'daemon', 'trigger', 'resume', 'approve-deletes', 'status']);
     expect(program.commands.map((c) => c.name())).toContain('validate');
     expect(program.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--version', '--debug', '--log-level', '--log-format']));
   });
 
+  it('loads only the module of the command named on the line, and every module otherwise', async () => {
+    const names = async (args: string[]) => (await loadCommands(args)).map((make) => make().name());
+    expect(await names(['--log-level', 'warn', 'audit', 'export', '--config', 'c.yaml'])).toEqual(['audit']);
+    expect(await names(['plan', '--config', 'c.yaml'])).toEqual(['plan', 'apply']);
+    expect(await names(['frobnicate'])).toHaveLength(11);
+    expect(await names(['--help'])).toHaveLength(11);
+  });
+
   it('turns usage errors into CommanderError instead of exiting, for subcommands too', async () => {
-    const program = buildProgram().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    const program = buildProgram(await loadCommands()).configureOutput({ writeErr: () => {}, writeOut: () => {} });
     for (const c of program.commands) c.configureOutput({ writeErr: () => {}, writeOut: () => {} });
     await expect(program.parseAsync(['node', 'x', 'validate', '--nope'])).rejects.toBeInstanceOf(CommanderError);
     await expect(program.parseAsync(['node', 'x', 'frobnicate'])).rejects.toMatchObject({ code: 'commander.unknownCommand' });
   });
 
   it('passes settings down to nested subcommands (the real `audit export`, and one added later)', async () => {
-    const program = buildProgram().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    const program = buildProgram(await loadCommands()).configureOutput({ writeErr: () => {}, writeOut: () => {} });
     // Without the exit override reaching `export`, commander would call process.exit here.
     await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--config', 'c.yaml', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
     const extra = new Command('extra').addCommand(new Command('run').action(() => {}));

@@ -184,6 +184,8 @@ describe('defaults a platform team reviews', () => {
     // The only writable path: an emptyDir on /tmp, also what TMPDIR points at.
     expect(deployment).toMatch(/- name: tmp\s+mountPath: \/tmp/);
     expect(deployment).toMatch(/name: TMPDIR\s+value: \/tmp/);
+    // The image's malloc setting, kept when the chart sets env explicitly.
+    expect(deployment).toMatch(/name: MALLOC_ARENA_MAX\s+value: "2"/);
   });
 
   it('probes /healthz and /readyz, and outlives the shutdown bound', () => {

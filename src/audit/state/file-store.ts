@@ -86,6 +86,12 @@ export class FileAuditStateStore implements AuditStateStore {
   /** This instance holds the lock (another instance in the same process may not commit). */
   private locked = false;
   private journalBytes = 0;
+  /**
+   * The state as of the last load() or commit(), kept while the lock is held: a compaction
+   * writes it out instead of reading the journal back (which would hold every journaled key
+   * in memory at once, a spike of tens of MB on a long backfill).
+   */
+  private current: Folded | undefined;
 
   constructor(stateDir: string, tenant: string, opts: { compactBytes?: number } = {}) {
     this.dir = auditStateDir(stateDir, tenant);
@@ -105,6 +111,7 @@ export class FileAuditStateStore implements AuditStateStore {
   async release(): Promise<void> {
     if (!this.locked) return;
     this.locked = false;
+    this.current = undefined;
     await releaseFileLock(this.lockPath);
   }
 
@@ -112,6 +119,7 @@ export class FileAuditStateStore implements AuditStateStore {
   async load(): Promise<AuditState> {
     const s = await this.fold();
     if (this.locked && s.journaled) await this.writeSnapshot(s);
+    this.current = this.locked ? s : undefined;
     return { cursorMs: s.cursorMs, dedupe: [...s.dedupe], columns: s.columns, backfill: s.backfill, updatedAtMs: s.updatedAtMs };
   }
 
@@ -130,7 +138,11 @@ export class FileAuditStateStore implements AuditStateStore {
       await fh.close();
     }
     this.journalBytes += Buffer.byteLength(text);
-    if (this.journalBytes >= this.compactBytes) await this.writeSnapshot(await this.fold());
+    if (this.current) {
+      apply(this.current, line);
+      prune(this.current);
+    }
+    if (this.journalBytes >= this.compactBytes) await this.writeSnapshot(this.current ?? (await this.fold()));
   }
 
   async close(): Promise<void> {
