@@ -41,7 +41,10 @@ const MODULES: readonly CommandModule[] = [
  * names one, else all of them (help, version, an unknown command and its suggestions).
  */
 export async function loadCommands(args: readonly string[] = []): Promise<CommandFactory[]> {
-  const named = MODULES.find((m) => args.some((a) => m.names.includes(a)));
+  // The first command name on the line is the command; later ones are its arguments
+  // (`trigger audit`, `status --tenant audit`). No global option takes a command name as value.
+  const first = args.find((a) => MODULES.some((m) => m.names.includes(a)));
+  const named = MODULES.find((m) => first !== undefined && m.names.includes(first));
   const chosen = named ? [named] : MODULES;
   return (await Promise.all(chosen.map((m) => m.load()))).flat();
 }

@@ -66,6 +66,9 @@ describe('program', () => {
     const names = async (args: string[]) => (await loadCommands(args)).map((make) => make().name());
     expect(await names(['--log-level', 'warn', 'audit', 'export', '--config', 'c.yaml'])).toEqual(['audit']);
     expect(await names(['plan', '--config', 'c.yaml'])).toEqual(['plan', 'apply']);
+    // A command name later on the line is an argument, not the command.
+    expect(await names(['trigger', 'audit', '--config', 'c.yaml'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
+    expect(await names(['status', '--tenant', 'audit'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
     expect(await names(['frobnicate'])).toHaveLength(11);
     expect(await names(['--help'])).toHaveLength(11);
   });
