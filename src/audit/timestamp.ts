@@ -85,6 +85,15 @@ function fractionMs(frac: string | undefined): number {
   return Number((frac + '00').slice(0, 3));
 }
 
+/**
+ * Wall-clock fields as if in UTC, or undefined when one is out of range (Date.UTC would
+ * silently roll month 13 into the next year: out-of-range fields are not times).
+ */
+function wallAsUtc(y: number, mo: number, d: number, h: number, mi: number, se: number, ms: number): number | undefined {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return undefined;
+  return Date.UTC(y, mo - 1, d, h, mi, se, ms);
+}
+
 /** Two ASCII digits at `i`, or -1. */
 function two(s: string, i: number): number {
   const a = s.charCodeAt(i) - 48;
@@ -95,7 +104,7 @@ function two(s: string, i: number): number {
 /**
  * `YYYY-MM-DDTHH:MM:SS.sssZ` exactly (what the platform and `toISOString` write): read by
  * position, without the general pattern. Anything else, or a field out of range, is left to
- * the general path, which applies the same range checks.
+ * the general path. Both check ranges in wallAsUtc().
  */
 function canonicalUtc(v: string): number | undefined {
   if (v.length !== 24 || v.charCodeAt(23) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */) return undefined;
@@ -110,8 +119,7 @@ function canonicalUtc(v: string): number | undefined {
   const ms1 = two(v, 20);
   const ms2 = v.charCodeAt(22) - 48;
   if (hi < 0 || lo < 0 || ms1 < 0 || ms2 < 0 || ms2 > 9) return undefined;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return undefined;
-  return Date.UTC(hi * 100 + lo, mo - 1, d, h, mi, se, ms1 * 10 + ms2);
+  return wallAsUtc(hi * 100 + lo, mo, d, h, mi, se, ms1 * 10 + ms2);
 }
 
 export function createTimestampParser(zone = 'UTC'): TimestampParser {
@@ -123,10 +131,8 @@ export function createTimestampParser(zone = 'UTC'): TimestampParser {
     if (value === '') return undefined;
     const m = ISO_LIKE.exec(value);
     if (m) {
-      const [mo, d, h, mi, se] = [Number(m[2]), Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
-      // Date.UTC silently rolls month 13 into the next year: out-of-range fields are not times.
-      if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return undefined;
-      const wall = Date.UTC(Number(m[1]), mo - 1, d, h, mi, se, fractionMs(m[7]));
+      const wall = wallAsUtc(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), fractionMs(m[7]));
+      if (wall === undefined) return undefined;
       return m[8] !== undefined ? wall - offsetMinutes(m[8]) * 60_000 : wall - resolve(wall);
     }
     if (/^\d{9,10}(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
