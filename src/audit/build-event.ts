@@ -104,7 +104,7 @@ export class EventBuilder {
       const rest = this.columnMembers(values);
       json += rest === '' ? '}' : `,${rest}}`;
     }
-    return { key, timestampMs, json };
+    return { key, timestampMs, json, noReservedMembers: true };
   }
 
   /** `"col":"value",…` for every column of the header (a missing cell is ""). */

@@ -14,6 +14,11 @@ export interface AuditEvent {
    * (`@timestamp`, `event.id`, …), in the configured field style.
    */
   json: string;
+  /**
+   * Set by the event builder: the document has no top-level `_key`/`_ts` member (the file
+   * sink then need not look for them). Absent on documents from elsewhere (replay, tests).
+   */
+  noReservedMembers?: true;
 }
 
 /** An event from a document object. */

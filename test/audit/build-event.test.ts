@@ -3,6 +3,7 @@ import { EventBuilder } from '../../src/audit/build-event.ts';
 import { planColumns, uniqueColumnNames } from '../../src/audit/columns.ts';
 import { createTimestampParser } from '../../src/audit/timestamp.ts';
 import { eventDoc } from '../../src/audit/event.ts';
+import { encodeFileLine } from '../../src/audit/sinks/file/encoder.ts';
 
 const opts = { fieldStyle: 'ecs' as const, overrides: {}, parseTimestamp: createTimestampParser() };
 
@@ -49,6 +50,19 @@ describe('EventBuilder documents', () => {
     const names = [...ev.json.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
     expect(new Set(names).size).toBe(names.length);
     expect(eventDoc(ev)).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '7', timestamp_raw: '2026-11-01T00:00:00Z', id_raw_raw: '7', id_raw: 'r', _key_raw: 'k' });
+  });
+});
+
+describe('EventBuilder and the file line', () => {
+  it.each(['ecs', 'plain'] as const)('%s: documents are marked free of top-level _key/_ts, and are, even with such columns', (fieldStyle) => {
+    const e = new EventBuilder(['Timestamp', '_key', '_ts'], { ...opts, fieldStyle });
+    const ts = Date.parse('2026-11-01T00:00:00Z');
+    const ev = e.build(['2026-11-01T00:00:00Z', 'k', '1'], ts);
+    expect(ev.noReservedMembers).toBe(true);
+    // The file sink trusts the mark and does not look: a top-level duplicate would win in JSON.parse.
+    const line = JSON.parse(encodeFileLine(ev)) as Record<string, unknown>;
+    expect(line['_key']).toBe(ev.key);
+    expect(line['_ts']).toBe(ts);
   });
 });
 

@@ -51,6 +51,32 @@ describe('file sink', () => {
     await sink.close();
   });
 
+  it('a document from elsewhere with top-level _key/_ts has them replaced, not duplicated', async () => {
+    const sink = await fileSink();
+    const foreign = makeEvent(0, { _key: 'not-mine', _ts: 1, kept: 'yes' });
+    await sink.write([foreign]);
+    const [text] = readFileSync(join(dir, 'out/audit.ndjson'), 'utf8').split('\n');
+    expect(text!.match(/"_key":/g)).toHaveLength(1);
+    expect(JSON.parse(text!)).toMatchObject({ _key: 'evt-0', _ts: foreign.timestampMs, kept: 'yes' });
+    await sink.close();
+  });
+
+  it('writes multi-byte text byte-exact, and sizes rotation by UTF-8 bytes', async () => {
+    const sink = await fileSink({ rotateMaxBytes: 700, maxFiles: 10 });
+    const events = Array.from({ length: 6 }, (_, i) => makeEvent(i, { note: `é ü ✓ 🔐 ${'ß'.repeat(40 * i)}` }));
+    await sink.write(events);
+    await sink.close();
+    const files = readdirSync(join(dir, 'out'));
+    const all = files.filter((f) => f !== 'audit.ndjson').sort(byRotation).concat('audit.ndjson');
+    for (const f of all) {
+      const bytes = readFileSync(join(dir, 'out', f));
+      // Either within the limit, or a single line that is larger than the limit on its own.
+      if (bytes.length > 700) expect(bytes.toString('utf8').split('\n').filter(Boolean)).toHaveLength(1);
+    }
+    const got = all.flatMap((f) => lines(join(dir, 'out', f)));
+    expect(got.map((l) => l['note'])).toEqual(events.map((e) => eventDoc(e)['note']));
+  });
+
   it('rotates by size: no file exceeds rotateMaxBytes, nothing lost, order kept, retention applied', async () => {
     const c = clock(T0);
     const sink = await fileSink({ rotateMaxBytes: 1000, maxFiles: 3 }, { now: c.now });

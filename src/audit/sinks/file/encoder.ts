@@ -5,12 +5,13 @@ import { eventDoc, type AuditEvent } from '../../event.ts';
  * whatever the document's field style, so resume (`recentKeys`) reads them without knowing
  * the mapping; `_ts` is the event time in epoch milliseconds. The engine's documents never
  * carry top-level `_key`/`_ts` (the plain style renames such columns `_key_raw`/`_ts_raw`);
- * a document from elsewhere that does has them dropped rather than duplicated.
+ * a document from elsewhere that does has them dropped rather than duplicated (only
+ * documents without the builder's `noReservedMembers` mark are looked at).
  */
 export function encodeFileLine(event: AuditEvent): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
   let body = event.json;
-  if (body.includes('"_key"') || body.includes('"_ts"')) {
+  if (!event.noReservedMembers && (body.includes('"_key"') || body.includes('"_ts"'))) {
     const { _key: _k, _ts: _t, ...rest } = eventDoc(event);
     body = JSON.stringify(rest);
   }
