@@ -127,10 +127,13 @@ export class FileSink implements Sink {
 
   private async flush(parts: string[], bytes: number): Promise<void> {
     if (bytes === 0) return;
-    // One buffer of the known size, each line encoded into place (no joined copy).
-    const buf = Buffer.allocUnsafe(bytes);
+    // One buffer of the known size, each line encoded into place (no joined copy). Should the
+    // sizes ever disagree with the encoding, the lines are encoded again as one string: never
+    // a cut or padded buffer on disk.
+    let buf = Buffer.allocUnsafe(bytes);
     let at = 0;
     for (const part of parts) at += buf.write(part, at, 'utf8');
+    if (at !== bytes) buf = Buffer.from(parts.join(''), 'utf8');
     let off = 0;
     while (off < buf.length) {
       const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, null);
