@@ -85,13 +85,24 @@ function fractionMs(frac: string | undefined): number {
   return Number((frac + '00').slice(0, 3));
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** 400 Gregorian years, in ms: the calendar repeats after it. */
+const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
+
+function daysInMonth(y: number, mo: number): number {
+  if (mo !== 2) return DAYS_IN_MONTH[mo - 1] as number;
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+}
+
 /**
  * Wall-clock fields as if in UTC, or undefined when one is out of range (Date.UTC would
- * silently roll month 13 into the next year: out-of-range fields are not times).
+ * silently roll month 13 into the next year and 31 February into March: out-of-range
+ * fields are not times).
  */
 function wallAsUtc(y: number, mo: number, d: number, h: number, mi: number, se: number, ms: number): number | undefined {
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return undefined;
-  return Date.UTC(y, mo - 1, d, h, mi, se, ms);
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return undefined;
+  // Date.UTC reads years 0–99 as 1900–1999: shift by a whole calendar cycle and back.
+  return y >= 0 && y < 100 ? Date.UTC(y + 400, mo - 1, d, h, mi, se, ms) - GREGORIAN_CYCLE_MS : Date.UTC(y, mo - 1, d, h, mi, se, ms);
 }
 
 /** Two ASCII digits at `i`, or -1. */

@@ -21,6 +21,21 @@ describe('createTimestampParser', () => {
     for (const v of ['', 'yesterday', '11/01/2026 10:00', '2026-13-45T99:00:00Z', 'Sun Nov 01 2026 10:00:00']) expect(p(v)).toBeUndefined();
   });
 
+  it('refuses days a month does not have instead of rolling them into the next month', () => {
+    const p = createTimestampParser();
+    for (const v of ['2026-02-29', '2026-02-31T00:00:00.000Z', '2026-04-31 10:00:00', '2100-02-29T00:00:00Z']) expect(p(v)).toBeUndefined();
+    expect(p('2028-02-29')).toBe(utc('2028-02-29T00:00:00Z'));
+    expect(p('2000-02-29T00:00:00.000Z')).toBe(utc('2000-02-29T00:00:00.000Z'));
+    expect(p('2026-12-31T23:59:59.999Z')).toBe(utc('2026-12-31T23:59:59.999Z'));
+  });
+
+  it('reads years below 100 as themselves, not as 19xx', () => {
+    const p = createTimestampParser();
+    expect(p('0050-01-01')).toBe(utc('0050-01-01T00:00:00Z'));
+    expect(p('0004-02-29T12:00:00.000Z')).toBe(utc('0004-02-29T12:00:00.000Z'));
+    expect(new Date(p('0099-12-31 23:59:59') as number).toISOString()).toBe('0099-12-31T23:59:59.000Z');
+  });
+
   it('applies a fixed offset or an IANA zone (with DST) to values without an offset', () => {
     expect(createTimestampParser('+05:30')('2026-11-01 15:30:00')).toBe(utc('2026-11-01T10:00:00Z'));
     const paris = createTimestampParser('Europe/Paris');
