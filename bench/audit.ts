@@ -7,9 +7,10 @@
  *   AUDIT_BENCH_ROWS=1000000   rows of the main run (default 1,000,000 ≈ 150 MB of CSV)
  *   AUDIT_BENCH_10M=1          also run 10,000,000 rows (memory must stay flat)
  *
- * Reported: engine events/s ÷ csv-parse rows/s over the same HTTP exports (same windows,
- * same server), and ÷ csv-parse over a local copy of the bytes (the stricter baseline);
- * peak RSS of the engine process. Results are written to bench/RESULTS.md.
+ * Reported, each against csv-parse rows/s over the same HTTP exports (same windows, same
+ * server): events/s and peak RSS of the shipped CLI (compiled) in its default mode and with
+ * `--low-memory`, and of the engine in-process from the sources (with its live heap after GC);
+ * csv-parse over a local copy of the bytes for reference. Results go to bench/RESULTS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -332,7 +333,7 @@ async function main(): Promise<void> {
       const r = await measure(sim.url, rows, build);
       results.push(r);
       process.stderr.write(`  shipped CLI: default ${n(rate(r.cliDefault))}/s, peak RSS ${r.cliDefault.maxRssMb} MB; --low-memory ${n(rate(r.cliLowMemory))}/s, peak RSS ${r.cliLowMemory.maxRssMb} MB\n`);
-      process.stderr.write(`  engine ${Math.round(rate(r.engine))}/s (${r.engine.seconds.toFixed(1)} s, RSS ${r.engine.maxRssMb} MB); csv-parse http ${Math.round(rate(r.http))}/s, file ${Math.round(rate(r.file))}/s; ratio ${(rate(r.engine) / rate(r.http)).toFixed(2)}\n`);
+      process.stderr.write(`  engine ${n(rate(r.engine))}/s (${r.engine.seconds.toFixed(1)} s, RSS ${r.engine.maxRssMb} MB); csv-parse http ${n(rate(r.http))}/s, file ${n(rate(r.file))}/s; ratio ${(rate(r.engine) / rate(r.http)).toFixed(2)}\n`);
     }
   } finally {
     sim.proc.kill('SIGTERM');

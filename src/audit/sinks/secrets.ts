@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { ConfigError } from '../../platform/errors.ts';
+import { ConfigError, errorCodeOf } from '../../platform/errors.ts';
 
 export function resolvePath(configDir: string, p: string): string {
   return isAbsolute(p) ? p : resolve(configDir, p);
@@ -23,8 +23,7 @@ export async function readSecret(
     try {
       value = await readFile(resolvePath(configDir, file), 'utf8');
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      throw new ConfigError(`${keyPath}File cannot be read (${typeof code === 'string' ? code : 'error'}): ${file}`);
+      throw new ConfigError(`${keyPath}File cannot be read (${errorCodeOf(e) ?? 'error'}): ${file}`);
     }
     // Mounted secrets and `echo > file` end with a newline that is not part of the secret.
     value = value.replace(/[\r\n]+$/, '');

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfigError } from '../../platform/errors.ts';
+import { ConfigError, errorCodeOf } from '../../platform/errors.ts';
 import { resolvePath } from './secrets.ts';
 
 export const tlsSchema = z
@@ -41,8 +41,7 @@ export async function loadTls(cfg: TlsConfig, configDir: string, keyPath: string
     try {
       return await readFile(resolvePath(configDir, file), 'utf8');
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      throw new ConfigError(`${keyPath}.tls.${key} cannot be read (${typeof code === 'string' ? code : 'error'}): ${file}`);
+      throw new ConfigError(`${keyPath}.tls.${key} cannot be read (${errorCodeOf(e) ?? 'error'}): ${file}`);
     }
   };
   const out: TlsOptions = { rejectUnauthorized: cfg.rejectUnauthorized };

@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import type { Client } from 'ldapts';
+import { errorCodeOf } from '../../platform/errors.ts';
 import { ldapError, type LdapErrorContext, type LdapStage } from './classify.ts';
 import type { LdapSettings } from './settings.ts';
 
@@ -85,8 +86,8 @@ export async function openLdap(s: LdapSettings, creds: LdapCredentials, signal?:
     await client.unbind().catch(() => undefined);
     signal?.throwIfAborted();
     // A socket-level failure before any LDAP message is a connect failure, whatever the stage.
-    const code = (e as { code?: unknown } | null)?.code;
-    const connectLevel = typeof code === 'string' && !/^(ERR_TLS|ERR_SSL|UNABLE_TO|CERT_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME)/.test(code);
+    const code = errorCodeOf(e);
+    const connectLevel = code !== undefined && !/^(ERR_TLS|ERR_SSL|UNABLE_TO|CERT_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME)/.test(code);
     throw ldapError(e, connectLevel || (e instanceof Error && e.message === 'Connection timeout') ? 'connect' : stage, ctx);
   } finally {
     signal?.removeEventListener('abort', abort);

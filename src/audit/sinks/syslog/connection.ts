@@ -7,6 +7,7 @@ import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { TlsOptions } from '../tls.ts';
 import { TransportFailure } from '../retry-loop.ts';
+import { errorCodeOf } from '../../../platform/errors.ts';
 
 export interface SyslogConnectionOptions {
   protocol: 'tcp' | 'tls';
@@ -123,8 +124,7 @@ export class SyslogConnection {
 }
 
 function codeOf(e: Error): string {
-  const c = (e as { code?: unknown }).code;
-  return typeof c === 'string' ? c : 'ERR';
+  return errorCodeOf(e) ?? 'ERR';
 }
 
 function failure(code: string, message: string, cause?: unknown): TransportFailure {
