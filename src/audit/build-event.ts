@@ -13,7 +13,7 @@
  */
 import type { AuditEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
-import { OccurrenceCounter, canonicalRow, hashRow, sortedColumnOrder } from './event-key.ts';
+import { OccurrenceCounter, canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
 
 export type FieldStyle = 'ecs' | 'plain';
@@ -49,27 +49,58 @@ function plainNames(columns: readonly string[]): string[] {
   });
 }
 
+/** `toISOString()` with the `YYYY-MM-DDTHH:MM:SS` part kept per second (rows come mostly in time order). */
+class IsoFormatter {
+  private second = Number.NaN;
+  private prefix = '';
+
+  format(ms: number): string {
+    const second = Math.floor(ms / 1000);
+    if (second !== this.second) {
+      const iso = new Date(second * 1000).toISOString();
+      // Years outside 0000–9999 (±YYYYYY-…) are rare enough to skip the cache.
+      if (iso.length !== 24) return new Date(ms).toISOString();
+      this.second = second;
+      this.prefix = iso.slice(0, 20);
+    }
+    const frac = ms - second * 1000;
+    return `${this.prefix}${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}Z`;
+  }
+}
+
 /**
  * The document is written as JSON text straight from the row (no object per event): the
- * member names are quoted once per header, each value once per row. Members keep the
- * header's order (an object would have moved numeric-looking names to the front).
+ * member names are quoted once per header, each value once per row (the normalized fields
+ * reuse the quoted value of their column). Members keep the header's order (an object
+ * would have moved numeric-looking names to the front).
  */
 export class EventBuilder {
   readonly columns: readonly string[];
   readonly plan: ColumnPlan;
   private readonly opts: BuilderOptions;
   private readonly sortedIdx: number[];
+  /** `<length>:<name>` per column in sorted order: the fixed part of the canonical row. */
+  private readonly canonicalNames: string[];
   private readonly occurrences = new OccurrenceCounter();
-  /** `"name":` per column, as it appears in this style's document. */
+  private readonly iso = new IsoFormatter();
+  /** `"name":` per column (with its leading comma after the first), as in this style's document. */
   private readonly members: string[];
+  private readonly quoted: string[];
+
+  /** No id column: every key is a hash of its row (see WindowPass.mayBeKnown). */
+  get keysAreHashes(): boolean {
+    return this.plan.id < 0;
+  }
 
   constructor(columns: readonly string[], opts: BuilderOptions) {
     this.columns = columns;
     this.opts = opts;
     this.plan = planColumns(columns, opts.overrides);
     this.sortedIdx = sortedColumnOrder(columns);
+    this.canonicalNames = canonicalNames(columns, this.sortedIdx);
     const names = opts.fieldStyle === 'plain' ? plainNames(columns) : columns;
-    this.members = names.map((n) => `${q(n)}:`);
+    this.members = names.map((n, i) => `${i === 0 ? '' : ','}${q(n)}:`);
+    this.quoted = new Array<string>(columns.length);
   }
 
   /** The timestamp of a row, or a problem. Separate from build() so out-of-window rows stay cheap. */
@@ -83,41 +114,38 @@ export class EventBuilder {
   }
 
   build(values: readonly string[], timestampMs: number): AuditEvent {
-    const { plan } = this;
+    const { plan, members, quoted } = this;
     const idValue = plan.id >= 0 ? values[plan.id] : undefined;
-    const key = idValue ? idValue : this.occurrences.next(hashRow(canonicalRow(this.columns, values, this.sortedIdx)), timestampMs);
-    const iso = q(new Date(timestampMs).toISOString());
-    const action = pick(values, plan.action);
-    const email = pick(values, plan.email);
-    const ip = pick(values, plan.ip);
+    const key = idValue ? idValue : this.occurrences.next(hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)), timestampMs);
+    let cols = '';
+    for (let i = 0; i < members.length; i++) {
+      const v = q(values[i] ?? '');
+      quoted[i] = v;
+      cols += members[i] + v;
+    }
+    const iso = this.iso.format(timestampMs);
+    const action = pickQuoted(values, quoted, plan.action);
+    const email = pickQuoted(values, quoted, plan.email);
+    const ip = pickQuoted(values, quoted, plan.ip);
+    const id = idValue ? quoted[plan.id] : `"${key}"`;
     let json: string;
     if (this.opts.fieldStyle === 'ecs') {
-      json = `{"@timestamp":${iso},"event":{"id":${q(key)},"kind":"event","dataset":"platform.audit"${action === undefined ? '' : `,"action":${q(action)}`}}`;
-      if (email !== undefined) json += `,"user":{"email":${q(email)}}`;
-      if (ip !== undefined) json += `,"source":{"ip":${q(ip)}}`;
-      json += `,"platform":{"audit":{${this.columnMembers(values)}}}}`;
+      json = '{"@timestamp":"' + iso + '","event":{"id":' + id + ',"kind":"event","dataset":"platform.audit"' + (action === undefined ? '}' : ',"action":' + action + '}');
+      if (email !== undefined) json += ',"user":{"email":' + email + '}';
+      if (ip !== undefined) json += ',"source":{"ip":' + ip + '}';
+      json += ',"platform":{"audit":{' + cols + '}}}';
     } else {
-      json = `{"timestamp":${iso},"id":${q(key)}`;
-      if (action !== undefined) json += `,"action":${q(action)}`;
-      if (email !== undefined) json += `,"email":${q(email)}`;
-      if (ip !== undefined) json += `,"ip":${q(ip)}`;
-      const rest = this.columnMembers(values);
-      json += rest === '' ? '}' : `,${rest}}`;
+      json = '{"timestamp":"' + iso + '","id":' + id;
+      if (action !== undefined) json += ',"action":' + action;
+      if (email !== undefined) json += ',"email":' + email;
+      if (ip !== undefined) json += ',"ip":' + ip;
+      json += cols === '' ? '}' : ',' + cols + '}';
     }
     return { key, timestampMs, json, noReservedMembers: true };
   }
-
-  /** `"col":"value",…` for every column of the header (a missing cell is ""). */
-  private columnMembers(values: readonly string[]): string {
-    const m = this.members;
-    let s = '';
-    for (let i = 0; i < m.length; i++) s += `${i === 0 ? '' : ','}${m[i] as string}${q(values[i] ?? '')}`;
-    return s;
-  }
 }
 
-function pick(values: readonly string[], idx: number): string | undefined {
-  if (idx < 0) return undefined;
-  const v = values[idx];
-  return v ? v : undefined;
+/** The quoted value of a role's column, or undefined when the role has no column or the cell is empty. */
+function pickQuoted(values: readonly string[], quoted: readonly string[], idx: number): string | undefined {
+  return idx >= 0 && values[idx] ? quoted[idx] : undefined;
 }

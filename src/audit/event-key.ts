@@ -9,12 +9,17 @@
  */
 import { hash } from 'node:crypto';
 
-export function canonicalRow(columns: readonly string[], values: readonly string[], sortedIdx: readonly number[]): string {
+/** The fixed part of the canonical row per column, in `sortedIdx` order: `<length>:<name>`. */
+export function canonicalNames(columns: readonly string[], sortedIdx: readonly number[]): string[] {
+  return sortedIdx.map((i) => `${(columns[i] as string).length}:${columns[i] as string}`);
+}
+
+/** The canonical row, from canonicalNames() of its header: `<len>:<name><len>:<value>;` per column, by name. */
+export function canonicalRowOf(names: readonly string[], values: readonly string[], sortedIdx: readonly number[]): string {
   let s = '';
-  for (const i of sortedIdx) {
-    const name = columns[i] as string;
-    const value = values[i] ?? '';
-    s += `${name.length}:${name}${value.length}:${value};`;
+  for (let j = 0; j < sortedIdx.length; j++) {
+    const value = values[sortedIdx[j] as number] ?? '';
+    s += (names[j] as string) + value.length + ':' + value + ';';
   }
   return s;
 }
@@ -28,16 +33,23 @@ export function hashRow(canonical: string): string {
   return hash('sha256', canonical, 'hex');
 }
 
-/** Numbers repeated keys within one same-timestamp group (bounded: cleared when the time changes). */
+/**
+ * Numbers repeated keys within one same-timestamp group (bounded: cleared when the time
+ * changes). Most groups hold one row: the first key is kept aside, the map only holds more.
+ */
 export class OccurrenceCounter {
   private lastTs = Number.NaN;
+  private first = '';
   private readonly seen = new Map<string, number>();
 
   next(key: string, timestampMs: number): string {
     if (timestampMs !== this.lastTs) {
-      this.seen.clear();
+      if (this.seen.size > 0) this.seen.clear();
       this.lastTs = timestampMs;
+      this.first = key;
+      return key;
     }
+    if (this.seen.size === 0) this.seen.set(this.first, 1);
     const n = (this.seen.get(key) ?? 0) + 1;
     this.seen.set(key, n);
     return n === 1 ? key : `${key}#${n}`;

@@ -16,15 +16,15 @@ import { openAuditExport } from '../platform/audit-export.ts';
 import type { PlatformClient } from '../platform/http-client.ts';
 import { EventBuilder, type RowProblem } from './build-event.ts';
 import { COLUMN_CANDIDATES, uniqueColumnNames } from './columns.ts';
-import { readCsv, type BadRow, type CsvHandler } from './csv-records.ts';
+import { readCsv, type BadRow, type CsvHandler } from './csv/read-csv.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
+import { BAD_ROW_KEY_PREFIX } from './dedupe-set.ts';
 import type { AuditEvent } from './event.ts';
 import { auditMetrics } from './metrics.ts';
 import type { RunContext } from './run-context.ts';
 import { createTimestampParser, type TimestampParser } from './timestamp.ts';
 import { precisionUnitMs, requestFor, type ExportWindow, type WindowRequest } from './windows.ts';
 
-const EMPTY: ReadonlySet<string> = new Set();
 
 interface BadLetter {
   letter: DeadLetter;
@@ -44,15 +44,18 @@ export class WindowPass {
   private readonly parseTimestamp: TimestampParser;
   private builder: EventBuilder | undefined;
   private batch: AuditEvent[] = [];
-  /** Keys in the current batch, so a row repeated within one batch is not sent twice. */
-  private batchKeys = new Set<string>();
+  /** Keys in the current batch, built on the first lookup (events after every key held need none). */
+  private batchKeys: Set<string> | undefined;
   /** The batch being delivered while the next one is built, and its keys. */
   private inflight: Promise<void> | undefined;
-  private inflightKeys: ReadonlySet<string> = EMPTY;
+  private inflightBatch: readonly AuditEvent[] = [];
+  private inflightKeys: Set<string> | undefined;
   private bad: BadLetter[] = [];
   private ascending = true;
   private lastTs = Number.NEGATIVE_INFINITY;
   private sinceCheckpoint = 0;
+  /** Latest time of an event this pass handed on (in the batch, in flight or delivered). */
+  private maxAcceptedTs = Number.NEGATIVE_INFINITY;
   private row = 0;
   private unreported = { read: 0, duplicates: 0 };
 
@@ -128,19 +131,39 @@ export class WindowPass {
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
     const event = builder.build(values, ts);
-    if (this.ctx.dedupe.has(event.key) || this.batchKeys.has(event.key) || this.inflightKeys.has(event.key)) {
+    if (this.mayBeKnown(ts) && this.isKnown(event.key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;
       return undefined;
     }
     this.batch.push(event);
-    this.batchKeys.add(event.key);
+    this.batchKeys?.add(event.key);
+    if (ts > this.maxAcceptedTs) this.maxAcceptedTs = ts;
     return this.batch.length >= this.ctx.config.batchSize ? this.flush() : undefined;
+  }
+
+  /**
+   * Whether an event at `ts` can have been seen already. A hashed key covers the whole row,
+   * time included, and rows repeated within one timestamp are numbered (#2…), so the same
+   * key never comes with a later time: an event after every key held is new. Keys from an
+   * id column carry no such guarantee and are always looked up.
+   */
+  private mayBeKnown(ts: number): boolean {
+    return !this.builder!.keysAreHashes || ts <= this.maxAcceptedTs || ts <= this.ctx.dedupe.maxEventTimestampMs;
+  }
+
+  /** Delivered or dead-lettered before, in the batch being built, or in the one in flight. */
+  private isKnown(key: string): boolean {
+    if (this.ctx.dedupe.has(key)) return true;
+    this.batchKeys ??= new Set(this.batch.map((e) => e.key));
+    if (this.batchKeys.has(key)) return true;
+    this.inflightKeys ??= new Set(this.inflightBatch.map((e) => e.key));
+    return this.inflightKeys.has(key);
   }
 
   private onBad(b: { raw: string; code: string; reason: string; line?: number; row?: number }): Promise<void> | undefined {
     // Same raw text in the same export range → the same dead letter: recorded once.
-    const key = `bad:${hash('sha256', b.raw, 'hex')}`;
+    const key = `${BAD_ROW_KEY_PREFIX}${hash('sha256', b.raw, 'hex')}`;
     if (this.ctx.dedupe.has(key) || this.bad.some((x) => x.key === key)) return undefined;
     const letter: DeadLetter = {
       id: randomUUID(),
@@ -184,9 +207,9 @@ export class WindowPass {
     }
     if (batch.length > 0) {
       this.batch = [];
-      const keys = this.batchKeys;
-      this.batchKeys = new Set();
-      this.inflightKeys = keys;
+      this.inflightBatch = batch;
+      this.inflightKeys = this.batchKeys;
+      this.batchKeys = undefined;
       const p = this.ctx.deliver(batch);
       // Marked handled now; the failure surfaces where the promise is awaited (settle()).
       p.catch(() => undefined);
@@ -207,7 +230,8 @@ export class WindowPass {
     try {
       await p;
     } finally {
-      this.inflightKeys = EMPTY;
+      this.inflightBatch = [];
+      this.inflightKeys = undefined;
     }
   }
 

@@ -1,28 +1,31 @@
 /**
- * The write loop of the sinks that write locally (file, stdout): the engine batch split by
- * the sink's batch limits, each chunk written and timed, the outcome reported once through
- * the instrument, and a failed write classified as transient with the sink's own wording.
+ * The write loop of the sinks that write locally (file, stdout): the engine batch as the
+ * sink's chunks, each chunk written and timed, the outcome reported once through the
+ * instrument, and a failed write classified as transient with the sink's own wording.
  */
 import type { AuditEvent } from '../event.ts';
 import { ErrorCodes, SyncError } from '../../platform/errors.ts';
-import { chunkEvents, type Chunk } from './batcher.ts';
-import type { BatchDefaults } from './common-config.ts';
 import type { SinkInstrument } from './instrument.ts';
 import type { RejectedEvent, WriteResult } from './sink.ts';
 
-export interface LocalWrite<P extends string | Buffer> {
-  encode: (e: AuditEvent) => P;
-  limits: BatchDefaults;
+/** What the loop needs of a chunk: its events, and those that could not be encoded. */
+export interface LocalChunk {
+  events: AuditEvent[];
+  rejected: RejectedEvent[];
+}
+
+export interface LocalWrite<C extends LocalChunk> {
   instrument: SinkInstrument;
-  write: (chunk: Chunk<P>) => Promise<void>;
+  write: (chunk: C) => Promise<void>;
   /** The message of a failed write (no secrets: built from the sink's name, path and the OS code). */
   failure: (e: unknown) => string;
 }
 
-export async function writeLocally<P extends string | Buffer>(events: AuditEvent[], w: LocalWrite<P>, signal?: AbortSignal): Promise<WriteResult> {
+/** Chunks are pulled one at a time, after the previous one is written (they may share a buffer). */
+export async function writeLocally<C extends LocalChunk>(chunks: Iterable<C>, w: LocalWrite<C>, signal?: AbortSignal): Promise<WriteResult> {
   let delivered = 0;
   const rejected: RejectedEvent[] = [];
-  for (const chunk of chunkEvents(events, w.encode, w.limits)) {
+  for (const chunk of chunks) {
     signal?.throwIfAborted();
     rejected.push(...chunk.rejected);
     if (chunk.events.length === 0) continue;

@@ -43,6 +43,12 @@ interface JournalLine {
 interface Folded {
   cursorMs: number | null;
   dedupe: Map<string, number>;
+  /**
+   * While the lock is held: the keys of each commit since load(), as committed, with the
+   * largest time of each (folding them into `dedupe` per commit would cost a map update per
+   * event; they are folded when a snapshot is written).
+   */
+  recent: Array<{ keys: Array<[string, number]>; maxTs: number }>;
   columns: string[] | null;
   backfill: AuditState['backfill'];
   updatedAtMs: number | null;
@@ -53,8 +59,16 @@ interface Folded {
 }
 
 function prune(s: Folded): Folded {
-  for (const [k, ts] of s.dedupe) if (ts < s.pruneBeforeMs) s.dedupe.delete(k);
+  if (s.dedupe.size > 0) for (const [k, ts] of s.dedupe) if (ts < s.pruneBeforeMs) s.dedupe.delete(k);
+  s.recent = s.recent.filter((r) => r.maxTs >= s.pruneBeforeMs);
   return s;
+}
+
+/** Every key held, `recent` folded in. */
+function allKeys(s: Folded): Map<string, number> {
+  for (const r of s.recent) for (const [k, ts] of r.keys) if (ts >= s.pruneBeforeMs) s.dedupe.set(k, ts);
+  s.recent = [];
+  return s.dedupe;
 }
 
 export function auditStateDir(stateDir: string, tenant: string): string {
@@ -66,9 +80,10 @@ export function auditStateDir(stateDir: string, tenant: string): string {
  * last line (see prune()): bounds only grow (cursor − overlap), and where a smaller overlap
  * in a later config makes one shrink, keeping a few more keys only prevents duplicates.
  */
-function apply(s: Folded, l: JournalLine): void {
+function apply(s: Folded, l: JournalLine, keys: 'fold' | 'hold' = 'fold'): void {
   s.cursorMs = s.cursorMs === null ? l.c : Math.max(s.cursorMs, l.c);
-  for (const [k, ts] of l.a) s.dedupe.set(k, ts);
+  if (keys === 'fold') for (const [k, ts] of l.a) s.dedupe.set(k, ts);
+  else if (l.a.length > 0) s.recent.push({ keys: l.a, maxTs: l.a.reduce((m, [, ts]) => (ts > m ? ts : m), Number.NEGATIVE_INFINITY) });
   s.pruneBeforeMs = l.p;
   if (l.col !== undefined) s.columns = l.col;
   if (l.bf !== undefined) s.backfill = l.bf;
@@ -120,7 +135,7 @@ export class FileAuditStateStore implements AuditStateStore {
     const s = await this.fold();
     if (this.locked && s.journaled) await this.writeSnapshot(s);
     this.current = this.locked ? s : undefined;
-    return { cursorMs: s.cursorMs, dedupe: [...s.dedupe], columns: s.columns, backfill: s.backfill, updatedAtMs: s.updatedAtMs };
+    return { cursorMs: s.cursorMs, dedupe: [...allKeys(s)], columns: s.columns, backfill: s.backfill, updatedAtMs: s.updatedAtMs };
   }
 
   async commit(u: CommitUpdate): Promise<void> {
@@ -139,7 +154,7 @@ export class FileAuditStateStore implements AuditStateStore {
     }
     this.journalBytes += Buffer.byteLength(text);
     if (this.current) {
-      apply(this.current, line);
+      apply(this.current, line, 'hold');
       prune(this.current);
     }
     if (this.journalBytes >= this.compactBytes) await this.writeSnapshot(this.current ?? (await this.fold()));
@@ -150,7 +165,7 @@ export class FileAuditStateStore implements AuditStateStore {
   }
 
   private async fold(): Promise<Folded> {
-    const s: Folded = { cursorMs: null, dedupe: new Map(), columns: null, backfill: null, updatedAtMs: null, journaled: false, pruneBeforeMs: Number.NEGATIVE_INFINITY };
+    const s: Folded = { cursorMs: null, dedupe: new Map(), recent: [], columns: null, backfill: null, updatedAtMs: null, journaled: false, pruneBeforeMs: Number.NEGATIVE_INFINITY };
     let text: string | undefined;
     try {
       text = await readFile(this.path, 'utf8');
@@ -198,7 +213,7 @@ export class FileAuditStateStore implements AuditStateStore {
       columns: s.columns,
       backfill: s.backfill,
       updatedAtMs: s.updatedAtMs,
-      dedupe: Object.fromEntries(s.dedupe),
+      dedupe: Object.fromEntries(allKeys(s)),
     };
     await writeJsonFileAtomic(this.path, snap);
     await unlink(this.journal).catch((e: { code?: string }) => {

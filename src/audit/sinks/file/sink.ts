@@ -13,7 +13,7 @@ import { resolvePath } from '../secrets.ts';
 import { writeLocally } from '../local-write.ts';
 import type { Sink, WriteResult } from '../sink.ts';
 import type { FileSinkConfig } from './config.ts';
-import { encodeFileLine } from './encoder.ts';
+import { LineBuffer } from './line-buffer.ts';
 import { scanRecentKeys } from './recent-keys.ts';
 import { applyRetention, bucketStart, naming, rotatedName, type FileNaming } from './rotation.ts';
 import { repairTornLine } from './torn-line.ts';
@@ -35,6 +35,8 @@ export class FileSink implements Sink {
   /** A write failed mid-way: the file may end in a partial line to cut before appending. */
   private dirty = false;
   private closed = false;
+  /** Lines are encoded here; one write() at a time (the engine has one batch in flight). */
+  private readonly lines = new LineBuffer();
 
   constructor(config: FileSinkConfig, ctx: SinkContext) {
     this.name = config.name;
@@ -56,14 +58,12 @@ export class FileSink implements Sink {
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
     if (this.closed || !this.fh) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
     return writeLocally(
-      events,
+      this.lines.chunks(events, this.config.batch),
       {
-        encode: encodeFileLine,
-        limits: this.config.batch,
         instrument: this.instrument,
         write: async (chunk) => {
           try {
-            await this.appendDurably(chunk.payloads, chunk.sizes);
+            await this.appendDurably(chunk.bytes, chunk.sizes);
           } catch (e) {
             this.dirty = true;
             throw e;
@@ -91,7 +91,7 @@ export class FileSink implements Sink {
   }
 
   /** Writes the lines (rotating between them when due), then fdatasyncs: the ack point. */
-  private async appendDurably(lines: string[], sizes: number[]): Promise<void> {
+  private async appendDurably(bytes: Buffer, sizes: number[]): Promise<void> {
     if (this.dirty) {
       await this.fh!.close().catch(() => undefined);
       this.fh = undefined;
@@ -99,20 +99,17 @@ export class FileSink implements Sink {
       await this.openCurrent();
       this.dirty = false;
     }
-    let pending: string[] = [];
-    let pendingBytes = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const size = sizes[i] as number;
-      if (this.rotationDue(pendingBytes, size)) {
-        await this.flush(pending, pendingBytes);
-        pending = [];
-        pendingBytes = 0;
+    let start = 0;
+    let end = 0;
+    for (const size of sizes) {
+      if (this.rotationDue(end - start, size)) {
+        await this.flush(bytes.subarray(start, end));
+        start = end;
         await this.rotate();
       }
-      pending.push(lines[i] as string);
-      pendingBytes += size;
+      end += size;
     }
-    await this.flush(pending, pendingBytes);
+    await this.flush(bytes.subarray(start, end));
     if (this.config.fsync) await this.fh!.datasync();
   }
 
@@ -125,15 +122,7 @@ export class FileSink implements Sink {
     return rotateEveryMinutes > 0 && bucketStart(this.now(), rotateEveryMinutes) !== this.bucket;
   }
 
-  private async flush(parts: string[], bytes: number): Promise<void> {
-    if (bytes === 0) return;
-    // One buffer of the known size, each line encoded into place (no joined copy). Should the
-    // sizes ever disagree with the encoding, the lines are encoded again as one string: never
-    // a cut or padded buffer on disk.
-    let buf = Buffer.allocUnsafe(bytes);
-    let at = 0;
-    for (const part of parts) at += buf.write(part, at, 'utf8');
-    if (at !== bytes) buf = Buffer.from(parts.join(''), 'utf8');
+  private async flush(buf: Buffer): Promise<void> {
     let off = 0;
     while (off < buf.length) {
       const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, null);

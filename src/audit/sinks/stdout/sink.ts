@@ -8,6 +8,7 @@ import type { AuditEvent } from '../../event.ts';
 import { ErrorCodes, SyncError, errorCodeOf } from '../../../platform/errors.ts';
 import type { SinkContext } from '../context.ts';
 import { SinkInstrument } from '../instrument.ts';
+import { chunkEvents } from '../batcher.ts';
 import { writeLocally } from '../local-write.ts';
 import type { Sink, WriteResult } from '../sink.ts';
 import type { StdoutSinkConfig } from './config.ts';
@@ -34,10 +35,8 @@ export class StdoutSink implements Sink {
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
     if (this.closed) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write after close`);
     return writeLocally(
-      events,
+      chunkEvents(events, encodeNdjsonLine, this.config.batch),
       {
-        encode: encodeNdjsonLine,
-        limits: this.config.batch,
         instrument: this.instrument,
         write: (chunk) => writeAndWait(this.stream, Buffer.concat(chunk.payloads, chunk.bytes)),
         failure: (e) => `sink ${this.name}: stdout write failed (${errorCodeOf(e) ?? 'error'})`,

@@ -1,7 +1,7 @@
 /** The CSV reader on its own: item kinds, physical line numbers and raw text of bad rows. */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readCsv, type BadRow } from '../../src/audit/csv-records.ts';
+import { readCsv, type BadRow } from '../../src/audit/csv/read-csv.ts';
 
 type CsvItem = { kind: 'header'; cells: string[] } | { kind: 'row'; values: string[]; line: number } | ({ kind: 'bad' } & BadRow);
 
