@@ -58,9 +58,12 @@ export function csvField(s: string): string {
 export class CsvLayout {
   readonly columns: Column[];
   readonly eol: string;
+  /** An id column, or extra columns (whose values may be computed from the id). */
+  readonly mayShowIds: boolean;
 
   constructor(opts: AuditSimOptions) {
     this.eol = opts.crlf ? '\r\n' : (opts.lineEnding ?? '\n');
+    this.mayShowIds = opts.idColumn === true || (opts.extraColumns ?? []).length > 0;
     const keys: AuditColumnKey[] = [
       ...(opts.idColumn ? (['eventId'] as const) : []),
       'timestamp', 'eventName', 'userEmail', 'ipAddress', 'deploymentId',

@@ -130,7 +130,8 @@ export class AuditGenerator {
     return uuidFromWords(mix(s ^ 0x1d01, i), mix(s ^ 0x1d02, i), mix(s ^ 0x1d03, i), mix(s ^ 0x1d04, i));
   }
 
-  eventAt(i: number): SimAuditEventCore {
+  /** Event i; `withId: false` leaves `id` empty (an export without an id column need not pay for it). */
+  eventAt(i: number, withId = true): SimAuditEventCore {
     const rnd = mulberry32(mix(this.settings.seed ^ 0xe7e47, i));
     const eventName = weightedEventName(rnd);
     const userEmail = pick(rnd, this.users);
@@ -138,7 +139,7 @@ export class AuditGenerator {
     const multiline = rnd() < this.settings.multilineDetailsRate;
     return {
       index: i,
-      id: this.idOf(i),
+      id: withId ? this.idOf(i) : '',
       timestampMs: this.timeOf(i),
       eventName,
       userEmail,

@@ -69,6 +69,6 @@ export function handleAuditExport(req: SimRequest, log: SimAuditLog, tokens: Rea
       'content-disposition': `attachment; filename="${name}"`,
       'cache-control': 'no-store',
     },
-    stream: csvChunks(log, log.rows(window, filters)),
+    stream: csvChunks(log, log.rows(window, filters, 'as-needed')),
   };
 }

@@ -90,13 +90,16 @@ export class SimAuditLog implements SimAudit {
     for (const row of this.rows(this.window(start, end), filters)) yield this.layout.withFields(row.event, row.values);
   }
 
-  /** Rows of a window in export order, filtered; values follow the current layout. */
-  *rows(w: Window, filters: AuditFilters): IterableIterator<ExportRow> {
+  /**
+   * Rows of a window in export order, filtered; values follow the current layout. With
+   * `ids: 'as-needed'` generated events get an id only when a column can show it.
+   */
+  *rows(w: Window, filters: AuditFilters, ids: 'always' | 'as-needed' = 'always'): IterableIterator<ExportRow> {
     const match = matcher(filters);
     const max = this.opts.maxRows ?? Infinity;
     const layout = this.layout; // an export keeps the columns it started with, whatever setOptions does meanwhile
     let n = 0;
-    for (const event of this.ordered(w)) {
+    for (const event of this.ordered(w, ids === 'always' || layout.mayShowIds)) {
       const values = layout.values(event);
       if (!match(event, values)) continue;
       if (n++ >= max) return;
@@ -104,7 +107,7 @@ export class SimAuditLog implements SimAudit {
     }
   }
 
-  private *ordered(w: Window): IterableIterator<SimAuditEventCore> {
+  private *ordered(w: Window, withIds: boolean): IterableIterator<SimAuditEventCore> {
     const gen = this.gen;
     const from = gen.firstIndexAtOrAfter(w.fromMs);
     const to = gen.firstIndexAtOrAfter(w.toMs);
@@ -112,7 +115,7 @@ export class SimAuditLog implements SimAudit {
     if ((this.opts.order ?? 'asc') === 'asc') {
       let j = 0;
       for (let i = from; i < to; i++) {
-        const e = gen.eventAt(i);
+        const e = gen.eventAt(i, withIds);
         while (j < late.length && (late[j] as SimAuditEventCore).timestampMs < e.timestampMs) yield late[j++] as SimAuditEventCore;
         yield e;
       }
@@ -120,7 +123,7 @@ export class SimAuditLog implements SimAudit {
     } else {
       let j = late.length - 1;
       for (let i = to - 1; i >= from; i--) {
-        const e = gen.eventAt(i);
+        const e = gen.eventAt(i, withIds);
         while (j >= 0 && (late[j] as SimAuditEventCore).timestampMs > e.timestampMs) yield late[j--] as SimAuditEventCore;
         yield e;
       }

@@ -69,6 +69,10 @@ class CollectingParser extends Parser {
   }
 }
 
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
 export class FrameParser {
   private readonly parser: CollectingParser;
   private held: Held[] = [];
@@ -179,7 +183,14 @@ export class FrameParser {
     let start = this.pos;
     let line = this.posLine;
     if (start === 0 && this.byteAt(0) === 0xef && this.byteAt(1) === 0xbb && this.byteAt(2) === 0xbf) start = 3;
-    for (let b = this.byteAt(start); start < end && (b === LF || b === CR); b = this.byteAt(++start)) if (b === LF) line++;
+    // Blank lines are whole record delimiters (LF or CRLF); a lone CR belongs to the record.
+    while (start < end) {
+      const b = this.byteAt(start);
+      const skip = b === LF ? 1 : b === CR && this.byteAt(start + 1) === LF ? 2 : 0;
+      if (skip === 0) break;
+      start += skip;
+      line++;
+    }
     this.pos = end;
     this.posLine = line + this.countLf(start, end);
     return { line, start };
@@ -211,8 +222,11 @@ export class FrameParser {
       if (hEnd <= from || h.at >= limit) continue;
       parts.push(h.buf.subarray(Math.max(from, h.at) - h.at, Math.min(limit, hEnd) - h.at));
     }
-    const text = Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '').replace(/\r$/, '');
-    return text.length > MAX_RAW_CHARS || limit < to ? `${text.slice(0, MAX_RAW_CHARS)}…` : text;
+    const text = Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '');
+    if (text.length <= MAX_RAW_CHARS && limit >= to) return text;
+    // Cut at a character boundary: never half of a surrogate pair.
+    const cut = MAX_RAW_CHARS - (isHighSurrogate(text.charCodeAt(MAX_RAW_CHARS - 1)) ? 1 : 0);
+    return `${text.slice(0, cut)}…`;
   }
 
   /** Drops the chunks wholly before the next record's first byte. */

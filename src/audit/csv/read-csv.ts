@@ -69,6 +69,9 @@ class Session {
     } finally {
       this.stopped = true;
       this.notify();
+      // The pump may be waiting for the body to send more: stop it now (a clean end has
+      // already read the whole body, so this only matters on a failure).
+      if (!body.destroyed) body.destroy();
       await pump;
     }
   }
