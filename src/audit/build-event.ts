@@ -113,10 +113,11 @@ export class EventBuilder {
     return ms;
   }
 
-  build(values: readonly string[], timestampMs: number): AuditEvent {
+  /** `hash`: the row's canonical hash when already computed (the parse thread does it), else computed here. */
+  build(values: readonly string[], timestampMs: number, hash?: string): AuditEvent {
     const { plan, members, quoted } = this;
     const idValue = plan.id >= 0 ? values[plan.id] : undefined;
-    const key = idValue ? idValue : this.occurrences.next(hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)), timestampMs);
+    const key = idValue ? idValue : this.occurrences.next(hash ?? hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)), timestampMs);
     let cols = '';
     for (let i = 0; i < members.length; i++) {
       const v = q(values[i] ?? '');

@@ -82,11 +82,11 @@ export class WindowPass {
   async consume(body: Readable): Promise<void> {
     const handler: CsvHandler = {
       header: (cells) => this.onHeader(cells),
-      row: (values, line) => this.onRow(values, line),
+      row: (values, line, hash) => this.onRow(values, line, hash),
       bad: (b: BadRow) => this.onBad(b),
     };
     try {
-      await readCsv(body, handler);
+      await readCsv(body, handler, { idColumn: this.ctx.config.columns.id });
       await this.flush();
       await this.settle();
     } catch (e) {
@@ -118,7 +118,7 @@ export class WindowPass {
     }
   }
 
-  private onRow(values: string[], line: number): Promise<void> | undefined {
+  private onRow(values: string[], line: number, hash: string | undefined): Promise<void> | undefined {
     this.row++;
     this.ctx.summary.rowsRead++;
     const builder = this.builder;
@@ -130,7 +130,7 @@ export class WindowPass {
     this.unreported.read++;
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
-    const event = builder.build(values, ts);
+    const event = builder.build(values, ts, hash);
     if (this.mayBeKnown(ts) && this.isKnown(event.key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;

@@ -17,6 +17,16 @@
  * complete are held.
  */
 import { Parser, type CsvError } from 'csv-parse';
+import { planColumns, uniqueColumnNames } from '../columns.ts';
+import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder } from '../event-key.ts';
+
+export const HASH_CHARS = 64;
+const NO_HASH = '-'.repeat(HASH_CHARS);
+
+export interface FrameParserOptions {
+  /** The configured id column, if any: rows are hashed only when the header has no id column. */
+  idColumn?: string | undefined;
+}
 
 /** Dead-letter entries keep at most this much of a bad row's raw text, characters. */
 export const MAX_RAW_CHARS = 64 * 1024;
@@ -44,6 +54,11 @@ export interface FramedBadRow extends BadRow {
  */
 export interface Frame {
   records: number;
+  /**
+   * With keys to hash (no id column), the SHA-256 (hex) of each record's canonical row,
+   * HASH_CHARS per record (the header's place is filled with `-`); else empty.
+   */
+  hashes: string;
   text: string;
   ends: Uint32Array;
   /** records + 1 entries: the index in `ends` of each record's first field, then the total. */
@@ -86,11 +101,17 @@ export class FrameParser {
   private firsts: number[] = [];
   private lines: number[] = [];
   private bad: FramedBadRow[] = [];
+  private hashes: string[] = [];
+  private header = true;
+  private readonly idColumn: string | undefined;
+  /** Set from the header when keys are hashes: the canonical row's fixed parts. */
+  private hasher: { names: string[]; sorted: number[] } | undefined;
   private textLength = 0;
   private failure: Error | undefined;
   private ended = false;
 
-  constructor() {
+  constructor(opts: FrameParserOptions = {}) {
+    this.idColumn = opts.idColumn;
     this.parser = new CollectingParser({
       bom: true,
       relax_quotes: true,
@@ -134,6 +155,7 @@ export class FrameParser {
     this.firsts.push(this.ends.length);
     const frame: Frame = {
       records,
+      hashes: this.hashes.join(''),
       text: this.fields.join(''),
       ends: Uint32Array.from(this.ends),
       firsts: Uint32Array.from(this.firsts),
@@ -145,6 +167,7 @@ export class FrameParser {
     this.firsts = [];
     this.lines = [];
     this.bad = [];
+    this.hashes = [];
     this.textLength = 0;
     this.release();
     return frame;
@@ -152,6 +175,17 @@ export class FrameParser {
 
   private onRecord(fields: string[]): void {
     this.lines.push(this.advance(this.parser.info.bytes).line);
+    if (this.header) {
+      this.header = false;
+      const columns = uniqueColumnNames(fields);
+      if (planColumns(columns, { id: this.idColumn }).id < 0) {
+        const sorted = sortedColumnOrder(columns);
+        this.hasher = { names: canonicalNames(columns, sorted), sorted };
+      }
+      if (this.hasher) this.hashes.push(NO_HASH);
+    } else if (this.hasher) {
+      this.hashes.push(hashRow(canonicalRowOf(this.hasher.names, fields, this.hasher.sorted)));
+    }
     this.firsts.push(this.ends.length);
     for (const f of fields) {
       this.fields.push(f);

@@ -25,7 +25,7 @@ function fail(e: unknown): void {
 port.on('message', (m: ToParser) => {
   try {
     if (m.t === 'start') {
-      parser = new FrameParser();
+      parser = new FrameParser({ idColumn: m.idColumn });
       return;
     }
     if (!parser) return; // after a failure: the rest of that body is ignored

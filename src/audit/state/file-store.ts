@@ -71,6 +71,25 @@ function allKeys(s: Folded): Map<string, number> {
   return s.dedupe;
 }
 
+/** Keys per piece of a journal line: each piece's text stays small and short-lived. */
+const KEYS_PER_PIECE = 1024;
+
+/**
+ * One journal line as UTF-8 bytes, the added keys encoded a piece at a time: a commit of
+ * tens of thousands of keys never becomes one multi-megabyte string (V8 keeps those in its
+ * large-object space until a full GC). The keys come last; JSON does not care.
+ */
+function journalBytes(line: JournalLine): Buffer {
+  const { a, ...rest } = line;
+  const pieces = [Buffer.from(`${JSON.stringify(rest).slice(0, -1)},"a":[`)];
+  for (let i = 0; i < a.length; i += KEYS_PER_PIECE) {
+    const text = JSON.stringify(a.slice(i, i + KEYS_PER_PIECE));
+    pieces.push(Buffer.from(i === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`));
+  }
+  pieces.push(Buffer.from(']}\n'));
+  return Buffer.concat(pieces);
+}
+
 export function auditStateDir(stateDir: string, tenant: string): string {
   return join(stateDir, tenant, 'audit');
 }
@@ -143,16 +162,16 @@ export class FileAuditStateStore implements AuditStateStore {
     const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
     if (u.columns !== undefined) line.col = u.columns;
     if (u.backfill !== undefined) line.bf = u.backfill;
-    const text = `${JSON.stringify(line)}\n`;
+    const bytes = journalBytes(line);
     await mkdir(this.dir, { recursive: true });
     const fh = await open(this.journal, 'a', 0o600);
     try {
-      await fh.writeFile(text);
+      await fh.writeFile(bytes);
       await fh.datasync();
     } finally {
       await fh.close();
     }
-    this.journalBytes += Buffer.byteLength(text);
+    this.journalBytes += bytes.length;
     if (this.current) {
       apply(this.current, line, 'hold');
       prune(this.current);
