@@ -290,9 +290,9 @@ function report(results: Result[]): string {
   }
   lines.push(
     '',
-    '- *Shipped CLI* is what users run: the `npm run build` output, the real `scim-audit-sync [--low-memory] audit export --json` in the environment of the image (`NODE_ENV=production`, `MALLOC_ARENA_MAX=2`); peak RSS sampled from /proc (VmHWM), events/s from its own summary. `--low-memory` is V8\'s optimize-for-size.',
-    '- *Engine in-process* runs from the TypeScript sources (~115 MB of start-up for type stripping alone, see the csv-parse process) and reports the *live heap after GC* (max over all windows): what the engine retains, which must not grow with the export size.',
-    '- Throughput: the engine does what csv-parse does plus a SHA-256, a JSON document and an fdatasync\'d write per row; where the time goes (CPU profile) is in docs/audit.md#performance.',
+    '- *Shipped CLI* is what users run: the `npm run build` output, the real `scim-audit-sync [--low-memory] audit export --json` in the environment of the image (`NODE_ENV=production`, `MALLOC_ARENA_MAX=2`); peak RSS sampled from /proc (VmHWM, the whole process: main thread and parse thread), events/s from its own summary. By default csv-parse runs on a parse thread; `--low-memory` parses on the main thread (no second heap) with V8\'s optimize-for-size.',
+    '- *Engine in-process* runs from the TypeScript sources (~115 MB of start-up for type stripping alone, see the csv-parse process) and reports the *live heap after GC* of its main thread (max over all windows): what the engine retains, which must not grow with the export size.',
+    '- Throughput: the engine does what csv-parse does plus a SHA-256, a JSON document and an fdatasync\'d write per row, on two cores shared with the simulator; where the time goes (CPU profile) is in docs/audit.md#performance.',
     '',
   );
   return lines.join('\n');

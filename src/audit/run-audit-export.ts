@@ -17,6 +17,7 @@ import { RunContext } from './run-context.ts';
 import type { AuditEngineDeps, AuditRunOptions, AuditRunSummary } from './run-types.ts';
 import { planRange, planWindows, type ExportWindow } from './windows.ts';
 import { WindowPass } from './window-pass.ts';
+import { parseMode } from './csv/read-csv.ts';
 
 export type { AuditEngineDeps, AuditRunOptions, AuditRunSummary, AuditProgress } from './run-types.ts';
 
@@ -136,7 +137,7 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       summary,
     });
     ctx.windowCount = windows.length;
-    deps.logger?.info({ from: new Date(range.startMs).toISOString(), to: new Date(range.endMs).toISOString(), windows: windows.length, cursor: st.cursorMs === null ? null : new Date(st.cursorMs).toISOString() }, 'audit export run starting');
+    deps.logger?.info({ from: new Date(range.startMs).toISOString(), to: new Date(range.endMs).toISOString(), windows: windows.length, cursor: st.cursorMs === null ? null : new Date(st.cursorMs).toISOString(), csvParse: parseMode() }, 'audit export run starting');
     const minIntervalMs = config.backfill.maxWindowsPerMinute > 0 ? 60_000 / config.backfill.maxWindowsPerMinute : 0;
     let lastWindowAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < windows.length; i++) {

@@ -116,3 +116,33 @@ describe('audit CLI', () => {
     expect(r.stderr).toMatch(new RegExp(`console=${lines.length}\\b`));
   });
 });
+
+describe('audit export, parse thread and --low-memory', () => {
+  it('writes the same lines (hashed keys included) whether csv-parse runs on its thread or inline', async () => {
+    const hashed = await startSimulator({ tokens: [{ token: TOKEN }], audit: { startAt: start, eventsPerHour: 600, multilineDetailsRate: 0.2 } });
+    try {
+      const outputs: string[] = [];
+      for (const mode of ['thread', 'inline'] as const) {
+        const cfg = join(dir, `config-${mode}.yaml`);
+        await writeFile(
+          cfg,
+          (await readFile(configPath, 'utf8'))
+            .replace('tenant: clitest', `tenant: cli-${mode}`)
+            .replace('./out/audit.ndjson', `./out-${mode}/audit.ndjson`),
+        );
+        const args = [...(mode === 'inline' ? ['--low-memory'] : []), '--log-level', 'info', 'audit', 'export', '--config', cfg, '--to', new Date(Date.parse(start) + 3 * 3_600_000).toISOString(), '--json'];
+        const r = await runCli(args, { SIM_URL: hashed.url, SIM_TOKEN: TOKEN });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain(`"csvParse":"${mode}"`);
+        outputs.push(await readFile(join(dir, `out-${mode}`, 'audit.ndjson'), 'utf8'));
+      }
+      const [thread, inline] = outputs as [string, string];
+      const keys = thread.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { _key: string })._key);
+      expect(keys.length).toBe([...hashed.audit.eventsIn(start, new Date(Date.parse(start) + 3 * 3_600_000).toISOString())].length);
+      expect(keys.every((k) => /^[0-9a-f]{64}(#\d+)?$/.test(k))).toBe(true);
+      expect(inline).toBe(thread);
+    } finally {
+      await hashed.close();
+    }
+  });
+});

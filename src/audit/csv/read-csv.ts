@@ -40,12 +40,17 @@ export interface ReadCsvOptions {
   inline?: boolean;
 }
 
+/** Where csv-parse runs for these options. */
+export function parseMode(opts: Pick<ReadCsvOptions, 'inline'> = {}): 'thread' | 'inline' {
+  return (opts.inline ?? process.env['SCIM_AUDIT_SYNC_LOW_MEMORY'] === '1') ? 'inline' : 'thread';
+}
+
 /**
  * Reads the whole body, calling the handler per record. Stream failures become transient
  * SyncErrors; the handler's own errors pass through unchanged.
  */
 export async function readCsv(body: Readable, handler: CsvHandler, opts: ReadCsvOptions = {}): Promise<void> {
-  if (opts.inline ?? process.env['SCIM_AUDIT_SYNC_LOW_MEMORY'] === '1') return readInline(body, handler, opts);
+  if (parseMode(opts) === 'inline') return readInline(body, handler, opts);
   const thread = acquireParseThread();
   const session = new ThreadSession(thread);
   let clean = false;
