@@ -2,8 +2,7 @@
  * A parsed frame handed to the reader's handler: bad rows and records in file order, the
  * first record of the body as the header, each record's values cut from the frame's text.
  */
-import type { BadRow, Frame } from './frame-parser.ts';
-import { HASH_CHARS } from './frame-parser.ts';
+import { HASH_CHARS, type BadRow, type Frame, type FramedBadRow } from './frame-parser.ts';
 import type { CsvHandler } from './read-csv.ts';
 
 export class FrameDelivery {
@@ -14,8 +13,8 @@ export class FrameDelivery {
     const { text, ends, firsts, lines, bad, hashes } = frame;
     let b = 0;
     for (let r = 0; r < frame.records; r++) {
-      while (b < bad.length && (bad[b] as { before: number }).before <= r) {
-        const p = handler.bad(badRow(bad[b++] as BadRow));
+      while (b < bad.length && (bad[b] as FramedBadRow).before <= r) {
+        const p = handler.bad(badRow(bad[b++] as FramedBadRow));
         if (p) await p;
       }
       const first = firsts[r] as number;
@@ -35,13 +34,13 @@ export class FrameDelivery {
       if (p) await p;
     }
     while (b < bad.length) {
-      const p = handler.bad(badRow(bad[b++] as BadRow));
+      const p = handler.bad(badRow(bad[b++] as FramedBadRow));
       if (p) await p;
     }
   }
-
 }
 
-function badRow(b: BadRow): BadRow {
+/** The row without its place in the frame. */
+function badRow(b: FramedBadRow): BadRow {
   return { line: b.line, raw: b.raw, code: b.code, reason: b.reason };
 }

@@ -14,8 +14,8 @@ import { parseFailure, streamError } from './stream-errors.ts';
 /** Chunks handed to the parse thread whose records are not handled yet. */
 const MAX_AHEAD = 8;
 
-export /** One body on one parse thread: a pump sending chunks, frames queued for the handler. */
-class ThreadSession {
+/** One body on one parse thread: a pump sending chunks, frames queued for the handler. */
+export class ThreadSession {
   private readonly thread: Worker;
   private readonly frames: Array<{ frame: Frame; done: boolean }> = [];
   private failure: SyncError | undefined;
