@@ -25,7 +25,6 @@ import type { RunContext } from './run-context.ts';
 import { createTimestampParser, type TimestampParser } from './timestamp.ts';
 import { precisionUnitMs, requestFor, type ExportWindow, type WindowRequest } from './windows.ts';
 
-
 interface BadLetter {
   letter: DeadLetter;
   key: string;
