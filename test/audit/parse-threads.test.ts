@@ -6,14 +6,15 @@
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-/** Parse threads started so far (the pool's Worker, counted). */
-const started = vi.hoisted(() => ({ n: 0 }));
+/** Parse threads started so far (the pool's Worker, counted), and the last one. */
+const started = vi.hoisted(() => ({ n: 0, last: undefined as { terminate(): Promise<number> } | undefined }));
 vi.mock('node:worker_threads', async (importOriginal) => {
   const orig = await importOriginal<typeof import('node:worker_threads')>();
   class CountingWorker extends orig.Worker {
     constructor(...args: ConstructorParameters<typeof orig.Worker>) {
       super(...args);
       started.n++;
+      started.last = this;
     }
   }
   return { ...orig, default: { ...orig, Worker: CountingWorker }, Worker: CountingWorker };
@@ -220,5 +221,31 @@ describe('parse threads', () => {
     await result;
     expect(outcome).toBe(boom);
     expect(stalled.destroyed).toBe(true);
+  });
+
+  it('turns a parse thread that dies mid-body into a transient error, and starts a new one for the next body', async () => {
+    await closeParseThreads(); // the next read starts its own thread
+    const { text } = body('crash', 3000);
+    let rows = 0;
+    const err = await readCsv(chunked(text, 256), {
+      header: () => undefined,
+      row: () => {
+        // The thread goes away while the reader is still handing it chunks.
+        if (++rows === 100) void started.last?.terminate();
+        return rows % 50 === 0 ? new Promise((r) => setTimeout(r, 5)) : undefined;
+      },
+      bad: () => undefined,
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SyncError);
+    expect(err).toMatchObject({ kind: 'transient', code: 'E_TRANSIENT', message: expect.stringContaining('ERR_PARSE_THREAD_EXIT') });
+    const before = started.n;
+    const next = body('after-crash', 40);
+    const r = recorder();
+    await readCsv(chunked(next.text, 32), r.handler);
+    expect(r.got).toEqual(next.expected);
+    expect(started.n).toBe(before + 1);
   });
 });
