@@ -235,28 +235,26 @@ export class FrameParser {
     return -1;
   }
 
-  /** Line feeds in [from, to). */
-  private countLf(from: number, to: number): number {
-    let n = 0;
+  /** The held bytes in [from, to), chunk by chunk. */
+  private *spans(from: number, to: number): Generator<Buffer> {
     for (const h of this.held) {
       const hEnd = h.at + h.buf.length;
       if (hEnd <= from || h.at >= to) continue;
-      const stop = Math.min(to, hEnd) - h.at;
-      for (let i = h.buf.indexOf(LF, Math.max(from, h.at) - h.at); i !== -1 && i < stop; i = h.buf.indexOf(LF, i + 1)) n++;
+      yield h.buf.subarray(Math.max(from, h.at) - h.at, Math.min(to, hEnd) - h.at);
     }
+  }
+
+  /** Line feeds in [from, to). */
+  private countLf(from: number, to: number): number {
+    let n = 0;
+    for (const span of this.spans(from, to)) for (let i = span.indexOf(LF); i !== -1; i = span.indexOf(LF, i + 1)) n++;
     return n;
   }
 
   /** A bad row's text as it stood in the export, without its line break, cut at MAX_RAW_CHARS. */
   private rawText(from: number, to: number): string {
-    const parts: Buffer[] = [];
     const limit = Math.min(to, from + MAX_RAW_BYTES);
-    for (const h of this.held) {
-      const hEnd = h.at + h.buf.length;
-      if (hEnd <= from || h.at >= limit) continue;
-      parts.push(h.buf.subarray(Math.max(from, h.at) - h.at, Math.min(limit, hEnd) - h.at));
-    }
-    const text = Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '');
+    const text = Buffer.concat([...this.spans(from, limit)]).toString('utf8').replace(/\r?\n$/, '');
     if (text.length <= MAX_RAW_CHARS && limit >= to) return text;
     // Cut at a character boundary: never half of a surrogate pair.
     const cut = MAX_RAW_CHARS - (isHighSurrogate(text.charCodeAt(MAX_RAW_CHARS - 1)) ? 1 : 0);

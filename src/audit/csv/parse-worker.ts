@@ -1,9 +1,10 @@
 /**
  * The parse thread: one FrameParser per export body, chunks in, frames out, in order.
- * Messages (see csv-thread.ts): `start`, `chunk` (the bytes, transferred), `end`; answers
+ * Messages (messages.ts): `start`, `chunk` (the bytes, transferred), `end`; answers
  * `frame` per chunk, a last `frame` with `done`, or `error`.
  */
 import { parentPort } from 'node:worker_threads';
+import { errorCodeOf } from '../../platform/errors.ts';
 import { FrameParser } from './frame-parser.ts';
 import type { ToParser, FromParser } from './messages.ts';
 
@@ -18,8 +19,7 @@ function send(m: FromParser): void {
 
 function fail(e: unknown): void {
   parser = undefined;
-  const err = e as { code?: unknown; message?: unknown };
-  send({ t: 'error', code: typeof err.code === 'string' ? err.code : 'CSV_ERROR', message: String(err.message ?? e) });
+  send({ t: 'error', code: errorCodeOf(e) ?? 'CSV_ERROR', message: e instanceof Error ? e.message : String(e) });
 }
 
 port.on('message', (m: ToParser) => {

@@ -13,7 +13,7 @@
 import type { Readable } from 'node:stream';
 import { errorCodeOf } from '../../platform/errors.ts';
 import { FrameDelivery } from './frame-delivery.ts';
-import { FrameParser, type BadRow } from './frame-parser.ts';
+import { FrameParser, type BadRow, type Frame } from './frame-parser.ts';
 import { acquireParseThread, discardParseThread, releaseParseThread } from './parse-threads.ts';
 import { parseFailure, streamError } from './stream-errors.ts';
 import { ThreadSession } from './thread-session.ts';
@@ -66,32 +66,24 @@ export async function readCsv(body: Readable, handler: CsvHandler, opts: ReadCsv
 async function readInline(body: Readable, handler: CsvHandler, opts: ReadCsvOptions): Promise<void> {
   const parser = new FrameParser({ idColumn: opts.idColumn });
   const delivery = new FrameDelivery();
-  const parse = (f: () => ReturnType<FrameParser['write']>): ReturnType<FrameParser['write']> => {
-    try {
-      return f();
-    } catch (e) {
-      throw parseFailure(errorCodeOf(e) ?? 'CSV_ERROR', (e as Error).message);
-    }
-  };
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   try {
-    let iterating = true;
-    const chunks = body[Symbol.asyncIterator]();
-    while (iterating) {
+    // Body, parser and handler failures are told apart: only the first two are classified here.
+    for (;;) {
       let next: IteratorResult<Buffer>;
       try {
-        next = (await chunks.next()) as IteratorResult<Buffer>;
+        next = await chunks.next();
       } catch (e) {
         throw streamError(e);
       }
-      if (next.done) {
-        iterating = false;
-        const last = await parser.end().catch((e: unknown) => {
-          throw parseFailure(errorCodeOf(e) ?? 'CSV_ERROR', (e as Error).message);
-        });
-        await delivery.deliver(last, handler);
-      } else {
-        await delivery.deliver(parse(() => parser.write(next.value)), handler);
+      let frame: Frame;
+      try {
+        frame = next.done ? await parser.end() : parser.write(next.value);
+      } catch (e) {
+        throw parseFailure(errorCodeOf(e) ?? 'CSV_ERROR', e instanceof Error ? e.message : String(e));
       }
+      await delivery.deliver(frame, handler);
+      if (next.done) return;
     }
   } finally {
     if (!body.destroyed) body.destroy();
