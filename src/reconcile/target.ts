@@ -14,6 +14,9 @@ export interface CreateOutcome<T> {
 export interface ScimTarget {
   listUsers(signal?: AbortSignal): Promise<ScimUser[]>;
   listGroups(signal?: AbortSignal): Promise<ScimGroup[]>;
+  /** One object by id, read again (e.g. to confirm that an object missing from a listing is really gone); undefined on 404. */
+  getUser(id: string, signal?: AbortSignal): Promise<ScimUser | undefined>;
+  getGroup(id: string, signal?: AbortSignal): Promise<ScimGroup | undefined>;
   createUser(body: NewResource<ScimUser>): Promise<CreateOutcome<ScimUser>>;
   createGroup(body: NewResource<ScimGroup>): Promise<CreateOutcome<ScimGroup>>;
   patch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void>;

@@ -59,6 +59,19 @@ describe('ScimClient lookups', () => {
     await h.scim.delete('Users', u!.id);
     expect(requestsTo(h.sim, 'DELETE', u!.id).map((r) => r.status)).toEqual([204, 404]);
   });
+
+  it('getUser/getGroup re-read one object by id and say undefined once it is gone (404)', async () => {
+    h = await scimHarness();
+    const [u] = seedUsers(h.sim, 1);
+    const g = h.sim.store.createGroup({ displayName: 'Eng', members: [{ value: u!.id }] });
+    expect((await h.scim.getUser(u!.id))?.userName).toBe(u!.userName);
+    expect((await h.scim.getGroup(g.id))?.members?.map((m) => m.value)).toEqual([u!.id]);
+    h.sim.store.deleteGroup(g.id);
+    h.sim.store.deleteUser(u!.id);
+    expect(await h.scim.getUser(u!.id)).toBeUndefined();
+    expect(await h.scim.getGroup(g.id)).toBeUndefined();
+    expect(requestsTo(h.sim, 'GET', u!.id).map((r) => r.status)).toEqual([200, 404]);
+  });
 });
 
 describe('ScimClient safe create', () => {

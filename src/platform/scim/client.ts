@@ -130,6 +130,16 @@ export class ScimClient {
     }
   }
 
+  /** One user by id; undefined when the server says 404 (deleted). */
+  getUser(id: string, signal?: AbortSignal): Promise<ScimUser | undefined> {
+    return this.get<ScimUser>('Users', id, signal);
+  }
+
+  /** One group by id, with its members; undefined on 404. */
+  getGroup(id: string, signal?: AbortSignal): Promise<ScimGroup | undefined> {
+    return this.get<ScimGroup>('Groups', id, signal);
+  }
+
   /** By externalId (exact) first, then userName (case-insensitive, checked here whatever the server matched). */
   async findUser(by: { externalId?: string; userName?: string }): Promise<ScimUser | undefined> {
     if (by.externalId) {
