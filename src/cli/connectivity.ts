@@ -28,7 +28,8 @@ export async function checkPlatform(loaded: LoadedConfig, signal?: AbortSignal):
   let client: PlatformClient;
   try {
     // Two attempts: enough to ride out a blip, short enough for an interactive check.
-    client = createPlatformClient(loaded, { retry: { maxAttempts: 2 } });
+    // Read-only: a connectivity check can never write (non-GET requests fail with E_READ_ONLY).
+    client = createPlatformClient(loaded, { retry: { maxAttempts: 2 }, readOnly: true });
   } catch (e) {
     return failed('platform', e);
   }

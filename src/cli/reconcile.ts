@@ -49,7 +49,8 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
   const tty = process.stdout.isTTY === true && !opts.json;
   // A human at a terminal gets the table and a progress bar; change lines go to the log (stderr).
   const logger = commandLogger(cmd, loaded);
-  const ctx = buildReconcileContext(loaded, logger);
+  // plan runs on a read-only client: a write attempted on its path fails with E_READ_ONLY, unsent.
+  const ctx = buildReconcileContext(loaded, logger, apply ? {} : { readOnly: true });
   try {
     const planned = await planReconcile(ctx, { allowDeletes: opts.allowDeletes === true });
     const { plan } = planned;

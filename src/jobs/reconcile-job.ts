@@ -77,7 +77,8 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   try {
     const approved = await rt.state.hasApproval();
     const planned = await planReconcile(
-      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
+      // The plan phase reads through a read-only view (non-GET → E_READ_ONLY); apply chunks use rt.scim.
+      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger },
       { allowDeletes: approved },
     );
     const { plan, ledger } = planned;

@@ -28,6 +28,10 @@ export const ErrorCodes = {
   CONFIG_INVALID: 'E_CONFIG_INVALID',
   SOURCE_FAILED: 'E_SOURCE_FAILED',
   GUARD_TRIPPED: 'E_GUARD_TRIPPED',
+  /** A write (non-GET) attempted through a read-only client: `plan` and connectivity checks never write. */
+  READ_ONLY: 'E_READ_ONLY',
+  /** A lookup found more than one object that could be the one meant; nothing is guessed. */
+  AMBIGUOUS_MATCH: 'E_AMBIGUOUS_MATCH',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 import { readBodyCapped } from './read-body.ts';
+import { readOnlyInterceptor } from './read-only.ts';
 
 export type AuthScheme = 'Bearer' | 'Api-Key';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,6 +37,8 @@ export interface PlatformClientOptions {
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
   /** Test seam for jitter. */
   random?: () => number;
+  /** Refuse every request but GET/HEAD at the dispatcher with E_READ_ONLY (`plan`, connectivity checks). */
+  readOnly?: boolean;
 }
 
 export interface RequestEvent {
@@ -123,12 +126,17 @@ const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'
 export class PlatformClient {
   readonly baseUrl: URL;
   private readonly agent: Agent;
+  /** The agent, behind the read-only interceptor when `readOnly` is set. */
+  private readonly dispatcher: Dispatcher;
+  /** A read-only view shares its parent's agent and leaves closing it to the parent. */
+  private readonly ownsAgent: boolean;
   private readonly authHeader: string;
   private readonly policy: RetryPolicy;
   private readonly opts: PlatformClientOptions;
   private readonly maxResponseBytes: number;
 
-  constructor(opts: PlatformClientOptions) {
+  /** `sharedAgent` is internal: see readOnlyView(). */
+  constructor(opts: PlatformClientOptions, sharedAgent?: Agent) {
     this.opts = opts;
     this.baseUrl = assertSecureUrl(opts.baseUrl, opts.allowInsecureHttp ?? false);
     if (!opts.token || /[\r\n]/.test(opts.token)) {
@@ -137,13 +145,24 @@ export class PlatformClient {
     this.authHeader = `${opts.authScheme ?? 'Bearer'} ${opts.token}`;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.maxResponseBytes = opts.maxResponseBytes ?? 32 * 1024 * 1024; // bytes
-    this.agent = new Agent({
+    this.ownsAgent = sharedAgent === undefined;
+    this.agent = sharedAgent ?? new Agent({
       connections: opts.maxConnections ?? 32,
       keepAliveTimeout: 30_000, // ms
       headersTimeout: opts.headersTimeoutMs ?? 30_000, // ms
       bodyTimeout: opts.bodyTimeoutMs ?? 60_000, // ms
       connect: { timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.ca ? { ca: opts.ca } : {}) },
     });
+    this.dispatcher = opts.readOnly === true ? this.agent.compose(readOnlyInterceptor) : this.agent;
+  }
+
+  get readOnly(): boolean {
+    return this.opts.readOnly === true;
+  }
+
+  /** The same client (connections, hooks, rate limit) refusing every non-GET request: for a plan phase. */
+  readOnlyView(): PlatformClient {
+    return new PlatformClient({ ...this.opts, readOnly: true }, this.agent);
   }
 
   /** Path relative to the base URL's path (a base with a path prefix is kept). */
@@ -178,7 +197,7 @@ export class PlatformClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.ownsAgent) await this.agent.close();
   }
 
   private async send<R>(method: HttpMethod, path: string, opts: RequestOptions, streaming: boolean, consume: (res: Dispatcher.ResponseData) => Promise<R>): Promise<R> {
@@ -201,7 +220,7 @@ export class PlatformClient {
       const started = performance.now();
       let res: Dispatcher.ResponseData | undefined;
       try {
-        res = await this.agent.request({
+        res = await this.dispatcher.request({
           origin: this.baseUrl.origin,
           path: reqPath,
           method,

@@ -23,13 +23,14 @@ export interface BuiltReconcileContext extends ReconcileContext {
 export function buildReconcileContext(
   loaded: LoadedConfig,
   logger: Logger,
-  opts: { ledgerStore?: LedgerStore; platformOverrides?: Partial<PlatformClientOptions>; signal?: AbortSignal } = {},
+  opts: { ledgerStore?: LedgerStore; platformOverrides?: Partial<PlatformClientOptions>; signal?: AbortSignal; readOnly?: boolean } = {},
 ): BuiltReconcileContext {
   const { config } = loaded;
   if (!config.provisioning) {
     throw new ConfigError('the config has no provisioning section', ['provisioning: add a `provisioning:` section with at least `source: { type: file, path: … }`']);
   }
-  const platform = createPlatformClient(loaded, opts.platformOverrides);
+  // `readOnly` (plan): every non-GET request is refused at the dispatcher, see platform/read-only.ts.
+  const platform = createPlatformClient(loaded, { ...opts.platformOverrides, ...(opts.readOnly ? { readOnly: true } : {}) });
   const s = config.platform.scim;
   const scim = new ScimClient(platform, {
     scimPath: config.platform.scimPath,

@@ -71,6 +71,14 @@ export class ScimClient {
     this.opts = { ...opts, scimPath: opts.scimPath.replace(/\/+$/, '') };
   }
 
+  /** This client over a read-only view of its connection: every write fails with E_READ_ONLY before it is sent. */
+  readOnly(): ScimClient {
+    const view = new ScimClient(this.http.readOnlyView(), this.opts);
+    view.spc = this.spc;
+    view.patchRefused = this.patchRefused;
+    return view;
+  }
+
   /** Cached; undefined when discovery is off or the server has none. Only auth failures propagate. */
   serviceProviderConfig(): Promise<ServiceProviderConfig | undefined> {
     if (!this.opts.discover) return Promise.resolve(undefined);
