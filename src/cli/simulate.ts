@@ -5,6 +5,7 @@
  * requests at debug level only. SIGTERM/SIGINT close it cleanly.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { SERVER_QUIRKS, isServerQuirk, type ServerQuirk } from '../simulator/quirks.ts';
 import type { FaultRule, SimulatorOptions, SimulatorToken } from '../simulator/types.ts';
 import { runCommand } from './exit-codes.ts';
 import { commandLogger } from './options.ts';
@@ -30,6 +31,7 @@ interface SimulateOptions {
   auditOrder: 'asc' | 'desc';
   auditCrlf?: boolean;
   auditBom?: boolean;
+  quirks?: ServerQuirk[];
 }
 
 function integer(min: number): (raw: string) => number {
@@ -44,6 +46,22 @@ function fraction(raw: string): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number between 0 and 1');
   return n;
+}
+
+/** `--quirks a,b` (repeatable): names checked here, so a typo is a usage error, not a silent no-op. */
+function quirkList(value: string, previous: ServerQuirk[] | undefined): ServerQuirk[] {
+  const out = [...(previous ?? [])];
+  for (const name of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!isServerQuirk(name)) throw new InvalidArgumentError(`unknown quirk "${name}"; known: ${Object.keys(SERVER_QUIRKS).join(', ')}`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+function quirksHelp(): string {
+  return `\nServer quirks (--quirks a,b,c; see docs/simulator.md):\n${Object.entries(SERVER_QUIRKS)
+    .map(([name, what]) => `  ${name.padEnd(24)} ${what}`)
+    .join('\n')}\n`;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -77,6 +95,7 @@ export function simulatorOptionsFrom(o: SimulateOptions): SimulatorOptions {
       ...(o.auditBom ? { bom: true } : {}),
     },
     faults,
+    ...(o.quirks && o.quirks.length > 0 ? { quirks: o.quirks } : {}),
     // A long-running process must not keep every request in memory.
     recordRequests: false,
   };
@@ -105,6 +124,8 @@ export function simulateCommand(): Command {
     .addOption(new Option('--audit-order <order>', 'row order of the export').choices(['asc', 'desc']).default('asc'))
     .addOption(new Option('--audit-crlf', 'CRLF line endings in the export'))
     .addOption(new Option('--audit-bom', 'UTF-8 BOM at the start of the export'))
+    .addOption(new Option('--quirks <list>', 'imitate real-server behaviours, comma-separated (listed below)').argParser(quirkList))
+    .addHelpText('after', quirksHelp())
     .action(
       runCommand(async (o: SimulateOptions, cmd: Command) => {
         const log = commandLogger(cmd);

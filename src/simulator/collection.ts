@@ -10,6 +10,8 @@ export interface IndexSpec {
   attr: string;
   caseInsensitive: boolean;
   unique: boolean;
+  /** Uniqueness compared case-exactly although lookups stay case-insensitive (the case-sensitive-username quirk). */
+  uniqueCaseExact?: boolean;
 }
 
 /** One id, or a Set once a value is shared: most values are unique, and 100k Sets cost real memory. */
@@ -80,7 +82,11 @@ export class ResourceCollection<T extends ScimResource> {
       if (!spec.unique) continue;
       const key = this.key(spec, candidate[spec.attr]);
       if (key === undefined) continue;
-      for (const id of eachId(map.get(key))) if (id !== exceptId) return spec.attr;
+      for (const id of eachId(map.get(key))) {
+        if (id === exceptId) continue;
+        if (spec.uniqueCaseExact && this.byId.get(id)?.[spec.attr] !== candidate[spec.attr]) continue;
+        return spec.attr;
+      }
     }
     return undefined;
   }

@@ -3,7 +3,8 @@ export { startSimulator } from './server.ts';
 export { SimStore, SCIM_PREFIX } from './store.ts';
 export { ScimHttpError } from './scim-error.ts';
 export { AUDIT_EXPORT_PATH } from './audit-routes.ts';
-export type { FaultKind, FaultRule, RequestLogEntry, Simulator, SimulatorOptions, SimulatorToken } from './types.ts';
+export type { FaultKind, FaultRule, ListPageEvent, RequestLogEntry, Simulator, SimulatorOptions, SimulatorToken } from './types.ts';
+export { SERVER_QUIRKS, type ServerQuirk } from './quirks.ts';
 export type {
   AuditColumnKey,
   AuditExtraColumn,

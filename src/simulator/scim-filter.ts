@@ -91,6 +91,13 @@ type Ordered = string | number | boolean;
 class CaseAwareTester extends Tester {
   private exact = false;
   private readonly prefix: string[] = [];
+  /** The case-sensitive-eq quirk: every comparison case-exact. */
+  private readonly allExact: boolean;
+
+  constructor(allExact = false) {
+    super();
+    this.allExact = allExact;
+  }
 
   override test(r: unknown, f: Filter): boolean {
     if (f.op === '[]') {
@@ -101,7 +108,7 @@ class CaseAwareTester extends Tester {
         this.prefix.pop();
       }
     }
-    if ('attrPath' in f) this.exact = CASE_EXACT.has([...this.prefix, f.attrPath.toLowerCase()].join('.'));
+    if ('attrPath' in f) this.exact = this.allExact || CASE_EXACT.has([...this.prefix, f.attrPath.toLowerCase()].join('.'));
     return super.test(r, f);
   }
 
@@ -142,8 +149,13 @@ class CaseAwareTester extends Tester {
   }
 }
 
-export function compileFilter(f: Filter): (r: ScimResource) => boolean {
-  const tester = new CaseAwareTester();
+export interface FilterRules {
+  /** Compare every string case-exactly (the case-sensitive-eq quirk). */
+  caseExact?: boolean;
+}
+
+export function compileFilter(f: Filter, rules: FilterRules = {}): (r: ScimResource) => boolean {
+  const tester = new CaseAwareTester(rules.caseExact === true);
   return (r) => tester.test(r, f);
 }
 
@@ -178,10 +190,10 @@ function candidates<T extends ScimResource>(f: Filter, col: ResourceCollection<T
 }
 
 /** All resources of `col` matching `filterText` (or all of them), in collection order. */
-export function selectResources<T extends ScimResource>(col: ResourceCollection<T>, filterText: string | undefined): readonly T[] {
+export function selectResources<T extends ScimResource>(col: ResourceCollection<T>, filterText: string | undefined, rules: FilterRules = {}): readonly T[] {
   if (filterText === undefined || filterText.trim() === '') return col.all();
   const ast = parseScimFilter(filterText);
-  const match = compileFilter(ast);
+  const match = compileFilter(ast, rules);
   const cands = candidates(ast, col);
   if (cands) return col.sortInOrder(cands.filter(match));
   return col.all().filter(match);

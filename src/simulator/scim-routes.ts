@@ -11,14 +11,17 @@ import { applyPatch, type PatchContext } from './patch.ts';
 import { ScimHttpError, notFound } from './scim-error.ts';
 import { selectResources } from './scim-filter.ts';
 import { projectionFrom, render, type Projection } from './scim-render.ts';
+import { hasEscapedValue, type ServerQuirk } from './quirks.ts';
 import type { SimStore } from './store.ts';
-import type { FaultRule } from './types.ts';
+import type { FaultRule, ListPageEvent } from './types.ts';
 
 export interface ScimEnv {
   store: SimStore;
   maxPageSize: number;
   patchSupported: boolean;
   patch: Omit<PatchContext, 'resourceType'>;
+  quirks: ReadonlySet<ServerQuirk>;
+  afterListPage?: (e: ListPageEvent) => void;
 }
 
 type Endpoint = 'Users' | 'Groups';
@@ -53,6 +56,17 @@ function requireBody(req: SimRequest): unknown {
 /** Injected drift for the mutate-between-pages fault. */
 function mutate(store: SimStore, ep: Endpoint, rule: FaultRule): void {
   const tag = randomUUID().slice(0, 8);
+  if (rule.mutation === 'churn') {
+    // One leaves from the front, one joins at the end: same totalResults, every later offset moves back.
+    const first = store.collection(ep).all()[0];
+    if (first) {
+      if (ep === 'Users') store.deleteUser(first.id);
+      else store.deleteGroup(first.id);
+    }
+    if (ep === 'Users') store.createUser({ userName: `churn-${tag}@example.com`, displayName: `Churn ${tag}`, active: true });
+    else store.createGroup({ displayName: `Churn group ${tag}` });
+    return;
+  }
   if (rule.mutation === 'insert') {
     if (ep === 'Users') store.createUser({ userName: `drift-${tag}@example.com`, displayName: `Drift ${tag}`, active: true }, { atFront: true });
     else store.createGroup({ displayName: `Drift group ${tag}` }, { atFront: true });
@@ -65,8 +79,15 @@ function mutate(store: SimStore, ep: Endpoint, rule: FaultRule): void {
 }
 
 function list(env: ScimEnv, ep: Endpoint, params: URLSearchParams, faults: FaultRule[]): JsonResponse {
-  const selected = selectResources<ScimResource>(env.store.collection(ep), params.get('filter') ?? undefined);
-  const page = paginate(selected, pageRequest(params.get('startIndex'), params.get('count'), env.maxPageSize), faults);
+  const filter = params.get('filter') ?? undefined;
+  if (filter !== undefined && env.quirks.has('reject-escaped-filter') && hasEscapedValue(filter)) {
+    throw new ScimHttpError(400, 'escaped characters in filter values are not supported', 'invalidFilter');
+  }
+  const selected = selectResources<ScimResource>(env.store.collection(ep), filter, { caseExact: env.quirks.has('case-sensitive-eq') });
+  const asked = pageRequest(params.get('startIndex'), params.get('count'), env.maxPageSize);
+  // scimmy: past the end, the first page again (instead of an empty one).
+  const req = env.quirks.has('repeat-first-page') && asked.startIndex > selected.length ? { ...asked, startIndex: 1 } : asked;
+  const page = paginate(selected, req, faults);
   const projection = projectionFrom(params);
   const json = {
     schemas: [SCHEMA_LIST],
@@ -75,6 +96,7 @@ function list(env: ScimEnv, ep: Endpoint, params: URLSearchParams, faults: Fault
     itemsPerPage: page.itemsPerPage,
     Resources: page.resources.map((r) => render(env.store, r, projection)),
   };
+  env.afterListPage?.({ resourceType: ep, startIndex: asked.startIndex, returned: page.resources.length, totalResults: page.totalResults, filter, store: env.store });
   for (const rule of faults) if (rule.kind === 'mutate-between-pages') mutate(env.store, ep, rule);
   return { status: 200, json };
 }
@@ -102,6 +124,11 @@ export function handleResources(req: SimRequest, rest: string, env: ScimEnv, fau
     if (req.method === 'POST') {
       const body = requireBody(req);
       const created = ep === 'Users' ? store.createUser(body as Record<string, unknown>, { strictSchemas: true }) : store.createGroup(body as Record<string, unknown>, { strictSchemas: true });
+      if (env.quirks.has('created-without-body')) return { status: 201 };
+      if (env.quirks.has('created-without-id')) {
+        const { id: _id, meta: _meta, ...rest } = render(store, created) as Record<string, unknown>;
+        return { status: 201, json: rest };
+      }
       return single(store, created, 201);
     }
     throw new ScimHttpError(405, `${req.method} is not allowed on /${ep}`);

@@ -17,6 +17,7 @@ import { ScimHttpError, scimErrorBody } from './scim-error.ts';
 import { handleMeta, type MetaEnv } from './scim-meta.ts';
 import { handleResources, type ScimEnv } from './scim-routes.ts';
 import { seedUsers } from './seed.ts';
+import { quirkSet } from './quirks.ts';
 import { SCIM_PREFIX, SimStore } from './store.ts';
 import type { RequestLogEntry, Simulator, SimulatorOptions, SimulatorToken } from './types.ts';
 
@@ -70,7 +71,8 @@ function faultResponse(req: SimRequest, status: number, retryAfterSeconds: numbe
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const seed = opts.seed ?? 1;
-  const store = new SimStore();
+  const quirks = quirkSet(opts.quirks);
+  const store = new SimStore({ caseSensitiveUserName: quirks.has('case-sensitive-username'), uniqueEmailTypes: quirks.has('unique-email-types') });
   const tokens = new Map((opts.tokens ?? [{ token: 'test-token' }]).map((t) => [t.token, t] as const));
   const faults = new FaultEngine(opts.faults ?? [], mulberry32(mix(seed, 0xfa17)));
   const audit = new SimAuditLog(seed, opts.audit ?? {}, opts.auditFeatureEnabled ?? true);
@@ -86,6 +88,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       maxPageSize,
       patchSupported,
       patch: { memberRemoveDialect: opts.memberRemoveDialect ?? 'both', ...(opts.maxOperationsPerPatch !== undefined ? { maxOperationsPerPatch: opts.maxOperationsPerPatch } : {}) },
+      quirks,
+      ...(opts.afterListPage ? { afterListPage: opts.afterListPage } : {}),
     },
     meta: { baseUrl: '', maxPageSize, patchSupported, serviceProviderConfig: opts.serviceProviderConfig ?? true },
   };

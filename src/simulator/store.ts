@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ScimGroup, ScimMember, ScimResource, ScimUser } from '../platform/scim/types.ts';
 import { ResourceCollection } from './collection.ts';
 import { ScimHttpError, badValue, notFound } from './scim-error.ts';
-import { normalizeGroup, normalizeUser } from './validate.ts';
+import { checkUniqueEmailTypes, normalizeGroup, normalizeUser } from './validate.ts';
 
 export const SCIM_PREFIX = '/api/scim/v2';
 
@@ -24,20 +24,34 @@ function versionOf(r: ScimResource): number {
   return m ? Number(m[0]) : 0;
 }
 
+/** Server rules that differ between real servers (see quirks.ts). */
+export interface StoreRules {
+  /** userName uniqueness compared case-exactly (default: case-insensitively, as RFC 7643 says). */
+  caseSensitiveUserName?: boolean;
+  /** Every e-mail needs a type, unique within the user. */
+  uniqueEmailTypes?: boolean;
+}
+
 export class SimStore {
   /** Origin used in meta.location and member $ref; set by the server once it listens. */
   baseUrl = '';
-  private readonly userCol = new ResourceCollection<ScimUser>([
-    { attr: 'userName', caseInsensitive: true, unique: true },
-    { attr: 'externalId', caseInsensitive: false, unique: false },
-    { attr: 'displayName', caseInsensitive: true, unique: false },
-  ]);
+  private readonly rules: StoreRules;
+  private readonly userCol: ResourceCollection<ScimUser>;
   private readonly groupCol = new ResourceCollection<ScimGroup>([
     { attr: 'displayName', caseInsensitive: true, unique: true },
     { attr: 'externalId', caseInsensitive: false, unique: false },
   ]);
   /** userId → ids of the groups it belongs to (for `groups` and cascade on delete). */
   private readonly memberOf = new Map<string, Set<string>>();
+
+  constructor(rules: StoreRules = {}) {
+    this.rules = rules;
+    this.userCol = new ResourceCollection<ScimUser>([
+      { attr: 'userName', caseInsensitive: true, unique: true, uniqueCaseExact: rules.caseSensitiveUserName === true },
+      { attr: 'externalId', caseInsensitive: false, unique: false },
+      { attr: 'displayName', caseInsensitive: true, unique: false },
+    ]);
+  }
 
   /** Collections by SCIM endpoint name, for the generic list route. */
   collection(type: 'Users'): ResourceCollection<ScimUser>;
@@ -82,6 +96,7 @@ export class SimStore {
 
   createUser(resource: Partial<ScimUser> | Record<string, unknown>, opts: WriteOptions = {}): ScimUser {
     const body = normalizeUser(resource, opts.strictSchemas ?? false);
+    if (this.rules.uniqueEmailTypes) checkUniqueEmailTypes(body);
     if (this.userCol.uniqueConflict(body)) throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
     const user = { ...body, id: randomUUID() } as ScimUser;
     user.meta = this.newMeta('User', 'Users', user.id);
@@ -106,6 +121,7 @@ export class SimStore {
     const user = this.userCol.get(id);
     if (!user) throw notFound(`User ${id}`);
     const body = normalizeUser(resource, opts.strictSchemas ?? false);
+    if (this.rules.uniqueEmailTypes) checkUniqueEmailTypes(body);
     if (this.userCol.uniqueConflict(body, id)) throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
     this.userCol.replaceContent(user, { ...body, id, meta: this.bumpMeta(user) });
     return user;

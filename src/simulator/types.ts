@@ -4,8 +4,10 @@
  */
 import type { SimStore } from './store.ts';
 import type { AuditSimOptions, SimAudit } from './audit-types.ts';
+import type { ServerQuirk } from './quirks.ts';
 
 export type { AuditSimOptions, SimAudit } from './audit-types.ts';
+export type { ServerQuirk } from './quirks.ts';
 
 export interface SimulatorToken {
   token: string;
@@ -73,8 +75,10 @@ export interface FaultRule {
    * previous page's last resource (the page is one longer than asked). Only pages with startIndex > 1. */
   duplicateMode?: 'shift' | 'extra';
   /** 'mutate-between-pages': after serving the page, 'delete' (default) the first resource of the
-   * collection (later ones shift back: an offset client skips one) or 'insert' a new one at the front. */
-  mutation?: 'delete' | 'insert';
+   * collection (later ones shift back: an offset client skips one), 'insert' a new one at the front,
+   * or 'churn': delete the first and create a new one at the end, so totalResults stays the same
+   * while every later resource shifts back by one (the silent skip a count check cannot see). */
+  mutation?: 'delete' | 'insert' | 'churn';
 }
 
 export interface RequestLogEntry {
@@ -121,10 +125,26 @@ export interface SimulatorOptions {
   auditFeatureEnabled?: boolean;
   audit?: AuditSimOptions;
   faults?: FaultRule[];
+  /** Real-server behaviours to imitate (see quirks.ts, docs/simulator.md). Default none. */
+  quirks?: ServerQuirk[];
+  /** Called after each collection page was rendered, before it is sent: tests change the store here,
+   * deterministically "between two page requests". */
+  afterListPage?: (e: ListPageEvent) => void;
   /** Keep `requests` (default true). Long-running processes (the CLI) turn it off. */
   recordRequests?: boolean;
   /** Called once per finished request (the CLI logs these at debug level). */
   onRequest?: (entry: RequestLogEntry) => void;
+}
+
+export interface ListPageEvent {
+  resourceType: 'Users' | 'Groups';
+  /** startIndex as requested. */
+  startIndex: number;
+  /** Resources on the page just served. */
+  returned: number;
+  totalResults: number;
+  filter: string | undefined;
+  store: SimStore;
 }
 
 export interface Simulator {

@@ -51,6 +51,20 @@ export function normalizeUser(input: unknown, strictSchemas: boolean): Record<st
   return out;
 }
 
+/** The unique-email-types rule: every address has a type, no two share one (compared case-insensitively). */
+export function checkUniqueEmailTypes(user: Record<string, unknown>): void {
+  const emails = user['emails'];
+  if (!Array.isArray(emails)) return;
+  const seen = new Set<string>();
+  for (const e of emails as Record<string, unknown>[]) {
+    const type = e['type'];
+    if (typeof type !== 'string' || type.trim() === '') throw badValue(`emails: every address needs a type (${String(e['value'])} has none)`);
+    const key = type.toLowerCase();
+    if (seen.has(key)) throw badValue(`emails: type "${type}" is used by more than one address; types must be unique`);
+    seen.add(key);
+  }
+}
+
 export function normalizeGroup(input: unknown, strictSchemas: boolean): Record<string, unknown> {
   const out = withoutServerOwned(asObject(input, 'Group'));
   out['schemas'] = checkSchemas(out['schemas'], SCHEMA_GROUP, strictSchemas);
