@@ -38,8 +38,9 @@ describe('ScimClient.listAll paging', () => {
     expect(sortedIds(users)).toEqual(sortedIds(h.sim.store.users()));
     expect(fresh).toBe(100);
     const pages = requestsTo(h.sim, 'GET', '/Users');
-    // 15 pages of ≤7 and the empty page that proves the end.
-    expect(pages).toHaveLength(16);
+    // The first page of 7, 16 pages overlapping the previous one by one (6 new each), and the
+    // last resource alone, which proves the end and that the last page did not shift.
+    expect(pages).toHaveLength(18);
     expect(pages.every((r) => r.query['count'] === '7')).toBe(true);
     expect(requestsTo(h.sim, 'GET', '/ServiceProviderConfig')).toHaveLength(1);
   });
@@ -50,14 +51,15 @@ describe('ScimClient.listAll paging', () => {
     h.sim.clearRequests();
     const users = await h.scim.listUsers();
     expect(users).toHaveLength(100);
-    expect(startIndexes(h).slice(0, 4)).toEqual([1, 8, 15, 22]);
+    // Each page starts at the previous page's last resource (the overlap).
+    expect(startIndexes(h).slice(0, 4)).toEqual([1, 7, 13, 19]);
   });
 
   it('ignores a lying itemsPerPage', async () => {
     const hh = await listing([{ kind: 'lying-page', pageSize: 3 }]);
     const users = await hh.scim.listUsers();
     expect(sortedIds(users)).toEqual(sortedIds(hh.sim.store.users()));
-    expect(startIndexes(hh).slice(0, 3)).toEqual([1, 4, 7]);
+    expect(startIndexes(hh).slice(0, 3)).toEqual([1, 3, 5]);
   });
 
   it('keeps going while totalResults moves during the listing', async () => {
@@ -98,7 +100,7 @@ describe('ScimClient.listAll paging', () => {
     expect(startIndexes(hh).filter((s) => s === 1)).toHaveLength(2);
   });
 
-  it('never returns a short list when pages shift at random: complete or an explicit error', async () => {
+  it('never returns a short list when pages shift at random: the overlap re-aligns every one', async () => {
     const outcomes: string[] = [];
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const hh = await listing([{ kind: 'duplicate-across-pages', duplicateMode: 'shift', rate: 0.08 }], { seed });
@@ -116,9 +118,8 @@ describe('ScimClient.listAll paging', () => {
         h = undefined;
       }
     }
-    // Deterministic for these seeds: both outcomes occur, and a short list never does.
-    expect(outcomes).toContain('complete');
-    expect(outcomes).toContain('refused');
+    // Deterministic for these seeds: the shifts fired, and a short list never came back.
+    expect(outcomes).toEqual(['complete', 'complete', 'complete', 'complete', 'complete', 'complete']);
   });
 
   it('re-probes an empty page before totalResults and recovers', async () => {
@@ -162,6 +163,48 @@ describe('ScimClient.listAll paging', () => {
     const err = await rejection(hh.scim.listUsers());
     expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
     expect(err.message).toContain('kept changing');
+  });
+
+  it('leaver missed between pages: one deleted at the front and one created at the end (same totalResults) is caught and re-read', async () => {
+    const hh = await listing([]);
+    const before = hh.sim.store.users();
+    // After page 1: the first user leaves, a new one joins at the end; every later offset moves back by one.
+    hh.sim.setFaults([{ kind: 'mutate-between-pages', mutation: 'churn', times: 1 }]);
+    const users = await hh.scim.listUsers();
+    const live = hh.sim.store.users();
+    expect(live).toHaveLength(100);
+    // Exactly the live users: the one that moved back into an offset already read is there,
+    // the deleted one is not (the suspect pass was followed by a clean verification pass).
+    expect(sortedIds(users)).toEqual(sortedIds(live));
+    expect(users.some((u) => u.id === before[0]!.id)).toBe(false);
+    expect(startIndexes(hh).filter((s) => s === 1)).toHaveLength(2);
+  });
+
+  it('churn on every page is refused with an explicit error, never a short list', async () => {
+    const hh = await listing([{ kind: 'mutate-between-pages', mutation: 'churn' }]);
+    const err = await rejection(hh.scim.listUsers());
+    expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
+    expect(err.message).toContain('pages shifted');
+  });
+
+  it('repeat-first-page (scimmy): stops cleanly once totalResults unique ids are read', async () => {
+    for (const n of [0, 1, 7, 14, 100]) {
+      h = await scimHarness({ maxPageSize: 7, quirks: ['repeat-first-page'] }, { discover: false, pageSize: 7 });
+      seedUsers(h.sim, n);
+      const users = await h.scim.listUsers();
+      expect(sortedIds(users)).toEqual(sortedIds(h.sim.store.users()));
+      await h.close();
+      h = undefined;
+    }
+  });
+
+  it('repeat-first-page with a page size of one (no overlap possible) and a user deleted mid-listing', async () => {
+    h = await scimHarness({ maxPageSize: 1, quirks: ['repeat-first-page'] }, { discover: false, pageSize: 1 });
+    seedUsers(h.sim, 5);
+    h.sim.setFaults([{ kind: 'mutate-between-pages', mutation: 'delete', times: 1 }]);
+    const users = await h.scim.listUsers();
+    expect(sortedIds(users)).toEqual(sortedIds(h.sim.store.users()));
+    expect(users).toHaveLength(4);
   });
 
   it('lists an empty collection with one request', async () => {

@@ -152,7 +152,7 @@ describe('simulate --quirks', () => {
     const proc = await spawnSimulator(['--port', '0', '--quirks', 'repeat-first-page', '--users', '3']);
     try {
       const res = await fetch(`${proc.url}/api/scim/v2/Users?startIndex=10`, { headers: { authorization: 'Bearer test-token' } });
-      expect((await res.json()).Resources).toHaveLength(3);
+      expect(((await res.json()) as { Resources: unknown[] }).Resources).toHaveLength(3);
     } finally {
       await proc.stop();
     }

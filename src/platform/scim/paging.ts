@@ -1,23 +1,33 @@
 /**
  * Offset paging (RFC 7644 §3.4.2.4) that survives real servers: capped or lying page sizes,
- * a totalResults that moves while we read, repeated resources, empty pages and objects
- * created or deleted behind our back. It never loops forever and never returns a silently
- * short list: the reconcile engine plans deletions from what this returns.
+ * a totalResults that moves while we read, repeated resources, empty pages, a first page
+ * served again past the end, and objects created or deleted behind our back. It never loops
+ * forever and never returns a silently short list: the reconcile engine plans deletions
+ * from what this returns.
  *
  * Semantics of one listing:
- * - A pass walks startIndex forward by the number of resources actually received (never
- *   by `count` or `itemsPerPage`), de-duplicating by id, until a page is empty AND
- *   startIndex is past the latest totalResults.
- * - An empty page before totalResults is re-requested (`emptyPageProbes` times, with a
- *   growing pause); if it stays empty the listing fails with E_BAD_RESPONSE.
- * - A pass is suspect when totalResults went down during it (a deletion shifts later objects
- *   to offsets we already read, so one may have been skipped) or when it found fewer unique
- *   objects than the final totalResults (an insertion before our offset). A suspect pass is
- *   followed by a fresh verification pass; the first clean pass wins, as does a pass that
- *   found exactly the same ids as the pass before it. After `maxPasses` suspect passes the
- *   listing fails (transient: the next run tries again) rather than return a partial list.
- * - Objects created during the last pass after we read past their offset can still be
- *   missed; offset paging cannot see them, and the next run will.
+ * - A pass walks startIndex forward by the resources actually received (never by `count`
+ *   or `itemsPerPage`), de-duplicating by id.
+ * - Pages overlap by one: after a page of two or more, the next request starts at the
+ *   previous page's last resource. Finding it again proves that nothing before our offset
+ *   moved; missing it means the collection shifted under us (a deletion before our offset
+ *   moves every later object back by one, so one would be skipped — also when a creation
+ *   elsewhere keeps totalResults unchanged, which no count can reveal). Found further on,
+ *   the walk re-aligns after it. The final request (the overlap resource alone) both proves
+ *   the end and checks the last page.
+ * - A page that holds nothing past the overlap, before totalResults, is re-requested
+ *   (`emptyPageProbes` times, with a growing pause); if it stays so the listing fails with
+ *   E_BAD_RESPONSE. A page past totalResults that holds only resources already read is the
+ *   end (servers built on scimmy answer a startIndex past the end with the first page).
+ * - A pass is suspect when totalResults went down during it, when an overlap was not found
+ *   (shifted), or when it found fewer unique objects than the final totalResults (an
+ *   insertion before our offset). A suspect pass is followed by a fresh verification pass;
+ *   the first clean pass wins, as does a pass that found exactly the same ids as the pass
+ *   before it. After `maxPasses` suspect passes the listing fails (transient: the next run
+ *   tries again) rather than return a partial list.
+ * - Limits: objects created during the last pass after we read past their offset can still
+ *   be missed (the next run sees them); a server that caps pages at one resource cannot be
+ *   overlapped, so there only the counts detect a shift.
  */
 import { ErrorCodes, SyncError } from '../errors.ts';
 import { sleep } from '../retry.ts';
@@ -62,6 +72,8 @@ interface PassResult<T> {
   items: Map<string, T>;
   totalResults: number;
   totalDecreased: boolean;
+  /** An overlap resource was not where it had been: something before our offset moved. */
+  shifted: boolean;
 }
 
 export async function listAllPages<T extends { id: string }>(run: PagingRun<T>): Promise<T[]> {
@@ -71,10 +83,11 @@ export async function listAllPages<T extends { id: string }>(run: PagingRun<T>):
   for (let pass = 1; pass <= limits.maxPasses; pass++) {
     const result = await onePass(run, limits);
     const short = result.items.size < result.totalResults;
-    if (!short && (!result.totalDecreased || (previous !== undefined && sameIds(previous.items, result.items)))) {
+    const moved = result.totalDecreased || result.shifted;
+    if (!short && (!moved || (previous !== undefined && sameIds(previous.items, result.items)))) {
       return [...result.items.values()];
     }
-    history.push(`pass ${pass}: ${result.items.size} unique of totalResults ${result.totalResults}${result.totalDecreased ? ', totalResults decreased' : ''}`);
+    history.push(`pass ${pass}: ${result.items.size} unique of totalResults ${result.totalResults}${result.totalDecreased ? ', totalResults decreased' : ''}${result.shifted ? ', pages shifted' : ''}`);
     previous = result;
   }
   throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing incomplete, the collection kept changing while it was read (${history.join('; ')}); refusing to return a possibly partial list`);
@@ -82,49 +95,63 @@ export async function listAllPages<T extends { id: string }>(run: PagingRun<T>):
 
 async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: PagingLimits): Promise<PassResult<T>> {
   const items = new Map<string, T>();
-  let startIndex = 1;
+  /** 1-based position of the first resource not read yet. */
+  let next = 1;
+  /** The previous page's last resource, requested again as the first of the next page. */
+  let overlapId: string | undefined;
   let total: number | undefined;
   let maxTotal = 0;
   let totalDecreased = false;
+  let shifted = false;
   let pages = 0;
   let emptyStreak = 0;
   let staleStreak = 0;
   for (;;) {
-    // Every non-empty page advances startIndex by at least one, so a server that tells the
-    // truth about its size finishes well within this; a liar is cut off here.
-    const budget = 2 * (maxTotal + 1) + limits.emptyPageProbes + 10;
+    // Every useful page advances by at least one, so a server that tells the truth about
+    // its size finishes well within this; a liar is cut off here.
+    const budget = 2 * (maxTotal + 1) + limits.emptyPageProbes + limits.maxStalePages + 10;
     if (pages >= budget) {
       throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing did not terminate after ${pages} pages (totalResults ${total ?? 'unknown'})`);
     }
+    const startIndex = overlapId === undefined ? next : next - 1;
     const page = await run.fetchPage(startIndex, run.pageSize);
     pages++;
     if (total !== undefined && page.totalResults < total) totalDecreased = true;
     total = page.totalResults;
     maxTotal = Math.max(maxTotal, total);
+    const { resources } = page;
 
-    if (page.resources.length === 0) {
-      if (startIndex > total) return { items, totalResults: total, totalDecreased };
+    let fresh = 0;
+    for (const r of resources) if (!items.has(r.id)) fresh++;
+    // Past the end with nothing new: the end, however the server filled the page (scimmy repeats page 1).
+    if (startIndex > total && fresh === 0) return { items, totalResults: total, totalDecreased, shifted };
+
+    // Where the new positions begin: after the overlap resource when it is on the page.
+    const at = overlapId === undefined ? -1 : resources.findIndex((r) => r.id === overlapId);
+    if (overlapId !== undefined && at === -1 && resources.length > 0) shifted = true;
+    const pos = at === -1 ? startIndex : startIndex + at + 1;
+    const beyond = resources.length - (at + 1);
+    for (const r of resources) items.set(r.id, r); // a later copy is the fresher one
+    if (resources.length > 0) run.onPage?.(fresh);
+
+    if (beyond === 0 && resources.length <= 1) {
+      // Nothing at position `next` (an empty page, or the overlap resource alone).
+      if (next > total) return { items, totalResults: total, totalDecreased, shifted };
       if (emptyStreak >= limits.emptyPageProbes) {
-        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing incomplete, the page at startIndex ${startIndex} stayed empty after ${emptyStreak + 1} requests although totalResults is ${total}; refusing to return a partial list`);
+        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing incomplete, the page at startIndex ${next} stayed empty after ${emptyStreak + 1} requests although totalResults is ${total}; refusing to return a partial list`);
       }
       await sleep(limits.probeDelayMs * 2 ** emptyStreak, run.signal);
       emptyStreak++;
       continue;
     }
     emptyStreak = 0;
-
-    let fresh = 0;
-    for (const r of page.resources) {
-      if (!items.has(r.id)) fresh++;
-      // A later copy is the fresher one.
-      items.set(r.id, r);
-    }
-    run.onPage?.(fresh);
+    next = pos + beyond;
+    overlapId = resources.length >= 2 && run.pageSize >= 2 ? resources[resources.length - 1]?.id : undefined;
+    if (beyond === 0 && next > total) return { items, totalResults: total, totalDecreased, shifted };
     staleStreak = fresh === 0 ? staleStreak + 1 : 0;
     if (staleStreak >= limits.maxStalePages) {
       throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: ${staleStreak} consecutive pages repeated resources already read (startIndex ${startIndex}); the server seems to ignore startIndex`);
     }
-    startIndex += page.resources.length;
   }
 }
 
