@@ -8,7 +8,8 @@ export interface CreateOutcome<T> {
   resource: T;
   /** An existing object was returned instead of a new one (409, or our ambiguous POST had succeeded). */
   adopted: boolean;
-  via?: 'conflict' | 'ambiguous';
+  /** 'created': our create succeeded but the answer held no id, so the object was looked up. */
+  via?: 'conflict' | 'ambiguous' | 'created';
 }
 
 export interface ScimTarget {

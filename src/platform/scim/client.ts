@@ -3,16 +3,17 @@
  * ambiguous failure → look up and adopt), replace, PATCH with a PUT fallback, membership
  * deltas and delete. Transport, retries and status classification live in PlatformClient.
  */
-import { ErrorCodes, errorFromStatus, isSyncError } from '../errors.ts';
-import { AmbiguousRequestError, type PlatformClient } from '../http-client.ts';
+import { ErrorCodes, SyncError, errorFromStatus, isSyncError } from '../errors.ts';
+import { AmbiguousRequestError, type JsonResponse, type PlatformClient } from '../http-client.ts';
 import { sleep } from '../retry.ts';
 import { Tester } from 'scim2-parse-filter';
-import { eqFilter, parseFilter } from './filter.ts';
+import { parseFilter } from './filter.ts';
 import { applyMemberDelta, memberPatchRequests, type MemberRemoveDialect } from './members.ts';
 import { compactGroup, compactUser } from './compact.ts';
 import { applyPatch } from './patch-apply.ts';
 import { listAllPages, type Page, type PagingLimits } from './paging.ts';
-import { asListPage, asResource, asServiceProviderConfig } from './response.ts';
+import { asListPage, asResource, asServiceProviderConfig, createdResource } from './response.ts';
+import { resolveExisting, type Wanted } from './resolve.ts';
 import {
   SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_PATCH, SCHEMA_USER,
   type NewResource, type PatchOperation, type ResourceType, type ScimGroup, type ScimResource, type ScimUser, type ServiceProviderConfig,
@@ -50,8 +51,11 @@ export interface CreateResult<T> {
   resource: T;
   /** True when an existing object was returned instead of a new one being created. */
   adopted: boolean;
-  /** Why it was adopted: the server said 409, or our POST failed ambiguously and the object turned up. */
-  via?: 'conflict' | 'ambiguous';
+  /**
+   * How the object was found instead of read from the answer: the server said 409, our POST
+   * failed ambiguously and the object turned up, or the server's 201 held no id ('created').
+   */
+  via?: 'conflict' | 'ambiguous' | 'created';
 }
 
 const ROUTE: Record<ResourceType, string> = { Users: 'scim_users', Groups: 'scim_groups' };
@@ -148,46 +152,30 @@ export class ScimClient {
     return this.get<ScimGroup>('Groups', id, signal);
   }
 
-  /** By externalId (exact) first, then userName (case-insensitive, checked here whatever the server matched). */
-  async findUser(by: { externalId?: string; userName?: string }): Promise<ScimUser | undefined> {
-    if (by.externalId) {
-      const id = by.externalId;
-      const hit = await this.findOne<ScimUser>('Users', 'externalId', id, (u) => u.externalId === id);
-      if (hit) return hit;
-    }
-    if (by.userName) {
-      const want = by.userName.toLowerCase();
-      const match = (u: ScimUser): boolean => typeof u.userName === 'string' && u.userName.toLowerCase() === want;
-      const hit = await this.findOne<ScimUser>('Users', 'userName', by.userName, match);
-      // A server that compares case-sensitively still finds the usual lower-case spelling.
-      if (hit !== undefined || want === by.userName) return hit;
-      return this.findOne<ScimUser>('Users', 'userName', want, match);
-    }
-    return undefined;
+  /**
+   * By externalId (exact), then userName (case-insensitive, exact spelling preferred), then a
+   * full listing if the server refuses the filter: see resolve.ts. Several candidates throw
+   * E_AMBIGUOUS_MATCH. `mustExist` (the server said so): list everything before saying none.
+   */
+  findUser(by: { externalId?: string; userName?: string }, opts: { mustExist?: boolean } = {}): Promise<ScimUser | undefined> {
+    const who: Wanted = { externalId: by.externalId || undefined, name: by.userName, nameAttr: 'userName', label: `user ${by.userName ?? by.externalId ?? '?'}` };
+    return this.resolve<ScimUser>('Users', who, opts.mustExist === true);
   }
 
-  /** By externalId (exact) first, then displayName (case-insensitive). Members included. */
-  async findGroup(by: { externalId?: string; displayName?: string }): Promise<ScimGroup | undefined> {
-    if (by.externalId) {
-      const id = by.externalId;
-      const hit = await this.findOne<ScimGroup>('Groups', 'externalId', id, (g) => g.externalId === id);
-      if (hit) return hit;
-    }
-    if (by.displayName) {
-      const want = by.displayName.toLowerCase();
-      return this.findOne<ScimGroup>('Groups', 'displayName', by.displayName, (g) => typeof g.displayName === 'string' && g.displayName.toLowerCase() === want);
-    }
-    return undefined;
+  /** By externalId (exact), then displayName, as findUser. Members included. */
+  findGroup(by: { externalId?: string; displayName?: string }, opts: { mustExist?: boolean } = {}): Promise<ScimGroup | undefined> {
+    const who: Wanted = { externalId: by.externalId || undefined, name: by.displayName, nameAttr: 'displayName', label: `group ${by.displayName ?? by.externalId ?? '?'}` };
+    return this.resolve<ScimGroup>('Groups', who, opts.mustExist === true);
   }
 
   createUser(body: NewResource<ScimUser>): Promise<CreateResult<ScimUser>> {
-    const by = { ...(body.externalId ? { externalId: body.externalId } : {}), userName: body.userName };
-    return this.create<ScimUser>('Users', body, `create user ${body.userName}`, () => this.findUser(by));
+    const who: Wanted = { externalId: body.externalId || undefined, name: body.userName, nameAttr: 'userName', label: `create user ${body.userName}` };
+    return this.create<ScimUser>('Users', body, who);
   }
 
   createGroup(body: NewResource<ScimGroup>): Promise<CreateResult<ScimGroup>> {
-    const by = { ...(body.externalId ? { externalId: body.externalId } : {}), displayName: body.displayName };
-    return this.create<ScimGroup>('Groups', body, `create group ${body.displayName}`, () => this.findGroup(by));
+    const who: Wanted = { externalId: body.externalId || undefined, name: body.displayName, nameAttr: 'displayName', label: `create group ${body.displayName}` };
+    return this.create<ScimGroup>('Groups', body, who);
   }
 
   async replace<T extends ScimResource>(type: ResourceType, id: string, body: NewResource<T> | T, headers?: Record<string, string>): Promise<T> {
@@ -260,40 +248,66 @@ export class ScimClient {
     return asListPage<T>(res.body, what, startIndex);
   }
 
-  /** One filtered query; every candidate is re-checked by `match`, whatever the server matched. */
-  private async findOne<T extends ScimResource>(type: ResourceType, attr: string, value: string, match: (r: T) => boolean): Promise<T | undefined> {
+  private async resolve<T extends ScimResource>(type: ResourceType, who: Wanted, mustExist: boolean): Promise<T | undefined> {
     const spc = await this.serviceProviderConfig();
-    if (spc?.filter?.supported === false) return (await this.listAll<T>(type)).find(match);
-    const filter = eqFilter(attr, value);
     const count = Math.max(1, Math.min(this.opts.pageSize, spc?.filter?.maxResults ?? Infinity));
-    const page = await this.fetchPage<T>(type, 1, count, filter, undefined, undefined);
-    const hit = page.resources.find(match);
-    if (hit !== undefined || page.totalResults <= page.resources.length) return hit;
-    // More candidates than one page (a server that ignores the filter): read them all.
-    return (await this.listAll<T>(type, { filter })).find(match);
+    return resolveExisting<T>(
+      {
+        filterSupported: spc?.filter?.supported !== false,
+        query: async (filter) => {
+          const page = await this.fetchPage<T>(type, 1, count, filter, undefined, undefined);
+          if (page.totalResults <= page.resources.length) return page.resources;
+          // More candidates than one page (a server that ignores the filter): read them all.
+          return this.listAll<T>(type, { filter });
+        },
+        listAll: () => this.listAll<T>(type),
+      },
+      who,
+      { mustExist },
+    );
   }
 
-  private async create<T extends ScimResource>(type: ResourceType, body: NewResource<T>, what: string, lookup: () => Promise<T | undefined>): Promise<CreateResult<T>> {
+  /**
+   * POST, and when the answer does not name the object, find it (resolve.ts) before anything
+   * counts as failed: a 409 adopts the existing object, a 201 without an id (or body) looks the
+   * new one up, a POST whose answer was lost looks before it is sent again (never twice).
+   */
+  private async create<T extends ScimResource>(type: ResourceType, body: NewResource<T>, who: Wanted): Promise<CreateResult<T>> {
+    const what = who.label;
     const max = Math.max(1, this.opts.maxCreateAttempts ?? 3);
     const payload = this.withSchemas(type, { ...(body as Record<string, unknown>) });
     for (let attempt = 1; ; attempt++) {
+      let answer: JsonResponse<unknown>;
       try {
-        const res = await this.http.requestJson<unknown>('POST', this.collectionPath(type), { route: ROUTE[type], what, body: payload });
-        return { resource: asResource<T>(res.body, what), adopted: false };
+        answer = await this.http.requestJson<unknown>('POST', this.collectionPath(type), { route: ROUTE[type], what, body: payload });
       } catch (e) {
         if (!isSyncError(e)) throw e;
         if (e.code === ErrorCodes.CONFLICT) {
-          const found = await lookup();
+          const found = await this.resolve<T>(type, who, true);
           if (found) return { resource: found, adopted: true, via: 'conflict' };
-          throw e;
+          throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `${e.message}; no platform object with this externalId or name was found, not even in a full listing`, {
+            ...(e.status !== undefined ? { status: e.status } : {}),
+            ...(e.detail !== undefined ? { detail: e.detail } : {}),
+          });
         }
         if (!(e instanceof AmbiguousRequestError)) throw e;
         // The POST may have been processed: look before trying again, never create twice.
-        const found = await lookup();
+        const found = await this.resolve<T>(type, who, false);
         if (found) return { resource: found, adopted: true, via: 'ambiguous' };
         if (attempt >= max) throw e;
         await sleep(250 * attempt); // ms
+        continue;
       }
+      const created = createdResource<T>(answer.body);
+      if (created) return { resource: created, adopted: false };
+      // Created, says the status, but the answer does not tell us its id: find it.
+      const found = await this.resolve<T>(type, who, true);
+      if (found === undefined) {
+        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${what}: the server answered HTTP ${answer.status} without the new object's id, and no object with this externalId or name was found`, { status: answer.status });
+      }
+      // Ours unless it carries another externalId (then it is treated like a conflict: adopted only if allowed).
+      const ours = who.externalId === undefined || found.externalId === who.externalId;
+      return { resource: found, adopted: !ours, via: 'created' };
     }
   }
 

@@ -32,6 +32,16 @@ export function asResource<T extends ScimResource>(body: unknown, what: string):
   return body as T;
 }
 
+/** The resource of a create's answer, or undefined when it has no body or no id (some servers answer 201 so). */
+export function createdResource<T extends ScimResource>(body: unknown): T | undefined {
+  if (!isObj(body)) return undefined;
+  const id = pick(body, 'id');
+  if (typeof id !== 'string' || id === '') return undefined;
+  if (!('id' in body)) body['id'] = id;
+  if (!Array.isArray(body['schemas'])) body['schemas'] = [];
+  return body as T;
+}
+
 export function asListPage<T extends ScimResource>(body: unknown, what: string, startIndex: number): Page<T> {
   if (!isObj(body)) throw bad(what, `the list page at startIndex ${startIndex} is not a ListResponse object`);
   const rawTotal = pick(body, 'totalResults');
