@@ -96,8 +96,22 @@ const mappingRuleSchema = z.union([
     }),
 ]);
 
+/** How e-mail `type` labels are sent (docs/reconcile.md, "E-mail types"). */
+export const emailsSchema = z
+  .strictObject({
+    /** Type of an address the source gives no type for. */
+    type: z.string().min(1).default('work'),
+    /** `default`: the source's type, else `type`; `unique`: no two addresses of a user share a type; `none`: no type at all. */
+    typeMode: z.enum(['default', 'unique', 'none']).default('default'),
+    /** `unique`: the types handed out, in order, to addresses whose type is missing or taken. */
+    uniqueTypes: z.array(z.string().min(1)).min(1).default(['work', 'home', 'other']),
+  })
+  .prefault({});
+export type EmailsConfig = z.infer<typeof emailsSchema>;
+
 export const provisioningSchema = z.strictObject({
   source: sourceSchema,
+  emails: emailsSchema,
   /** Extra SCIM attribute paths (core, enterprise extension or vendor URN) → rule. */
   mapping: z
     .strictObject({

@@ -3,7 +3,7 @@
  * Core attributes are always mapped; `provisioning.mapping` adds or overrides attribute
  * paths (core, enterprise extension or a vendor URN) with simple transforms.
  */
-import type { MappingRule } from '../config/schema.ts';
+import type { EmailsConfig, MappingRule } from '../config/schema.ts';
 import type { NormalizedGroup, NormalizedUser } from './model.ts';
 import { getField, setPath } from './paths.ts';
 import { SCHEMA_GROUP, SCHEMA_USER, type NewResource, type ScimGroup, type ScimUser } from '../platform/scim/types.ts';
@@ -49,7 +49,8 @@ export function renderTemplate(template: string, subject: unknown): string {
   });
 }
 
-export function mapUser(user: NormalizedUser, rules: MappingRules): DesiredUser {
+/** `emails` (provisioning.emails) decides the `type` labels; default: the source's type, else `work`. */
+export function mapUser(user: NormalizedUser, rules: MappingRules, emails?: EmailsConfig): DesiredUser {
   const resource: Record<string, unknown> = { schemas: [SCHEMA_USER], externalId: user.externalId, userName: user.userName, active: user.active };
   const name: Record<string, string> = {};
   if (user.givenName) name['givenName'] = user.givenName;
@@ -58,11 +59,37 @@ export function mapUser(user: NormalizedUser, rules: MappingRules): DesiredUser 
   const displayName = user.displayName ?? ([user.givenName, user.familyName].filter(Boolean).join(' ') || undefined);
   if (displayName) resource['displayName'] = displayName;
   if (user.emails.length > 0) {
-    resource['emails'] = user.emails.map((value, i) => ({ value, type: 'work', primary: i === 0 }));
+    resource['emails'] = typedEmails(user, emails);
   }
   const managedPaths = new Set(CORE_USER_PATHS);
   applyRules(resource, rules, user, managedPaths);
   return { source: user, resource: resource as unknown as NewResource<ScimUser>, managedPaths: [...managedPaths] };
+}
+
+/**
+ * The addresses with their `type`. `unique` claims types in the order primary, addresses with a
+ * source type, the rest; an address left without a free type is not sent (the primary always is).
+ */
+export function typedEmails(user: NormalizedUser, cfg: EmailsConfig = { type: 'work', typeMode: 'default', uniqueTypes: ['work', 'home', 'other'] }): Array<{ value: string; type?: string; primary: boolean }> {
+  const own = (value: string): string | undefined => user.emailTypes?.[value];
+  if (cfg.typeMode === 'none') return user.emails.map((value, i) => ({ value, primary: i === 0 }));
+  if (cfg.typeMode === 'default') return user.emails.map((value, i) => ({ value, type: own(value) ?? cfg.type, primary: i === 0 }));
+  const taken = new Set<string>();
+  const typeOf = new Map<number, string>();
+  const order = user.emails.map((_, i) => i).sort((a, b) => rank(a) - rank(b));
+  function rank(i: number): number {
+    return i === 0 ? 0 : own(user.emails[i] as string) !== undefined ? 1 : 2;
+  }
+  for (const i of order) {
+    const type = [own(user.emails[i] as string), cfg.type, ...cfg.uniqueTypes].find((t) => t !== undefined && !taken.has(t.toLowerCase()));
+    if (type === undefined) continue;
+    taken.add(type.toLowerCase());
+    typeOf.set(i, type);
+  }
+  return user.emails.flatMap((value, i) => {
+    const type = typeOf.get(i);
+    return type === undefined ? [] : [{ value, type, primary: i === 0 }];
+  });
 }
 
 export function mapGroup(group: NormalizedGroup, rules: MappingRules): DesiredGroup {

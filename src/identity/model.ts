@@ -13,6 +13,8 @@ export interface NormalizedUser {
   displayName?: string;
   /** First entry is the primary address. */
   emails: string[];
+  /** The source's own `type` of an address (key: the address as in `emails`), where it has one. */
+  emailTypes?: Record<string, string>;
   active: boolean;
   /** Any further source fields, available to attribute mapping and scoping filters. */
   attributes: Record<string, unknown>;

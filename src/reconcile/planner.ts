@@ -73,7 +73,7 @@ export function buildPlan(input: PlanInput): Plan {
   const del: UserRemoval[] = [];
 
   for (const u of scopedUsers) {
-    const want = mapUser(u, config.mapping.user);
+    const want = mapUser(u, config.mapping.user, config.emails);
     const match = usersByExt.get(u.externalId) ?? usersByName.get(u.userName.toLowerCase());
     if (!match) {
       if (!u.active) {

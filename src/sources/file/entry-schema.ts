@@ -11,6 +11,9 @@ const id = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string
 const text = z.string().trim().min(1);
 const email = z.string().trim().regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address like alice@example.com');
 
+/** An address with its SCIM `type` (work, home…), as `provisioning.emails` may send it. */
+const typedEmail = z.strictObject({ value: email, type: text.optional(), primary: z.boolean().optional() });
+
 export const userEntrySchema = z.strictObject({
   externalId: id,
   userName: text,
@@ -19,8 +22,9 @@ export const userEntrySchema = z.strictObject({
   displayName: text.optional(),
   /** SCIM-style alternative to givenName/familyName. */
   name: z.strictObject({ givenName: text.optional(), familyName: text.optional() }).optional(),
-  /** One address or a list; the first is primary. */
-  emails: z.union([email.transform((e) => [e]), z.array(email)]).default([]),
+  /** One address or a list, each an address or `{ value, type?, primary? }`; the first (or the one marked primary) is primary. */
+  // The list first: messages about a bad entry in the list then name its allowed keys.
+  emails: z.union([z.array(z.union([email, typedEmail])), email.transform((e) => [e])]).default([]),
   active: z.boolean().default(true),
   attributes: z.record(z.string(), z.unknown()).default({}),
 });

@@ -31,10 +31,17 @@ function toUser(entry: UserEntry): NormalizedUser {
   const user: NormalizedUser = {
     externalId: entry.externalId,
     userName: entry.userName,
-    emails: [...new Set(entry.emails)],
+    emails: [],
     active: entry.active,
     attributes: entry.attributes,
   };
+  // The address marked primary first, then the file's order; typed entries keep their type.
+  const list = entry.emails.map((e) => (typeof e === 'string' ? { value: e } : e));
+  list.sort((a, b) => Number('primary' in b && b.primary === true) - Number('primary' in a && a.primary === true));
+  for (const e of list) {
+    if (!user.emails.includes(e.value)) user.emails.push(e.value);
+    if ('type' in e && e.type !== undefined) user.emailTypes = { ...user.emailTypes, [e.value]: e.type };
+  }
   const givenName = entry.givenName ?? entry.name?.givenName;
   const familyName = entry.familyName ?? entry.name?.familyName;
   if (givenName !== undefined) user.givenName = givenName;

@@ -29,6 +29,8 @@ export function mapScimUser(u: ScimUser): MappedUser {
     active: u.active !== false,
     attributes,
   };
+  const types = Object.fromEntries((u.emails ?? []).filter((e) => typeof e?.type === 'string' && e.type !== '' && typeof e.value === 'string').map((e) => [e.value.trim(), e.type as string]));
+  if (Object.keys(types).length > 0) user.emailTypes = types;
   if (u.name?.givenName) user.givenName = u.name.givenName;
   if (u.name?.familyName) user.familyName = u.name.familyName;
   if (typeof u.displayName === 'string' && u.displayName !== '') user.displayName = u.displayName;
