@@ -136,7 +136,7 @@ export function simulateCommand(): Command {
         const { startSimulator } = await import('../simulator/server.ts');
         const sim = await startSimulator(opts);
         process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url })}\n`);
-        log.info({ users: sim.store.counts().users, groups: sim.store.counts().groups }, 'simulator listening');
+        log.info({ users: sim.store.counts().users, groups: sim.store.counts().groups, quirks: opts.quirks ?? [] }, 'simulator listening');
         const stop = (signal: NodeJS.Signals): void => {
           log.info({ signal }, 'simulator stopping');
           process.off('SIGTERM', stop);
