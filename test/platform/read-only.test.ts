@@ -67,6 +67,33 @@ describe('read-only platform client', () => {
   });
 });
 
+describe('read-only view of a daemon client', () => {
+  it("keeps the parent's rate limit and metrics hooks", async () => {
+    h = await scimHarness();
+    const seen: string[] = [];
+    let waits = 0;
+    const parent = new PlatformClient({
+      baseUrl: h.sim.url,
+      token: 'test-token',
+      allowInsecureHttp: true,
+      beforeRequest: async () => {
+        waits++;
+      },
+      hooks: { onResponse: (e) => seen.push(`${e.method} ${e.status}`) },
+    });
+    try {
+      const view = parent.readOnlyView();
+      await view.requestJson('GET', '/api/scim/v2/Users', { route: 'scim_users' });
+      expect(await rejection(view.requestJson('DELETE', '/api/scim/v2/Users/x', { route: 'scim_users' }))).toMatchObject({ code: ErrorCodes.READ_ONLY });
+      expect(seen).toEqual(['GET 200']);
+      expect(waits).toBe(2);
+      expect(parent.readOnly).toBe(false);
+    } finally {
+      await parent.close();
+    }
+  });
+});
+
 describe('plan cannot write', () => {
   it('the CLI plan of creates, updates and deactivations sends GET requests only', async () => {
     sim = await startSim();
