@@ -100,13 +100,13 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
   switch (task.action) {
     case 'user.create': {
       const { resource, adopted } = await target.createUser(task.resource);
-      if (adopted) refuseForeign(resource, task, deps);
+      if (adopted) await refuseForeign(resource, task, deps);
       await ledger.record('user', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'user.adopt' as const } : {}) };
     }
     case 'group.create': {
       const { resource, adopted } = await target.createGroup(task.resource);
-      if (adopted) refuseForeign(resource, task, deps);
+      if (adopted) await refuseForeign(resource, task, deps);
       await ledger.record('group', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'group.adopt' as const } : {}) };
     }
@@ -155,10 +155,21 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
  * A create that found an existing object (409, or created meanwhile by someone else) only
  * takes it over when it carries our externalId — then it is ours from an earlier attempt —
  * or when adoption is enabled. Otherwise it is someone else's object: fail, don't adopt.
+ * An object we already manage for another source person (e.g. their rename to free this
+ * name has not been applied yet) is never taken over, adoption or not: an account never
+ * passes from one person to another.
  */
-function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): void {
-  if (deps.adoptExisting || resource.externalId === task.externalId) return;
+async function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): Promise<void> {
+  if (resource.externalId === task.externalId) return;
   const noun = task.action === 'user.create' ? 'user' : 'group';
+  if (await deps.ledger.has(noun, resource.id)) {
+    throw new SyncError(
+      ErrorCodes.CONFLICT,
+      'conflict',
+      `create ${noun} ${task.name}: the platform ${noun} holding this name (id ${resource.id}) is managed for another source ${noun} (externalId ${resource.externalId ?? 'none'}); it is not taken over`,
+    );
+  }
+  if (deps.adoptExisting) return;
   throw new SyncError(
     ErrorCodes.CONFLICT,
     'conflict',
