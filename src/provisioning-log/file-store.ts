@@ -24,6 +24,8 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
   readonly path: string;
   private readonly cursorPath: string;
   private last: { ms: number; seq: number } | undefined;
+  /** The file ends in a line torn by a crash: the next append starts on a new line. */
+  private torn = false;
   private readonly retention: Retention;
   private readonly now: () => number;
 
@@ -56,6 +58,7 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
       const len = Math.min(size, TAIL_BYTES);
       const buf = Buffer.alloc(len);
       await fh.read(buf, 0, len, size - len);
+      this.torn = len > 0 && buf[len - 1] !== 0x0a;
       const lines = buf.toString('utf8').split('\n').filter((l) => l.trim() !== '');
       for (let i = lines.length - 1; i >= 0; i--) {
         const m = /"id":"(\d+)-(\d+)"/.exec(lines[i]!);
@@ -70,12 +73,13 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
   async append(records: readonly NewRecord[]): Promise<void> {
     if (records.length === 0) return;
     if (this.last === undefined) this.last = await this.lastId();
-    const text = records.map((r) => `${JSON.stringify({ id: this.nextId(), ...r })}\n`).join('');
+    const text = (this.torn ? '\n' : '') + records.map((r) => `${JSON.stringify({ id: this.nextId(), ...r })}\n`).join('');
     await mkdir(dirname(this.path), { recursive: true });
     const fh = await open(this.path, 'a', 0o600);
     try {
       await fh.writeFile(text);
       await fh.sync();
+      this.torn = false;
     } finally {
       await fh.close();
     }
