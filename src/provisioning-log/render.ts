@@ -29,7 +29,7 @@ export function changeSummary(r: ProvisioningRecord): string[] {
 
 export function outcomeText(r: ProvisioningRecord): string {
   if (r.result === 'failed') return `failed [${r.error?.code ?? 'E_UNEXPECTED'}] ${r.error?.message ?? ''}`.trim();
-  if (r.result === 'held') return `held: ${r.reason ?? 'by the deletion guard'}`;
+  if (r.result === 'held') return r.reason ?? 'held by the deletion guard';
   return r.reason !== undefined ? `ok (${r.reason})` : 'ok';
 }
 

@@ -18,7 +18,8 @@ main { padding: 1rem 1.25rem 3rem; max-width: 90rem; }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
 section { border: 1px solid var(--line); border-radius: 6px; padding: .9rem 1rem; margin: 0 0 1rem; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 1rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 1rem; margin-bottom: 1rem; }
+.nowrap { white-space: nowrap; }
 .grid > section { margin: 0; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }

@@ -21,7 +21,8 @@ const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it, browsers send `Origin: null` on form posts and the origin check could not tell this page from another.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 

@@ -115,7 +115,7 @@ function recordRows(records: ProvisioningRecord[]): SafeHtml {
     (r) => html`<tr>
 <td>${when(r.time)}</td>
 <td>${resultBadge(r.result)}</td>
-<td class="mono">${r.action}</td>
+<td class="mono nowrap">${r.action}</td>
 <td>${objectLabel(r)}</td>
 <td>${changeSummary(r).length > 0 ? html`<ul class="changes">${changeSummary(r).map((c) => html`<li>${c}</li>`)}</ul>` : ''}${r.result !== 'ok' || r.reason ? html`<div class="${r.result}">${outcomeText(r)}</div>` : ''}</td>
 <td class="mono">${r.runId}</td>
