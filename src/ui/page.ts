@@ -98,7 +98,7 @@ function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcil
 <caption>${caption}</caption>
 <thead><tr><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">${kind === 'reconcile' ? 'Plan summary' : 'Delivered'}</th><th scope="col">Run</th></tr></thead>
 <tbody>${runs.map(
-    (r) => html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono">${r.runId}</td></tr>`,
+    (r) => html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono nowrap">${r.runId}</td></tr>`,
   )}</tbody>
 </table>`;
 }
@@ -118,7 +118,7 @@ function recordRows(records: ProvisioningRecord[]): SafeHtml {
 <td class="mono nowrap">${r.action}</td>
 <td>${objectLabel(r)}</td>
 <td>${changeSummary(r).length > 0 ? html`<ul class="changes">${changeSummary(r).map((c) => html`<li>${c}</li>`)}</ul>` : ''}${r.result !== 'ok' || r.reason ? html`<div class="${r.result}">${outcomeText(r)}</div>` : ''}</td>
-<td class="mono">${r.runId}</td>
+<td class="mono nowrap">${r.runId}</td>
 </tr>`,
   )}`;
 }

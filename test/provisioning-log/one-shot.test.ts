@@ -116,6 +116,45 @@ describe('provisioning log of one-shot apply', () => {
     expect(raw).not.toContain(SIM_TOKEN);
   });
 
+  it('adoption, a refused create, a rehire, a renamed and a retired group, and a deletion: every action has its record', async () => {
+    const sim = await startSim();
+    cleanups.push(() => sim.close());
+    // An account someone created by hand before the sync: adopted (matching.adoptExisting).
+    sim.store.createUser({ userName: 'user5@example.com', active: true, name: { givenName: 'Given5', familyName: 'Family5' } });
+    sim.setFaults([{ kind: 'status', status: 400, method: 'POST', pathPrefix: `${SCIM}/Users`, times: 1 }]);
+    const ws = createWorkspace(sim, {
+      directory: { users: people(1, 5), groups: [{ externalId: 'g-a', displayName: 'Alpha', members: ['u-1'] }, { externalId: 'g-b', displayName: 'Beta', members: [] }] },
+      config: { provisioning: { matching: { adoptExisting: true }, apply: { concurrency: 1 }, guards: { maxDeletePercent: 100 } } },
+    });
+    expect((await ws.apply()).code).toBe(1);
+    const first = logFile(ws);
+    const refused = first.filter((r) => r.action === 'user.create' && r.result === 'failed');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.error?.code).toMatch(/^E_/);
+    expect(refused[0]?.object.id).toBeUndefined();
+    expect(first.filter((r) => r.action === 'user.create' && r.result === 'ok')).toHaveLength(3);
+    expect(first.find((r) => r.object.name === 'user5@example.com')).toMatchObject({ result: 'ok', object: { externalId: 'u-5' } });
+    expect(first.find((r) => r.object.name === 'user5@example.com')?.action).toMatch(/^user\.(adopt|update)$/);
+
+    // The refused create succeeds on the next run; user2 leaves, Alpha is renamed, Beta retired.
+    ws.writeDirectory({ users: [person(1), person(3), person(4), person(5)], groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }] });
+    expect((await ws.apply()).code).toBe(0);
+    // user2 is rehired, user3 leaves for good with deprovision.action delete.
+    ws.writeDirectory({ users: [person(1), person(2), person(4), person(5)], groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }] });
+    ws.writeConfig({ provisioning: { matching: { adoptExisting: true }, deprovision: { action: 'delete' }, guards: { maxDeletePercent: 100 } } });
+    expect((await ws.apply()).code).toBe(0);
+
+    const all = logFile(ws);
+    const seen = new Set(all.map((r) => `${r.action}:${r.result}`));
+    for (const a of ['user.create', 'user.deactivate', 'user.reactivate', 'user.delete', 'group.create', 'group.update', 'group.delete', 'group.members']) expect(seen, a).toContain(`${a}:ok`);
+    expect(all.find((r) => r.action === 'group.update')?.changes).toContainEqual({ path: 'displayName', before: 'Alpha', after: 'Alpha Team' });
+    expect(all.find((r) => r.action === 'group.delete')).toMatchObject({ object: { externalId: 'g-b', name: 'Beta' } });
+    expect(all.find((r) => r.action === 'user.reactivate')).toMatchObject({ object: { name: 'user2@example.com' } });
+    expect(all.find((r) => r.action === 'user.reactivate')?.changes).toContainEqual({ path: 'active', before: false, after: true });
+    expect(all.find((r) => r.action === 'user.delete')).toMatchObject({ object: { name: 'user3@example.com' }, reason: 'not-in-source' });
+    expect(new Set(all.map((r) => r.runId)).size).toBe(3);
+  });
+
   it('plan writes nothing; bad --since is a usage error', async () => {
     const { ws } = await setup();
     expect((await ws.plan()).code).toBe(0);

@@ -133,6 +133,12 @@ describe('status page', () => {
     await page.goto(`${d.url}/ui/tenants/acme?user=user9%40example.com&result=ok`);
     expect(await page.locator('#log tbody tr').first().textContent()).toMatch(/ok.*user\.deactivate.*user9@example\.com/s);
 
+    // The same records from the command line, read from the daemon's Redis stream.
+    const cli = await ws.cli(['log', '--config', ws.configPath, '--user', 'user9@example.com', '--json']);
+    expect(cli.code, cli.stderr).toBe(0);
+    const recs = JSON.parse(cli.stdout) as Array<{ action: string; result: string }>;
+    expect(recs.map((r) => `${r.action}:${r.result}`)).toEqual(['user.deactivate:ok', 'user.deactivate:held', 'user.create:ok']);
+
     // Secrets never reach the page; the page loaded nothing from outside the daemon.
     for (const path of ['/ui', '/ui/tenants/acme', '/ui/tenants/acme?user=user9']) {
       const html = (await httpGet(`${d.url}${path}`)).body;
