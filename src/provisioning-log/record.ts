@@ -49,11 +49,20 @@ export interface TaskDetail {
 
 const memberName = (m: MemberRef): string => m.userName ?? m.externalId ?? m.id ?? '?';
 
-/** Top-level attributes of a create, as `before: null → after` changes. */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The attributes of a create as `before: null → after` changes, with the plan's path style:
+ * complex attributes one level down (`name.givenName`), extension URNs as `urn:…:department`.
+ */
 function createChanges(resource: Record<string, unknown>): AttributeChange[] {
-  return Object.entries(resource)
-    .filter(([k]) => k !== 'schemas' && k !== 'members')
-    .map(([path, after]) => ({ path, before: null, after }));
+  const out: AttributeChange[] = [];
+  for (const [k, v] of Object.entries(resource)) {
+    if (k === 'schemas' || k === 'members') continue;
+    if (isPlainObject(v)) for (const [sub, after] of Object.entries(v)) out.push({ path: `${k}${k.includes(':') ? ':' : '.'}${sub}`, before: null, after });
+    else out.push({ path: k, before: null, after: v });
+  }
+  return out;
 }
 
 /** The record of one applied or failed task (`task` is what the daemon's chunk or the in-process plan index holds). */

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { people } from '../helpers/reconcile-harness.ts';
+import { people, person } from '../helpers/reconcile-harness.ts';
 import { assertNoSecret, getJson, httpGet, waitFor, type DaemonProcess } from '../helpers/daemon-harness.ts';
 import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 
@@ -154,11 +154,18 @@ describe('status page', () => {
   it('without daemon.ui.actionTokenFile the page is read-only and actions are refused', async () => {
     const sim = await scene.sim(TOKEN);
     const ws = scene.workspace({ SIM_URL: sim.url, SIM_TOKEN: TOKEN });
-    ws.writeDirectory({ users: people(1, 3), groups: [] });
+    // A source value that is markup: shown as text, never run.
+    const hostile = '<img src=x onerror="window.__xss=1">';
+    ws.writeDirectory({ users: [person(1, { givenName: hostile }), ...people(2, 3)], groups: [] });
     ws.writeConfig({});
     const d = await ws.spawnDaemon();
+    await ws.trigger();
+    await waitFor(() => runsFinished([d], 'reconcile').length === 1, 'the run', 30_000);
     const page = await browser.newPage();
-    await page.goto(`${d.url}/ui/tenants/acme`);
+    await page.goto(`${d.url}/ui/tenants/acme?user=user1%40`);
+    expect(await page.locator('#log tbody tr').first().textContent()).toContain(`name.givenName: ∅ → ${hostile}`);
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    expect(await page.locator('#log img').count()).toBe(0);
     expect(await page.locator('main').textContent()).toMatch(/Read-only: actions need daemon\.ui\.actionTokenFile/);
     expect(await page.locator('form[method="post"]').count()).toBe(0);
     const res = await postForm(`${d.url}/ui/tenants/acme/actions/trigger`, { token: 'anything-at-all-000' }, d.url);
