@@ -5,7 +5,7 @@
  * atomically when it holds records past the age or size bound.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { readJsonFile, writeJsonFileAtomic } from '../state/atomic-file.ts';
@@ -46,7 +46,7 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
 
   /** The id of the last line, read from the file's tail. */
   private async lastId(): Promise<{ ms: number; seq: number } | undefined> {
-    let fh;
+    let fh: FileHandle;
     try {
       fh = await open(this.path, 'r');
     } catch (e) {
