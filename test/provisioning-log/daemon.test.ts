@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProvisioningRecord } from '../../src/provisioning-log/record.ts';
 import { people, person } from '../helpers/reconcile-harness.ts';
-import { assertNoSecret, dumpKeyspace, waitFor } from '../helpers/daemon-harness.ts';
+import { assertNoSecret, dumpKeyspace, httpGet, waitFor } from '../helpers/daemon-harness.ts';
 import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 
 const TOKEN = 'plog-daemon-token-5e0b7c3a91';
@@ -56,6 +56,11 @@ describe('daemon provisioning log', () => {
     expect(update.event).toMatchObject({ kind: 'provisioning', action: 'user.update', outcome: 'success' });
     expect(update.provisioning.changes).toContainEqual({ path: 'name.familyName', before: 'Family1', after: 'Moved' });
     expect(await ws.redis().get(`${stream}:delivered`)).toBe(update.event.id.replace('provisioning:acme:', ''));
+
+    // The status page reports the sink and how far the log has been delivered.
+    const page = (await httpGet(`${d.url}/ui/tenants/acme`)).body;
+    expect(page).toMatch(/<th scope="row">siem<\/th><td>file<\/td>/);
+    expect(page).toContain(`delivered up to <span class="mono">${update.event.id.replace('provisioning:acme:', '')}</span>`);
 
     for (const [key, value] of await dumpKeyspace(ws)) assertNoSecret(value, TOKEN, `redis key ${key}`);
     assertNoSecret(readFileSync(sink, 'utf8'), TOKEN, 'the sink file');
