@@ -5,6 +5,7 @@
  * reconcile lease, so one replica at a time moves the sink position); each apply chunk calls
  * `change` per task. Failures to log are logged and never fail the provisioning itself.
  */
+import { createHash } from 'node:crypto';
 import { createSink } from '../audit/sinks/registry.ts';
 import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -13,9 +14,12 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import type { AppliedChange, ApplyTask } from '../reconcile/tasks.ts';
 import type { RedisClient } from '../jobs/redis.ts';
 import { retentionOf } from './config-schema.ts';
-import { heldRecords, planDetails, plannedActions, recordOf, taskKey, type TaskDetail } from './record.ts';
+import { heldRecords, planDetails, plannedActions, recordOf, taskKey, type NewRecord, type TaskDetail } from './record.ts';
 import { provisioningLogKeys, RedisProvisioningLogStore } from './redis-store.ts';
 import { deliverRecords, type DeliveryResult } from './sink-delivery.ts';
+
+/** What identifies a held change: the same set held again is not recorded again. */
+const heldKey = (r: NewRecord): string => `${r.action}|${r.object.externalId ?? ''}|${r.members?.removed.join(',') ?? ''}`;
 
 /** Lifetime of a run's details hash: as long as its apply chunks may run. */
 const DETAILS_TTL_SECONDS = 86_400;
@@ -46,7 +50,12 @@ export class DaemonProvisioningLog {
         for (const [k, d] of details) fields.push(k, JSON.stringify(d));
         await this.redis.multi().hset(key, ...fields).expire(key, DETAILS_TTL_SECONDS).exec();
       }
-      await this.store.append(heldRecords(this.tenant.id, runId, plan, Date.now()));
+      // A tripped guard holds the same removals run after run until someone decides: record
+      // them when the held set changes, not every scheduled run (they would flood the log).
+      const held = heldRecords(this.tenant.id, runId, plan, Date.now());
+      const digest = held.length === 0 ? '-' : createHash('sha256').update(held.map(heldKey).sort().join('\n')).digest('hex');
+      const previous = await this.redis.set(this.keys.heldDigest, digest, 'GET');
+      if (previous !== digest) await this.store.append(held);
     } catch (e) {
       logger.warn({ err: errText(e), runId }, 'provisioning log: plan details not recorded');
     }

@@ -70,7 +70,8 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
       const held = t['heldDeletes'] ? (obj(t['heldDeletes']) as unknown as NonNullable<TenantView['held']>) : null;
       const [log, heldRecords, deliveredUpTo] = await Promise.all([
         store.query({ ...filter, limit: deps.logRecords }),
-        held ? store.query({ result: 'held', limit: 200 }).then((rs) => rs.filter((r) => r.runId === held.runId)) : Promise.resolve([]),
+        // The newest batch of held records: runs that hold the same set again do not repeat it.
+        held ? store.query({ result: 'held', limit: 500 }).then((rs) => rs.filter((r) => r.runId === rs[0]?.runId)) : Promise.resolve([]),
         store.deliveredUpTo(),
       ]);
       const audit = t['audit'] ? obj(t['audit']) : null;

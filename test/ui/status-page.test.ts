@@ -106,6 +106,16 @@ describe('status page', () => {
     expect(texts[1]).toMatch(/held/);
     expect(await page.getByLabel('Person or group').inputValue()).toBe('user15@example.com');
 
+    // The next scheduled run holds the same set again: not recorded again (no flood), still shown.
+    const heldInLog = async (): Promise<number> => (await ws.redis().xrange(`${ws.keyPrefix}:{acme}:provisioning-log`, '-', '+')).filter(([, f]) => f[1]?.includes('"result":"held"')).length;
+    expect(await heldInLog()).toBe(13);
+    await ws.trigger();
+    await waitFor(() => runs().length === 3, 'the run still held', 30_000);
+    expect(runs()[2]).toBe('guard_held');
+    expect(await heldInLog()).toBe(13);
+    await page.goto(`${d.url}/ui/tenants/acme`);
+    expect(await page.locator('#held-records tbody tr').count()).toBe(13);
+
     // An action without the right token is refused, and nothing changes.
     const approve = page.locator('form[action$="/actions/approve-deletes"]');
     page.on('dialog', (dlg) => void dlg.accept());
@@ -127,8 +137,8 @@ describe('status page', () => {
     await approve.getByRole('button', { name: 'Approve held deletions' }).click();
     await page.waitForURL(/done=approve-deletes/);
     expect(await page.getByRole('status').first().textContent()).toMatch(/Held deletions approved/);
-    await waitFor(() => runs().length === 3, 'the approved run', 30_000);
-    expect(runs()[2]).toBe('success');
+    await waitFor(() => runs().length === 4, 'the approved run', 30_000);
+    expect(runs()[3]).toBe('success');
     expect(sim.store.users().filter((u) => u.active === false)).toHaveLength(12);
     await page.goto(`${d.url}/ui/tenants/acme?user=user9%40example.com&result=ok`);
     expect(await page.locator('#log tbody tr').first().textContent()).toMatch(/ok.*user\.deactivate.*user9@example\.com/s);
