@@ -11,7 +11,7 @@ import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
-import type { AppliedChange, ApplyTask } from '../reconcile/tasks.ts';
+import type { AppliedChange, ApplyTask, ChangeAction } from '../reconcile/tasks.ts';
 import type { RedisClient } from '../jobs/redis.ts';
 import { retentionOf } from './config-schema.ts';
 import { heldRecords, planDetails, plannedActions, recordOf, taskKey, type NewRecord, type TaskDetail } from './record.ts';
@@ -20,6 +20,8 @@ import { deliverRecords, type DeliveryResult } from './sink-delivery.ts';
 
 /** What identifies a held change: the same set held again is not recorded again. */
 const heldKey = (r: NewRecord): string => `${r.action}|${r.object.externalId ?? ''}|${r.members?.removed.join(',') ?? ''}`;
+
+const HAS_DETAILS = new Set<ChangeAction>(['user.update', 'user.adopt', 'user.reactivate', 'user.deactivate', 'user.delete', 'group.update', 'group.adopt']);
 
 /** Lifetime of a run's details hash: as long as its apply chunks may run. */
 const DETAILS_TTL_SECONDS = 86_400;
@@ -63,8 +65,11 @@ export class DaemonProvisioningLog {
 
   async change(runId: string, task: ApplyTask, change: AppliedChange, logger: Logger): Promise<void> {
     try {
-      const fields = plannedActions(change.action).map((a) => taskKey(a, change.externalId ?? task.externalId));
-      const raw = await this.redis.hmget(this.keys.details(runId), ...fields);
+      // Only updates and removals have details in the plan; creates and memberships carry theirs.
+      const fields = plannedActions(change.action)
+        .filter((a) => HAS_DETAILS.has(a))
+        .map((a) => taskKey(a, change.externalId ?? task.externalId));
+      const raw = fields.length > 0 ? await this.redis.hmget(this.keys.details(runId), ...fields) : [];
       const found = raw.find((v) => v !== null);
       const detail = found ? (JSON.parse(found) as TaskDetail) : undefined;
       const full = { ...change, externalId: change.externalId ?? task.externalId, name: change.name ?? task.name };
