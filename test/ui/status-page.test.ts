@@ -3,9 +3,11 @@
  * against a real daemon with Redis and the simulator: a tenant after a run, a held deletion
  * after a guard trip, a person found in the provisioning log, an action refused without the
  * token (and from another origin), then approved with it; and a daemon without a token
- * serves a read-only page. The screenshot in docs/images comes from this test.
+ * serves a read-only page. docs/images/status-page.png comes from this test
+ * (`UPDATE_SCREENSHOT=1 npx vitest run test/ui/status-page.test.ts`).
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,8 @@ import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 
 const TOKEN = 'ui-test-platform-token-7d41c9e2';
 const ACTION_TOKEN = 'ui-action-token-3f9a0c5e71b24d68';
-const SCREENSHOT = join(import.meta.dirname, '../../docs/images/status-page.png');
+// The screenshot in the docs is refreshed with UPDATE_SCREENSHOT=1; other runs leave the tree clean.
+const SCREENSHOT = process.env['UPDATE_SCREENSHOT'] === '1' ? join(import.meta.dirname, '../../docs/images/status-page.png') : join(tmpdir(), `status-page-${process.pid}.png`);
 
 let browser: Browser;
 beforeAll(async () => {
@@ -92,6 +95,8 @@ describe('status page', () => {
     expect(await heldRows.filter({ hasText: 'user9@example.com' }).textContent()).toMatch(/held.*user\.deactivate.*active: true → false.*not-in-source; held by the deletion guard/s);
     expect(await page.locator('#reconcile-runs tbody tr').first().textContent()).toMatch(/guard held.*12 to deactivate/s);
     await page.screenshot({ path: SCREENSHOT, fullPage: false });
+    expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
+    if (process.env['UPDATE_SCREENSHOT'] !== '1') rmSync(SCREENSHOT);
 
     // Find a person: the search field is labelled and reachable with "/".
     await page.locator('body').press('/');
