@@ -69,8 +69,11 @@ describe('planner', () => {
     expect(p.users.create).toHaveLength(0);
     const byId = Object.fromEntries(p.users.update.map((u) => [u.id, u]));
     expect(byId['p1']?.changes.map((c) => c.path)).toContain('userName');
-    // userName matched case-insensitively: only externalId differs, userName case is not churned.
-    expect(byId['p2']?.changes.map((c) => c.path)).toEqual(['externalId']);
+    // userName matched case-insensitively, but written exactly: the case-only rename is applied (issue #14).
+    expect(byId['p2']?.changes).toEqual([
+      { path: 'userName', before: 'b@example.com', after: 'B@EXAMPLE.COM' },
+      { path: 'externalId', before: 'b', after: 'b-new' },
+    ]);
   });
 
   it('never touches unmanaged platform objects unless adoption is enabled', () => {
@@ -159,7 +162,8 @@ describe('planner', () => {
     });
     expect(p.groups.update[0]?.changes).toEqual([{ path: 'displayName', before: 'Eng', after: 'Engineering' }]);
     expect(p.memberships[0]?.add.map((m) => m.id)).toEqual(['p-c']);
-    expect(p.memberships[0]?.remove.map((m) => m.id).sort()).toEqual(['p-b', 'p-x']);
+    // p-x is no user this tool knows (not listed, not in the ledger): kept, never removed (issue #14).
+    expect(p.memberships[0]?.remove.map((m) => m.id).sort()).toEqual(['p-b']);
   });
 
   it('maps extra attributes with transforms, templates, constants and create-only values', () => {

@@ -1,0 +1,126 @@
+/**
+ * Memberships. A source member counts as wanted when it resolves to any platform user
+ * (managed or not, in scope or not) or to a user created in this run. A platform member is
+ * removed only when it positively maps to someone the source does not place in the group:
+ * the account of another source user, or a managed account no source user claims (a leaver).
+ * Members the source cannot vouch for either way — users this tool does not know, accounts
+ * protected by a rejected entry, members whose reference the source rejected — are kept.
+ * `membership: additive` never removes. Pure.
+ */
+import type { NormalizedGroup } from '../identity/model.ts';
+import type { ScimGroup } from '../platform/scim/types.ts';
+import { isManaged, type PlanContext } from './plan-context.ts';
+import type { GroupPlan } from './plan-groups.ts';
+import type { MemberRef, MembershipChange } from './plan-types.ts';
+import type { UserPlan } from './plan-users.ts';
+
+export interface MemberPlan {
+  memberships: MembershipChange[];
+  /** Members of the compared platform groups (the guard's percentage base). */
+  members: number;
+  /** Removals of leavers' accounts (what an unidentified rejected user could be). */
+  leaverRemovals: number;
+}
+
+export function planMemberships(ctx: PlanContext, users: UserPlan, groups: GroupPlan): MemberPlan {
+  const out: MemberPlan = { memberships: [], members: 0, leaverRemovals: 0 };
+  const authoritative = ctx.config.membership === 'authoritative';
+  // Member references the source rejected, by group externalId.
+  const rejectedMembers = new Map<string, Set<string>>();
+  for (const r of ctx.input.desired.rejected) {
+    if (r.member === undefined || r.externalId === undefined) continue;
+    let set = rejectedMembers.get(r.externalId);
+    if (!set) rejectedMembers.set(r.externalId, (set = new Set()));
+    set.add(r.member);
+  }
+
+  for (const { source: g, platform } of groups.compared) {
+    const wanted = resolveMembers(ctx, g, users);
+    const group = { id: platform?.id, externalId: g.externalId, displayName: g.displayName };
+    if (platform === undefined) {
+      if (wanted.length > 0) out.memberships.push({ group, add: wanted, remove: [] });
+      continue;
+    }
+    const actual = new Set((platform.members ?? []).map((m) => m.value));
+    out.members += actual.size;
+    const wantedIds = new Set(wanted.map((m) => m.id).filter((x): x is string => x !== undefined));
+    const add = wanted.filter((m) => m.id === undefined || !actual.has(m.id));
+    const remove: MemberRef[] = [];
+    if (authoritative) {
+      const keep = keptMembers(ctx, platform, users, rejectedMembers.get(g.externalId));
+      for (const id of actual) {
+        if (wantedIds.has(id) || keep.has(id)) continue;
+        const owner = users.match.claimedBy.get(id);
+        const u = users.byId.get(id);
+        const leaver = owner === undefined && u !== undefined && !users.match.duplicates.has(id) && isManaged(ctx, 'user', u);
+        if (owner === undefined && !leaver) continue; // not someone this tool can place: kept
+        if (leaver) out.leaverRemovals++;
+        remove.push({ id, externalId: owner ?? u?.externalId ?? ctx.ledger.get('user', id)?.externalId, userName: u?.userName });
+        notConverging(ctx, platform, id, u?.userName);
+      }
+    }
+    if (add.length > 0 || remove.length > 0) out.memberships.push({ group: { ...group, id: platform.id }, add, remove });
+  }
+  return out;
+}
+
+function resolveMembers(ctx: PlanContext, g: NormalizedGroup, users: UserPlan): MemberRef[] {
+  const out: MemberRef[] = [];
+  const seen = new Set<string>();
+  for (const ext of g.members) {
+    if (seen.has(ext)) continue;
+    seen.add(ext);
+    if (users.memberIds.has(ext)) {
+      out.push({ externalId: ext, userName: users.userNames.get(ext), id: users.memberIds.get(ext) });
+      continue;
+    }
+    // Not a source user we provision, but a platform account carries that id: still wanted.
+    const account = users.byAnyExt.get(ext)?.find((p) => {
+      const owner = users.match.claimedBy.get(p.id);
+      return owner === undefined || owner === ext;
+    });
+    if (account) {
+      out.push({ externalId: ext, userName: account.userName, id: account.id });
+      continue;
+    }
+    ctx.skipped.push({ kind: 'member', ref: `${g.displayName} ← ${ext}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
+  }
+  return out;
+}
+
+/** Platform members the source cannot vouch for: protected accounts and rejected member references. */
+function keptMembers(ctx: PlanContext, platform: ScimGroup, users: UserPlan, rejectedRefs: Set<string> | undefined): Set<string> {
+  const keep = new Set<string>();
+  for (const m of platform.members ?? []) {
+    const rejection = users.match.protectedBy.get(m.value);
+    if (rejection) {
+      keep.add(m.value);
+      continue;
+    }
+    const u = users.byId.get(m.value);
+    const exts = [u?.externalId, ctx.ledger.get('user', m.value)?.externalId];
+    if (rejectedRefs && exts.some((x) => x !== undefined && rejectedRefs.has(x))) {
+      keep.add(m.value);
+      ctx.protected.push({
+        kind: 'member',
+        id: m.value,
+        name: `${platform.displayName} ← ${u?.userName ?? m.value}`,
+        externalId: exts.find((x) => x !== undefined),
+        rejection: `member reference of group ${platform.displayName}`,
+        held: 'not removed from the group: the source rejected its member reference',
+      });
+    }
+  }
+  return keep;
+}
+
+/** A removal the server acknowledged in an earlier run but did not perform (ledger.removed). */
+function notConverging(ctx: PlanContext, platform: ScimGroup, memberId: string, userName: string | undefined): void {
+  const removed = ctx.ledger.get('group', platform.id)?.removed;
+  if (!removed?.ids.includes(memberId)) return;
+  ctx.warnings.push({
+    code: 'removal-not-converging',
+    ref: `${platform.displayName} ← ${userName ?? memberId}`,
+    message: `removed by the run of ${new Date(removed.at).toISOString()} (the server acknowledged it) and still a member: the server may not perform member removals, or someone added the member back`,
+  });
+}
