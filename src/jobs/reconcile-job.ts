@@ -75,13 +75,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   try {
-    const approved = await rt.state.hasApproval();
+    // An approval releases only a plan no larger than the one that was held (guard.ts).
+    const approval = await rt.state.approval();
     const planned = await planReconcile(
       { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
-      { allowDeletes: approved },
+      { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
-    if (approved) await rt.state.takeApproval();
+    const approved = approval !== undefined && plan.guard.overridden;
+    if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     // Write-ahead: pending creates and the pruned ledger are saved before any request.
     // Written entry by entry, never as a whole: chunks of an earlier run taken over from a
@@ -92,7 +94,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     for (const phase of planPhases(plan)) {
