@@ -49,7 +49,7 @@ export interface MatchResult<P> {
   /** Source externalId → platform object holding its name that it may not take. */
   nameHeldBy: Map<string, P>;
   /** Platform objects by lower-cased name (all of them). */
-  byName: Map<string, P[]>;
+  byName: MultiIndex<P>;
 }
 
 export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P>): MatchResult<P> {
@@ -59,9 +59,9 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   const inSource = new Set(input.source.map(input.extOf));
   const rejectedIds = new Set(input.rejected.map((r) => r.externalId).filter((x): x is string => x !== undefined));
 
-  const byLedgerExt = group(input.platform, ledgerExt);
-  const byPlatformExt = group(input.platform, platformExt);
-  const byName = group(input.platform, (p) => input.platformNameOf(p)?.toLowerCase());
+  const byLedgerExt = new MultiIndex(input.platform, ledgerExt);
+  const byPlatformExt = new MultiIndex(input.platform, platformExt);
+  const byName = new MultiIndex(input.platform, (p) => input.platformNameOf(p)?.toLowerCase());
 
   const matched = new Map<string, Match<P>>();
   const claimedBy = new Map<string, string>();
@@ -80,20 +80,20 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   // 1a. The ledger's record wins: it is what we created or adopted for that source id.
   for (const s of input.source) {
     const ext = input.extOf(s);
-    const p = byLedgerExt.get(ext)?.find(free);
+    const p = byLedgerExt.find(ext, free);
     if (p) claim(ext, p, 'externalId');
   }
   // 1b. Then the platform's externalId, unless the ledger gives that object to another in-source id.
   for (const s of input.source) {
     const ext = input.extOf(s);
     if (matched.has(ext)) continue;
-    const p = byPlatformExt.get(ext)?.find((c) => free(c) && !ownedByOther(c, ext));
+    const p = byPlatformExt.find(ext, (c) => free(c) && !ownedByOther(c, ext));
     if (p) claim(ext, p, 'externalId');
   }
   // 2. Rejected entries keep what their externalId names.
   for (const r of input.rejected) {
     if (r.externalId === undefined || inSource.has(r.externalId)) continue;
-    for (const p of [...(byLedgerExt.get(r.externalId) ?? []), ...(byPlatformExt.get(r.externalId) ?? [])]) {
+    for (const p of [...byLedgerExt.get(r.externalId), ...byPlatformExt.get(r.externalId)]) {
       if (free(p)) protectedBy.set(p.id, r);
     }
   }
@@ -101,16 +101,19 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   for (const s of input.source) {
     const ext = input.extOf(s);
     if (matched.has(ext)) continue;
-    const holders = byName.get(input.nameOf(s).toLowerCase()) ?? [];
-    const p = holders.find((c) => free(c) && !ownedByOther(c, ext));
+    const name = input.nameOf(s).toLowerCase();
+    const p = byName.find(name, (c) => free(c) && !ownedByOther(c, ext));
     if (p) claim(ext, p, 'name');
-    else if (holders[0] !== undefined) nameHeldBy.set(ext, holders[0]);
+    else {
+      const holder = byName.get(name)[0];
+      if (holder !== undefined) nameHeldBy.set(ext, holder);
+    }
   }
   // 4. Rejected entries' names protect what is still unclaimed.
   for (const r of input.rejected) {
     const name = input.rejectedNameOf(r);
     if (name === undefined) continue;
-    for (const p of byName.get(name.toLowerCase()) ?? []) if (free(p)) protectedBy.set(p.id, r);
+    for (const p of byName.get(name.toLowerCase())) if (free(p)) protectedBy.set(p.id, r);
   }
   // Second accounts of a matched person: left alone, never deprovisioned as strangers.
   for (const p of input.platform) {
@@ -121,14 +124,38 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   return { matched, claimedBy, protectedBy, duplicates, nameHeldBy, byName };
 }
 
-function group<T>(items: T[], key: (t: T) => string | undefined): Map<string, T[]> {
-  const m = new Map<string, T[]>();
-  for (const it of items) {
-    const k = key(it);
-    if (k === undefined || k === '') continue;
-    const list = m.get(k);
-    if (list) list.push(it);
-    else m.set(k, [it]);
+/**
+ * Objects by a key, most keys naming one object: the first is kept in a plain map, arrays
+ * exist only for keys shared by several (100,000 one-element arrays cost real time and memory).
+ */
+export class MultiIndex<T> {
+  private readonly first = new Map<string, T>();
+  private readonly more = new Map<string, T[]>();
+
+  constructor(items: Iterable<T>, key: (t: T) => string | undefined) {
+    for (const it of items) {
+      const k = key(it);
+      if (k === undefined || k === '') continue;
+      if (!this.first.has(k)) this.first.set(k, it);
+      else {
+        const list = this.more.get(k);
+        if (list) list.push(it);
+        else this.more.set(k, [it]);
+      }
+    }
   }
-  return m;
+
+  get(k: string): T[] {
+    const one = this.first.get(k);
+    if (one === undefined) return [];
+    const rest = this.more.get(k);
+    return rest ? [one, ...rest] : [one];
+  }
+
+  find(k: string, pred: (t: T) => boolean): T | undefined {
+    const one = this.first.get(k);
+    if (one === undefined) return undefined;
+    if (pred(one)) return one;
+    return this.more.get(k)?.find(pred);
+  }
 }

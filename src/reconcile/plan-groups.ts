@@ -71,7 +71,7 @@ export function planGroups(ctx: PlanContext): GroupPlan {
   const renames = planRenames(
     renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.displayName })),
     toCreate.map((c) => ({ ext: c.create.externalId, name: c.create.displayName })),
-    (name) => match.byName.get(name) ?? [],
+    (name) => match.byName.get(name),
     tempGroupName,
   );
   for (const u of renaming) {

@@ -47,9 +47,9 @@ export function planMemberships(ctx: PlanContext, users: UserPlan, groups: Group
     const add = wanted.filter((m) => m.id === undefined || !actual.has(m.id));
     const remove: MemberRef[] = [];
     if (authoritative) {
-      const keep = keptMembers(ctx, platform, users, rejectedMembers.get(g.externalId));
+      const refs = rejectedMembers.get(g.externalId);
       for (const id of actual) {
-        if (wantedIds.has(id) || keep.has(id)) continue;
+        if (wantedIds.has(id) || kept(ctx, platform, id, users, refs)) continue;
         const owner = users.match.claimedBy.get(id);
         const u = users.byId.get(id);
         const leaver = owner === undefined && u !== undefined && !users.match.duplicates.has(id) && isManaged(ctx, 'user', u);
@@ -75,7 +75,7 @@ function resolveMembers(ctx: PlanContext, g: NormalizedGroup, users: UserPlan): 
       continue;
     }
     // Not a source user we provision, but a platform account carries that id: still wanted.
-    const account = users.byAnyExt.get(ext)?.find((p) => {
+    const account = users.accountsFor(ext).find((p) => {
       const owner = users.match.claimedBy.get(p.id);
       return owner === undefined || owner === ext;
     });
@@ -88,30 +88,22 @@ function resolveMembers(ctx: PlanContext, g: NormalizedGroup, users: UserPlan): 
   return out;
 }
 
-/** Platform members the source cannot vouch for: protected accounts and rejected member references. */
-function keptMembers(ctx: PlanContext, platform: ScimGroup, users: UserPlan, rejectedRefs: Set<string> | undefined): Set<string> {
-  const keep = new Set<string>();
-  for (const m of platform.members ?? []) {
-    const rejection = users.match.protectedBy.get(m.value);
-    if (rejection) {
-      keep.add(m.value);
-      continue;
-    }
-    const u = users.byId.get(m.value);
-    const exts = [u?.externalId, ctx.ledger.get('user', m.value)?.externalId];
-    if (rejectedRefs && exts.some((x) => x !== undefined && rejectedRefs.has(x))) {
-      keep.add(m.value);
-      ctx.protected.push({
-        kind: 'member',
-        id: m.value,
-        name: `${platform.displayName} ← ${u?.userName ?? m.value}`,
-        externalId: exts.find((x) => x !== undefined),
-        rejection: `member reference of group ${platform.displayName}`,
-        held: 'not removed from the group: the source rejected its member reference',
-      });
-    }
-  }
-  return keep;
+/** A platform member the source cannot vouch for: a protected account, or a rejected member reference. */
+function kept(ctx: PlanContext, platform: ScimGroup, id: string, users: UserPlan, rejectedRefs: Set<string> | undefined): boolean {
+  if (users.match.protectedBy.has(id)) return true;
+  if (rejectedRefs === undefined) return false;
+  const u = users.byId.get(id);
+  const ext = [u?.externalId, ctx.ledger.get('user', id)?.externalId].find((x) => x !== undefined && rejectedRefs.has(x));
+  if (ext === undefined) return false;
+  ctx.protected.push({
+    kind: 'member',
+    id,
+    name: `${platform.displayName} ← ${u?.userName ?? id}`,
+    externalId: ext,
+    rejection: `member reference of group ${platform.displayName}`,
+    held: 'not removed from the group: the source rejected its member reference',
+  });
+  return true;
 }
 
 /** A removal the server acknowledged in an earlier run but did not perform (ledger.removed). */

@@ -7,7 +7,7 @@ import { mapUser } from '../identity/mapping.ts';
 import { compileScope } from '../identity/scope.ts';
 import type { ScimUser } from '../platform/scim/types.ts';
 import { diffAttributes } from './compare.ts';
-import { matchObjects, type MatchResult } from './match.ts';
+import { MultiIndex, matchObjects, type MatchResult } from './match.ts';
 import { isAdopting, isManaged, userRejections, withoutPath, type PlanContext } from './plan-context.ts';
 import type { RemovalReason, UserCreate, UserRemoval, UserUpdate } from './plan-types.ts';
 import { planRenames, tempUserName } from './renames.ts';
@@ -27,8 +27,8 @@ export interface UserPlan {
   userNames: Map<string, string>;
   /** Platform users by id. */
   byId: Map<string, ScimUser>;
-  /** Any externalId (ledger or platform) → platform users carrying it. */
-  byAnyExt: Map<string, ScimUser[]>;
+  /** Platform users carrying an externalId (ledger or platform); built on first use (rare). */
+  accountsFor(ext: string): ScimUser[];
   /** Platform ids deprovisioned because they are not in the source (what an unidentified rejection could be). */
   leavers: Set<string>;
   inScope: number;
@@ -49,6 +49,7 @@ export function planUsers(ctx: PlanContext): UserPlan {
     rejected,
     rejectedNameOf: (r) => r.userName,
   });
+  let byAnyExt: [MultiIndex<ScimUser>, MultiIndex<ScimUser>] | undefined;
   const out: UserPlan = {
     create: [],
     update: [],
@@ -59,18 +60,13 @@ export function planUsers(ctx: PlanContext): UserPlan {
     memberIds: new Map(),
     userNames: new Map(),
     byId: new Map(input.platformUsers.map((u) => [u.id, u])),
-    byAnyExt: new Map(),
+    accountsFor: (ext) => {
+      byAnyExt ??= [new MultiIndex(input.platformUsers, (p) => p.externalId), new MultiIndex(input.platformUsers, (p) => ledger.get('user', p.id)?.externalId)];
+      return [...new Set([...byAnyExt[0].get(ext), ...byAnyExt[1].get(ext)])];
+    },
     leavers: new Set(),
     inScope: 0,
   };
-  for (const p of input.platformUsers) {
-    for (const ext of new Set([p.externalId, ledger.get('user', p.id)?.externalId])) {
-      if (ext === undefined || ext === '') continue;
-      const list = out.byAnyExt.get(ext);
-      if (list) list.push(p);
-      else out.byAnyExt.set(ext, [p]);
-    }
-  }
 
   const removal = (p: ScimUser, externalId: string, reason: RemovalReason): void => {
     const action = config.deprovision.action;
@@ -132,7 +128,7 @@ export function planUsers(ctx: PlanContext): UserPlan {
   const renames = planRenames(
     renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.userName })),
     toCreate.map((c) => ({ ext: c.externalId, name: c.userName })),
-    (name) => match.byName.get(name) ?? [],
+    (name) => match.byName.get(name),
     tempUserName,
   );
   for (const u of renaming) {

@@ -4,6 +4,7 @@
  * And a member the source lists is never removed, managed or not.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { renderPlan } from '../../../src/reconcile/render.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim, writeRequests, type DirUser, type Directory } from '../../helpers/reconcile-harness.ts';
 import { apply, byName, expectConverged, groups, user, users } from './support.ts';
@@ -38,6 +39,8 @@ describe('present but invalid', () => {
       expect.objectContaining({ kind: 'group', externalId: 'g-team', member: 'u-3' }),
     ]);
     expect(run.plan.protected).toEqual([expect.objectContaining({ kind: 'user', id, externalId: 'u-3' })]);
+    // The human plan says so too.
+    expect(renderPlan(run.plan, { color: false })).toMatch(/Protected \(source entry rejected\) \(1\)\n\s+user\s+cleo@example\.com\s+not deprovisioned and not removed from any group/);
     expect(run.plan.users.deactivate).toEqual([]);
     expect(run.plan.memberships).toEqual([]);
     expect(destructive(sim)).toEqual([]);
