@@ -45,10 +45,10 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   // A managed object missing from the listing is confirmed gone (404) before the ledger
   // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
   const warnings: PlanWarning[] = [];
-  users.push(...(await confirmMissing(ctx, 'user', users, ledger, warnings)));
-  groups.push(...(await confirmMissing(ctx, 'group', groups, ledger, warnings)));
+  for (const u of await confirmMissing(ctx, 'user', users, ledger, warnings)) users.push(u);
+  for (const g of await confirmMissing(ctx, 'group', groups, ledger, warnings)) groups.push(g);
   const platformAt = performance.now();
-  const t1 = performance.now();
+  const t1 = platformAt;
   const plan = buildPlan({
     tenant: ctx.tenant,
     source: ctx.source.describe,

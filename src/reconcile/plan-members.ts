@@ -29,9 +29,9 @@ export function planMemberships(ctx: PlanContext, users: UserPlan, groups: Group
   const rejectedMembers = new Map<string, Set<string>>();
   for (const r of ctx.input.desired.rejected) {
     if (r.member === undefined || r.externalId === undefined) continue;
-    let set = rejectedMembers.get(r.externalId);
-    if (!set) rejectedMembers.set(r.externalId, (set = new Set()));
+    const set = rejectedMembers.get(r.externalId) ?? new Set<string>();
     set.add(r.member);
+    rejectedMembers.set(r.externalId, set);
   }
 
   for (const { source: g, platform } of groups.compared) {
