@@ -6,7 +6,7 @@
 export interface NormalizedUser {
   /** Stable id in the source (entryUUID, objectGUID, HR id…). Matching key #1. */
   externalId: string;
-  /** Login name; compared case-insensitively everywhere. Matching key #2. */
+  /** Login name; matched case-insensitively (matching key #2), written exactly as the source spells it. */
   userName: string;
   givenName?: string;
   familyName?: string;
