@@ -120,3 +120,30 @@ describe('Google simulator: Directory API', () => {
     expect(g).toMatchObject({ status: 403, body: { error: { message: 'Request had insufficient authentication scopes.', errors: [{ reason: 'insufficientPermissions' }], details: [{ reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT' }] } } });
   });
 });
+
+describe('Google simulator: the simulate-google command', () => {
+  it('runs as a process, writes a working key, and rate-limits every Nth request when asked', async () => {
+    const { spawn } = await import('node:child_process');
+    const { createInterface } = await import('node:readline');
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { BIN, runCli } = await import('../cli/run-cli.ts');
+    const keyOut = join(ws.dir, 'cli-key.json');
+    const child = spawn(process.execPath, [BIN, 'simulate-google', '--users', '30', '--groups', '6', '--key-out', keyOut, '--rate-limit-every', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      const info = JSON.parse(line) as { event: string; rootUrl: string; tokenUrl: string; keyFile: string; subject: string };
+      expect(info).toMatchObject({ event: 'listening', keyFile: keyOut, subject: 'admin@example.com' });
+      const config = join(ws.dir, 'cli-sim.yaml');
+      const source = { type: 'google-workspace', serviceAccountKeyFile: info.keyFile, subject: info.subject, rootUrl: info.rootUrl, tokenUrl: info.tokenUrl, allowInsecureHttp: true, retry: { baseDelayMs: 5, maxDelayMs: 20 } };
+      writeFileSync(config, JSON.stringify({ tenant: 't', platform: { baseUrl: 'http://127.0.0.1:1', token: 'x', allowInsecureHttp: true }, provisioning: { source } }));
+      const r = await runCli(['validate', '--config', config, '--check-connectivity']);
+      // The key works (a token is issued); every Directory API call is then throttled until the retries run out.
+      expect(r.stdout).toMatch(/source\s+failed\s+\[E_SOURCE_FAILED\] users\.list \(probe\) failed after 8 attempts \(HTTP 403 userRateLimitExceeded\)/);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  }, 30_000);
+});

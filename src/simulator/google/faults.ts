@@ -34,10 +34,13 @@ export class GoogleFaults {
     for (const s of this.rules) {
       const r = s.rule;
       if (r.route !== undefined && r.route !== t.route) continue;
+      // The token endpoint has no 403 rate limits: a route-less 403 rule strikes the Directory API only.
+      if (r.route === undefined && t.route === 'token' && (r.kind === 'user-rate-limit-403' || r.kind === 'rate-limit-403')) continue;
       if (r.page !== undefined && r.page !== t.page) continue;
       if (r.groupKey !== undefined && r.groupKey.toLowerCase() !== (t.groupKey ?? '').toLowerCase()) continue;
       s.seen++;
       if (s.seen <= (r.after ?? 0)) continue;
+      if (r.every !== undefined && r.every > 1 && (s.seen - (r.after ?? 0)) % r.every !== 0) continue;
       if (r.times !== undefined && s.fired >= r.times) continue;
       s.fired++;
       return r;

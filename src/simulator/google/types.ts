@@ -102,6 +102,8 @@ export interface GoogleFaultRule {
   times?: number;
   /** Skip the first N matching requests. */
   after?: number;
+  /** Fire on every Nth matching request only. */
+  every?: number;
   /** Retry-After seconds sent with rate limits and 503s. */
   retryAfterSeconds?: number;
 }
