@@ -36,6 +36,8 @@ export class GoogleWorkspace {
   private readonly users = new Map<string, GoogleUser>();
   private readonly groups = new Map<string, GoogleGroup>();
   private readonly members = new Map<string, MemberInput[]>();
+  private readonly usersById = new Map<string, GoogleUser>();
+  private readonly groupsById = new Map<string, GoogleGroup>();
   private seq = 0;
   private sortedUsers: GoogleUser[] | undefined;
   private sortedGroups: GoogleGroup[] | undefined;
@@ -74,6 +76,7 @@ export class GoogleWorkspace {
       ...(u.externalIds ? { externalIds: structuredClone(u.externalIds) } : {}),
     };
     this.users.set(u.primaryEmail.toLowerCase(), user);
+    this.usersById.set(id, user);
     this.sortedUsers = undefined;
     return user;
   }
@@ -96,6 +99,8 @@ export class GoogleWorkspace {
   }
 
   removeUser(email: string): void {
+    const u = this.user(email);
+    if (u) this.usersById.delete(u.id);
     this.users.delete(email.toLowerCase());
     this.sortedUsers = undefined;
   }
@@ -113,6 +118,7 @@ export class GoogleWorkspace {
       adminCreated: true,
     };
     this.groups.set(g.email.toLowerCase(), group);
+    this.groupsById.set(id, group);
     this.members.set(id, []);
     this.sortedGroups = undefined;
     if (g.members) this.setMembers(g.email, g.members);
@@ -128,17 +134,19 @@ export class GoogleWorkspace {
 
   user(key: string): GoogleUser | undefined {
     const k = key.toLowerCase();
-    const direct = this.users.get(k);
+    const direct = this.users.get(k) ?? this.usersById.get(key);
     if (direct) return direct;
-    for (const u of this.users.values()) if (u.id === key || u.aliases?.some((a) => a.toLowerCase() === k)) return u;
+    if (!k.includes('@')) return undefined;
+    for (const u of this.users.values()) if (u.aliases?.some((a) => a.toLowerCase() === k)) return u;
     return undefined;
   }
 
   group(key: string): GoogleGroup | undefined {
     const k = key.toLowerCase();
-    const direct = this.groups.get(k);
+    const direct = this.groups.get(k) ?? this.groupsById.get(key);
     if (direct) return direct;
-    for (const g of this.groups.values()) if (g.id === key || g.aliases?.some((a) => a.toLowerCase() === k)) return g;
+    if (!k.includes('@')) return undefined;
+    for (const g of this.groups.values()) if (g.aliases?.some((a) => a.toLowerCase() === k)) return g;
     return undefined;
   }
 
@@ -160,12 +168,13 @@ export class GoogleWorkspace {
   private renderMember(m: MemberInput): GoogleMember {
     const base = { kind: 'admin#directory#member' as const, role: m.role ?? ('MEMBER' as const) };
     if (m.type === 'CUSTOMER') return { ...base, etag: etag(`c:${this.customerId}`), id: this.customerId, type: 'CUSTOMER', status: 'ACTIVE' };
-    if (m.type === 'GROUP' || (m.type === undefined && this.group(m.key))) {
+    const asUser = m.type === undefined || m.type === 'USER' ? this.user(m.key) : undefined;
+    if (m.type === 'GROUP' || (m.type === undefined && !asUser && this.group(m.key))) {
       const g = this.group(m.key);
       const id = g?.id ?? `0ext${hashId(m.key)}`;
       return { ...base, etag: etag(`g:${id}`), id, email: g?.email ?? m.key, type: 'GROUP', status: 'ACTIVE' };
     }
-    const u = this.user(m.key);
+    const u = asUser;
     const id = u?.id ?? `1ext${hashId(m.key)}`;
     const status = u === undefined ? 'UNDEFINED' : u.archived ? 'ARCHIVED' : u.suspended ? 'SUSPENDED' : 'ACTIVE';
     return { ...base, etag: etag(`u:${id}`), id, email: u?.primaryEmail ?? m.key, type: 'USER', status, delivery_settings: 'ALL_MAIL' };
