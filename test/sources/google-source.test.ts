@@ -7,7 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DesiredState } from '../../src/identity/model.ts';
+import { mapUser } from '../../src/identity/mapping.ts';
+import type { DesiredState, NormalizedUser } from '../../src/identity/model.ts';
+import { compileScope } from '../../src/identity/scope.ts';
 import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
 import { generateServiceAccount } from '../../src/simulator/google/index.ts';
 import { googleWorkspaceSourceSchema, SCOPES, type GoogleWorkspaceSourceInput } from '../../src/sources/google/schema.ts';
@@ -65,7 +67,18 @@ describe('google-workspace source: reading', () => {
   it('aliases, organization fields and the requested custom schema are attributes', () => {
     const u = baseline.users.find((x) => x.userName === `user00005@${ws.sim.workspace.domain}`)!;
     expect(u).toMatchObject({ givenName: 'User', familyName: 'Number 5', displayName: 'User Number 5', emails: [u.userName], active: true });
-    expect(u.attributes).toMatchObject({ aliases: [`u00005@${ws.sim.workspace.domain}`], orgUnitPath: '/Dept5', department: 'dept-5', customSchemas: { HR: { costCenter: 'CC-5', employeeNumber: 'E00005' } } });
+    expect(u.attributes).toMatchObject({ aliases: [{ value: `u00005@${ws.sim.workspace.domain}` }], orgUnitPath: '/Dept5', department: 'dept-5', customSchemas: { HR: { costCenter: 'CC-5', employeeNumber: 'E00005' } } });
+  });
+
+  it('scope filters and mapping rules reach aliases, org units and custom schema fields', () => {
+    const pick = (filter: string): string[] => baseline.users.filter(compileScope<NormalizedUser>(filter, 'provisioning.scope.users')).map((u) => u.userName).sort();
+    expect(pick('aliases.value eq "u00005@example.com"')).toEqual(['user00005@example.com']);
+    expect(pick('customSchemas.HR.employeeNumber eq "E00042"')).toEqual(['user00042@example.com']);
+    expect(pick('orgUnitPath eq "/Dept7" and customSchemas.HR.costCenter eq "CC-17"')).toEqual(pick('customSchemas.HR.costCenter eq "CC-17"').filter((n) => Number(n.slice(4, 9)) % 10 === 7));
+    const u = baseline.users.find((x) => x.userName === 'user00042@example.com')!;
+    expect(mapUser(u, { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter': { from: 'attributes.customSchemas.HR.costCenter', createOnly: false } }).resource).toMatchObject({
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { costCenter: 'CC-2' },
+    });
   });
 
   it('custom schemas are only read when asked for (projection=custom)', async () => {
