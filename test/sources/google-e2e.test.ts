@@ -160,6 +160,20 @@ describe('Google Workspace → platform (CLI)', () => {
     expect(ws.sim.requests.filter((q) => q.route === 'members')).toEqual([]);
   }, 240_000);
 
+  it('Google says nobody is there: the source refuses, and with allowEmpty the deletion guard holds everything', async () => {
+    const before = { users: sim.store.users(), groups: sim.store.groups() };
+    sim.clearRequests();
+    const nobody = { users: { query: "orgUnitPath='/Nowhere'" } };
+    const refused = await cli(['apply', '--config', writeConfig('empty.yaml', nobody)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/E_SOURCE_FAILED.*returned no usable users .*refusing an empty directory/);
+    const guarded = await cli(['apply', '--config', writeConfig('empty-allowed.yaml', { ...nobody, allowEmpty: true })]);
+    expect(guarded.code).toBe(3);
+    expect(guarded.stderr).toMatch(/the source returned no users while \d+ objects are managed/);
+    expect(sim.requests.filter((q) => q.method !== 'GET')).toEqual([]);
+    expect({ users: sim.store.users(), groups: sim.store.groups() }).toEqual(before);
+  }, 120_000);
+
   it('a wrong key, missing delegation and a missing scope: a clear error, exit code 2, nothing written', async () => {
     const other = generateServiceAccount({ clientEmail: ws.sa.account.clientEmail });
     writeFileSync(join(ws.dir, 'stale-key.json'), other.keyFileJson);

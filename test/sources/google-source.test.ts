@@ -198,6 +198,12 @@ describe('google-workspace source: credentials and consent, each with its fix', 
     const plain = await failure(source({ subject: 'user00001@example.com' }).check());
     expect(plain.code).toBe(ErrorCodes.AUTH_FORBIDDEN);
     expect(plain.message).toMatch(/user00001@example\.com may not read the directory: subject must be a Workspace administrator/);
+    // What is kept of the failure carries neither the bearer token nor the signed assertion.
+    for (const e of [ghost, plain]) {
+      const cause = e.cause as Error;
+      expect(`${e.message} ${cause.message} ${JSON.stringify(cause)} ${JSON.stringify(e)}`).not.toMatch(/ya29\.|eyJ|PRIVATE KEY/);
+      expect(Object.keys(cause)).toEqual([]);
+    }
   });
 
   it('delegation not granted, and a scope missing from the grant, are told apart', async () => {

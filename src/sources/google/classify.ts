@@ -81,7 +81,9 @@ export const DELEGATION_PATH = 'Admin console → Security → Access and data c
 export function googleError(e: unknown, ctx: ClassifyContext, attempts = 1): SyncError {
   if (e instanceof SyncError) return e;
   const i = googleErrorInfo(e);
-  const opts = { cause: e, ...(i.status !== undefined ? { status: i.status } : {}) };
+  // The raw gaxios error carries the request (bearer token, signed assertion): keep only what Google said.
+  const cause = new Error(`${i.status ?? errorCodeOf(e) ?? 'error'}${i.reason ? ` ${i.reason}` : ''}: ${i.message.split('\n')[0]}`);
+  const opts = { cause, ...(i.status !== undefined ? { status: i.status } : {}), ...(i.reason !== undefined ? { detail: i.reason } : {}) };
   const said = i.message ? ` (Google: ${i.reason ?? i.status}: ${i.message.split('\n')[0]})` : '';
   const fatal = (code: (typeof ErrorCodes)[keyof typeof ErrorCodes], text: string): SyncError => new SyncError(code, 'fatal', text, opts);
 

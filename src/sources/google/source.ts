@@ -14,7 +14,7 @@ import { userKey, type DesiredState, type NormalizedUser, type SourceRejection }
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../platform/errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
 import type { Source } from '../source.ts';
-import { DELEGATION_PATH, googleError, googleErrorInfo } from './classify.ts';
+import { DELEGATION_PATH, googleError } from './classify.ts';
 import { createDirectory, createJwt, parseServiceAccountKey, type ServiceAccountKey } from './client.ts';
 import { readGroups } from './groups.ts';
 import { USER_FIELDS, mapGoogleUser, type GoogleUser } from './map.ts';
@@ -167,8 +167,7 @@ export class GoogleWorkspaceSource implements Source {
 
   /** unauthorized_client covers "no delegation" and "a scope missing": ask for each scope alone to tell which. */
   private async diagnoseToken(e: unknown, opts: Omit<Parameters<typeof createJwt>[0], 'scopes'>, classify: { clientEmail: string; clientId: string; subject: string; scopes: string[] }): Promise<unknown> {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    if (googleErrorInfo(cause).reason !== 'unauthorized_client' || this.scopes.length < 2) return e;
+    if (!(e instanceof SyncError) || e.detail !== 'unauthorized_client' || this.scopes.length < 2) return e;
     const granted: string[] = [];
     for (const scope of this.scopes) {
       try {
@@ -178,15 +177,13 @@ export class GoogleWorkspaceSource implements Source {
         // not granted (or unreachable: then the generic message stands)
       }
     }
-    if (granted.length === 0) {
-      return googleError(cause, { ...classify, what: 'token request' });
-    }
+    if (granted.length === 0) return e;
     const missing = this.scopes.filter((s) => !granted.includes(s));
     return new SyncError(
       ErrorCodes.AUTH_FORBIDDEN,
       'fatal',
       `Google refused a token for ${classify.subject}: domain-wide delegation for client ID ${classify.clientId} (${classify.clientEmail}) lacks scope ${missing.join(', ')}. Fix: ${DELEGATION_PATH} → client ID ${classify.clientId} → set the scopes to ${this.scopes.join(',')}`,
-      { cause },
+      { cause: e.cause, detail: 'unauthorized_client' },
     );
   }
 
