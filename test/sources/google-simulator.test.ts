@@ -24,11 +24,14 @@ async function tokenRequest(a: string, grant = 'urn:ietf:params:oauth:grant-type
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function api(path: string, query: Record<string, string | number> = {}, bearer: string | null = token): Promise<{ status: number; body: Record<string, any> }> {
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies navigated in assertions
+type Json = Record<string, any>;
+
+async function api(path: string, query: Record<string, string | number> = {}, bearer: string | null = token): Promise<{ status: number; body: Json }> {
   const url = new URL(`admin/directory/v1${path}`, ws.sim.rootUrl);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
   const res = await fetch(url, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Json };
 }
 
 beforeAll(async () => {

@@ -163,7 +163,7 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
       }
       case 'groups': {
         checkCustomerOrDomain(ws, query, true);
-        let match;
+        let match: ReturnType<typeof groupMatcher>;
         try {
           match = groupMatcher(query.get('query'));
         } catch (e) {

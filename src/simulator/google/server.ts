@@ -79,7 +79,7 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
       send(res, apiError(404, `Not Found: ${method} ${url.pathname}`, 'notFound'));
       return finish(404);
     }
-    const route = isToken ? 'token' : parsed!.route;
+    const route = parsed ? parsed.route : 'token';
     entry.route = route;
     const fault = faults.pick({ route, page: parsed ? pageOf(parsed.route, url.searchParams) : 1, groupKey: parsed?.groupKey });
     if (fault) entry.fault = fault.kind;
@@ -107,8 +107,10 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
         reply = serviceDisabled(PROJECT_NUMBER);
       } else if (method !== 'GET') {
         reply = apiError(405, 'Method Not Allowed', 'methodNotAllowed');
+      } else if (parsed) {
+        reply = handleDirectory(parsed, url.searchParams, token, { workspace });
       } else {
-        reply = handleDirectory(parsed!, url.searchParams, token, { workspace });
+        reply = apiError(404, 'Not Found', 'notFound');
       }
     }
     send(res, reply, fault?.kind === 'truncate' && reply.status === 200);

@@ -112,7 +112,7 @@ export class GoogleWorkspace {
       id,
       etag: etag(`${id}:${g.email}`),
       email: g.email,
-      name: g.name ?? g.email.split('@')[0]!,
+      name: g.name ?? (g.email.split('@')[0] as string),
       description: g.description ?? '',
       directMembersCount: '0',
       adminCreated: true,
