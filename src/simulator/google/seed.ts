@@ -1,7 +1,7 @@
 /**
  * A generated workspace for tests, benchmarks and `simulate google`: N users (some
  * suspended, some archived, with aliases and an HR custom schema), an admin to impersonate,
- * M groups with direct users, a nesting chain and one membership cycle.
+ * M groups with users spread round-robin, a nesting chain and one membership cycle.
  */
 import type { GoogleWorkspace } from './workspace.ts';
 
@@ -12,7 +12,6 @@ export interface SeedOptions {
   suspendedEvery?: number;
   /** Every Nth user is archived (0 = none). Default 0. */
   archivedEvery?: number;
-  /** Users per group from the round-robin spread. Default users * 2 / groups. */
 }
 
 export const SEED_ADMIN = 'admin';
