@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows.map(row),
       '',
-      `Read time is wall time and includes waiting for the server (slapd, the simulator) on a shared machine (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}); the CPU column is the reading process alone. Against Google itself each request waits for the network (typically 100-300 ms), so a real read is bounded by round trips and by `concurrency` for member lists, not by this CPU figure.`,
+      `Read time is wall time and includes waiting for the server (slapd, the simulator) on a shared machine (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}); the CPU column is the reading process alone. Against Google itself each request waits for the network (typically 100-300 ms), so a real read is bounded by round trips and by \`concurrency\` for member lists, not by this CPU figure.`,
     ].join('\n');
     process.stdout.write(`${section}\n`);
     writeResults(section);
