@@ -76,14 +76,16 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   try {
-    const approved = await rt.state.hasApproval();
+    // An approval releases only a plan no larger than the one that was held (guard.ts).
+    const approval = await rt.state.approval();
     const planned = await planReconcile(
       // The plan phase reads through a read-only view (non-GET → E_READ_ONLY); apply chunks use rt.scim.
       { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger },
-      { allowDeletes: approved },
+      { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
-    if (approved) await rt.state.takeApproval();
+    const approved = approval !== undefined && plan.guard.overridden;
+    if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
@@ -96,7 +98,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     for (const phase of planPhases(plan)) {

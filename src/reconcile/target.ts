@@ -15,7 +15,9 @@ export interface CreateOutcome<T> {
 export interface ScimTarget {
   listUsers(signal?: AbortSignal): Promise<ScimUser[]>;
   listGroups(signal?: AbortSignal): Promise<ScimGroup[]>;
-  /** One object by id, read again (e.g. to confirm that an object missing from a listing is really gone); undefined on 404. */
+  /** One object by id; undefined when the server answers 404 (confirms a managed object is gone). */
+  get<T extends ScimUser | ScimGroup>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined>;
+  /** The same, typed per resource: one user or group by id, undefined on 404. */
   getUser(id: string, signal?: AbortSignal): Promise<ScimUser | undefined>;
   getGroup(id: string, signal?: AbortSignal): Promise<ScimGroup | undefined>;
   createUser(body: NewResource<ScimUser>): Promise<CreateOutcome<ScimUser>>;

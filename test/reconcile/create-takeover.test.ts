@@ -35,7 +35,7 @@ describe('create meeting an existing account', () => {
       ledger.record('user', old.id, 'emp-100');
       const err = await rejection(executeTask(createAlice, { target: h.scim, ledger, adoptExisting, now: Date.now }));
       expect(err.code).toBe(ErrorCodes.CONFLICT);
-      expect(err.message).toContain('managed for another source user (externalId emp-100)');
+      expect(err.message).toContain('which this tool manages for another source object');
       expect(ledger.idFor('user', 'emp-200')).toBeUndefined();
       expect(ledger.get('user', old.id)?.externalId).toBe('emp-100');
     });
