@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
-import { assertSecureUrl } from '../platform/http-client.ts';
+import { assertSecureUrl } from '../platform/secure-url.ts';
 import { contentFile, secretFile } from './file-refs.ts';
 
 const secretFields = {

@@ -8,6 +8,9 @@ import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 import { readBodyCapped } from './read-body.ts';
+import { assertSecureUrl } from './secure-url.ts';
+
+export { assertSecureUrl, isLoopbackHost } from './secure-url.ts';
 
 export type AuthScheme = 'Bearer' | 'Api-Key';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -90,33 +93,6 @@ export class AmbiguousRequestError extends SyncError {
 
 /** Up to this size a response of known length is read in one call, bytes. */
 const SMALL_BODY_BYTES = 64 * 1024;
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
-/** HTTPS only, unless explicitly allowed for a loopback host (tests, simulator, sidecars). */
-export function assertSecureUrl(raw: string, allowInsecureHttp: boolean, keyPath = 'platform.baseUrl'): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} is not a valid URL`);
-  }
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:') {
-    if (!allowInsecureHttp) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} uses plain http://; the platform only accepts HTTPS (set platform.allowInsecureHttp: true only for a loopback test server)`);
-    }
-    if (!isLoopbackHost(url.hostname)) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath}: plain http:// is allowed only for loopback hosts, not ${url.hostname}`);
-    }
-    return url;
-  }
-  throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} must use https:// (got ${url.protocol})`);
-}
 
 const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
