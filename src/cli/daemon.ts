@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
+import { assertPreflight } from './preflight.ts';
 import { configOption, globalOptions } from './options.ts';
 
 /** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
@@ -19,6 +20,8 @@ export function daemonCommand(): Command {
       runCommand(async (opts: { config: string }, cmd: Command) => {
         const all = await loadAllTenants(opts.config);
         const logger = daemonLogger(cmd, all);
+        // A sink, source or platform setting that would fail at run time stops the start (exit 2).
+        await assertPreflight(all, logger);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
         const { buildDaemon } = await import('../app.ts');
         const daemon = buildDaemon(all, { logger });

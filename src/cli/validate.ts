@@ -10,6 +10,7 @@ import { ConfigError } from '../platform/errors.ts';
 import { checkPlatform, checkSource, type CheckResult } from './connectivity.ts';
 import { redactConfig, summarizeConfig } from './config-summary.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
+import { preflightIssues } from './preflight.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
 
@@ -45,9 +46,18 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
     return ExitCode.CONFIG;
   }
 
+  const logger = commandLogger(cmd, loaded);
+  // Settings the sinks, the source or the platform client would refuse at run time: exit 2 now.
+  const refused = await preflightIssues(loaded, logger);
+  if (refused.length > 0) {
+    const error = new ConfigError(`${loaded.configPath}: settings that would be refused at run time`, refused);
+    if (!opts.json) throw error;
+    printJson({ ok: false, error: { code: error.code, message: error.message, issues: error.issues } });
+    return ExitCode.CONFIG;
+  }
+
   const checks: CheckResult[] = [];
   if (opts.checkConnectivity) {
-    const logger = commandLogger(cmd, loaded);
     const [platform, source] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger)]);
     checks.push(platform);
     if (source) checks.push(source);

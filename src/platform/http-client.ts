@@ -3,7 +3,8 @@
  * the auth header, HTTPS enforcement, timeouts, the retry policy and error classification.
  * Everything above this module sees either a parsed response or a classified SyncError.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { createDispatcher } from './dispatcher.ts';
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
@@ -39,6 +40,8 @@ export interface PlatformClientOptions {
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
   /** Test seam for jitter. */
   random?: () => number;
+  /** Where HTTPS_PROXY / HTTP_PROXY / NO_PROXY are read; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RequestEvent {
@@ -98,7 +101,7 @@ const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'
 
 export class PlatformClient {
   readonly baseUrl: URL;
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly authHeader: string;
   private readonly policy: RetryPolicy;
   private readonly opts: PlatformClientOptions;
@@ -113,12 +116,13 @@ export class PlatformClient {
     this.authHeader = `${opts.authScheme ?? 'Bearer'} ${opts.token}`;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.maxResponseBytes = opts.maxResponseBytes ?? 32 * 1024 * 1024; // bytes
-    this.agent = new Agent({
+    this.agent = createDispatcher({
       connections: opts.maxConnections ?? 32,
-      keepAliveTimeout: 30_000, // ms
-      headersTimeout: opts.headersTimeoutMs ?? 30_000, // ms
-      bodyTimeout: opts.bodyTimeoutMs ?? 60_000, // ms
-      connect: { timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.ca ? { ca: opts.ca } : {}) },
+      headersTimeoutMs: opts.headersTimeoutMs ?? 30_000,
+      bodyTimeoutMs: opts.bodyTimeoutMs ?? 60_000,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+      ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
     });
   }
 
@@ -199,7 +203,13 @@ export class PlatformClient {
         if (res === undefined) this.opts.hooks?.onResponse?.(event);
         const notSent = res === undefined && code !== undefined && NETWORK_CODES_NOT_SENT.has(code);
         const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
-        const reason = `network error ${code ?? 'unknown'}`;
+        // The host and URL (without the query, which may hold a filter value) say where it failed.
+        const target = `${this.baseUrl.origin}${reqPath.split('?')[0]}`;
+        const reason = code === 'ENOTFOUND' ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}` : `network error ${code ?? 'unknown'} at ${target}`;
+        // A name that does not resolve will not resolve in 200 ms either: fail now, with the fix.
+        if (code === 'ENOTFOUND') {
+          throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine`, { cause: e });
+        }
         if (!idempotent && !notSent) {
           throw new AmbiguousRequestError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; the request may have been processed`, { cause: e });
         }
