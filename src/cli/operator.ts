@@ -15,7 +15,8 @@ async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.
 }
 
 async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedConfig[]) => Promise<T>): Promise<T> {
-  const all = await loadAllTenants(configPath);
+  // Redis only: the platform credential is not needed here, so it is not read (or required).
+  const all = await loadAllTenants(configPath, process.env, { platformCredential: false });
   // Loaded on demand: other commands never pay for BullMQ.
   const { openControl } = await import('../jobs/control.ts');
   const control = openControl(all);
