@@ -91,7 +91,7 @@ export function buildPlan(input: PlanInput): Plan {
     }
     const managed = isManaged('user', match, u.externalId);
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'user', ref: u.userName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)' });
+      skipped.push({ kind: 'user', ref: u.userName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
       continue;
     }
     claimedUsers.add(match.id);
@@ -162,7 +162,7 @@ export function buildPlan(input: PlanInput): Plan {
     }
     const managed = isManaged('group', match, g.externalId);
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'group', ref: g.displayName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)' });
+      skipped.push({ kind: 'group', ref: g.displayName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
       continue;
     }
     claimedGroups.add(match.id);
