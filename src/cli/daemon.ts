@@ -4,6 +4,7 @@ import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
 import { assertPreflight } from './preflight.ts';
+import { importOneShotLedgers } from './ledger-auto-import.ts';
 import { configOption, globalOptions } from './options.ts';
 
 /** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
@@ -22,6 +23,8 @@ export function daemonCommand(): Command {
         const logger = daemonLogger(cmd, all);
         // A sink, source or platform setting that would fail at run time stops the start (exit 2).
         await assertPreflight(all, logger);
+        // Moving from one-shot to the daemon: a state.dir ledger fills an empty Redis ledger once.
+        await importOneShotLedgers(all, logger);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
         const { buildDaemon } = await import('../app.ts');
         const daemon = buildDaemon(all, { logger });
