@@ -5,12 +5,14 @@ import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
 import { assertPreflight } from './preflight.ts';
 import { importOneShotLedgers } from './ledger-auto-import.ts';
-import { configOption, globalOptions } from './options.ts';
+import { configOption, globalOptions, logSettings } from './options.ts';
 
 /** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
 function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
   const g = globalOptions(cmd);
-  return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty: g.logFormat === 'pretty' });
+  // A daemon in a terminal is being watched: readable lines, but every level it is configured for.
+  const { pretty } = logSettings(g, 'info');
+  return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty });
 }
 
 export function daemonCommand(): Command {
