@@ -137,6 +137,8 @@ export function buildPlan(input: PlanInput): Plan {
   }
 
   // ---- groups ----
+  // People are named by userName in the plan, never by an opaque id (an LDAP entryUUID, an AD objectGUID).
+  const sourceNameByExt = new Map(desired.users.map((u) => [u.externalId, u.userName]));
   const groupsByExt = indexBy(input.platformGroups, (g) => g.externalId);
   const groupsByName = indexBy(input.platformGroups, (g) => g.displayName?.toLowerCase());
   const claimedGroups = new Set<string>();
@@ -148,7 +150,7 @@ export function buildPlan(input: PlanInput): Plan {
   for (const g of scopedGroups) {
     const want = mapGroup(g, config.mapping.group);
     const match = groupsByExt.get(g.externalId) ?? groupsByName.get(g.displayName.toLowerCase());
-    const desiredMembers = resolveMembers(g, userIdByExt, userNameByExt, skipped);
+    const desiredMembers = resolveMembers(g, userIdByExt, userNameByExt, skipped, sourceNameByExt);
     if (!match) {
       gCreate.push({ externalId: g.externalId, displayName: g.displayName, resource: want.resource });
       if (desiredMembers.length > 0) {
@@ -219,6 +221,7 @@ function resolveMembers(
   userIdByExt: Map<string, string | undefined>,
   userNameByExt: Map<string, string>,
   skipped: Skipped[],
+  sourceNameByExt: ReadonlyMap<string, string>,
 ): MemberRef[] {
   const out: MemberRef[] = [];
   const seen = new Set<string>();
@@ -226,7 +229,7 @@ function resolveMembers(
     if (seen.has(ext)) continue;
     seen.add(ext);
     if (!userIdByExt.has(ext)) {
-      skipped.push({ kind: 'member', ref: `${g.displayName} ← ${ext}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
+      skipped.push({ kind: 'member', ref: `${g.displayName} ← ${sourceNameByExt.get(ext) ?? ext}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
       continue;
     }
     out.push({ externalId: ext, userName: userNameByExt.get(ext), id: userIdByExt.get(ext) });

@@ -35,8 +35,10 @@ describe('adopting existing platform users', () => {
       kind: 'user',
       ref: 'ada.lovelace@example.com',
       reason: expect.stringContaining('not managed by this tool (set provisioning.matching.adoptExisting: true'),
+      code: 'unmanaged',
     });
-    expect(skip.out.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'member', ref: 'Team ← u-100' }));
+    // The member is named by userName, not by its opaque externalId (u-100).
+    expect(skip.out.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'member', ref: 'Team ← ada.lovelace@example.com' }));
     expect(postedUserNames(sim)).not.toContain('ada.lovelace@example.com');
     expect(postedUserNames(sim)).toHaveLength(3);
     expect(usersNamed(sim, 'ada.lovelace@example.com')).toBe(1);
