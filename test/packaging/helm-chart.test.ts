@@ -101,6 +101,11 @@ describe('helm template', () => {
     expect(problems).toEqual([]);
   });
 
+  it('refuses a clear-text secret in config, naming the key', async () => {
+    const args = ['template', 'scim', CHART_DIR, '-f', join(CHART_DIR, 'ci', 'multi-tenant-values.yaml'), '--set-string', 'config.tenants[0].platform.token=cleartext-tok-42'];
+    await expect(helmRun(args)).rejects.toThrow(/config\/tenants\/0\/platform\/token/);
+  });
+
   it('the schema validation is real: a Deployment with a wrong type is refused', async () => {
     const deployment = (await render(CI_VALUES[0]!)).find((o) => o.kind === 'Deployment')!;
     const Model = (await modelFor(deployment))!;
