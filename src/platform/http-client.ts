@@ -97,6 +97,21 @@ export class AmbiguousRequestError extends SyncError {
 /** Up to this size a response of known length is read in one call, bytes. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
+/** Certificate verification failures (Node's and OpenSSL's codes): a trust problem, not a network one. */
+const TLS_VERIFY_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
 const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export class PlatformClient {
@@ -206,6 +221,10 @@ export class PlatformClient {
         // The host and URL (without the query, which may hold a filter value) say where it failed.
         const target = `${this.baseUrl.origin}${reqPath.split('?')[0]}`;
         const reason = code === 'ENOTFOUND' ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}` : `network error ${code ?? 'unknown'} at ${target}`;
+        // A certificate the configured trust refuses will not be trusted on a retry either.
+        if (res === undefined && code !== undefined && TLS_VERIFY_CODES.has(code)) {
+          throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `${what}: TLS verification of ${this.baseUrl.host} failed (${code}) for ${target}; trust its CA with platform.caFile (or the source's caFile)`, { cause: e });
+        }
         // A name that does not resolve will not resolve in 200 ms either: fail now, with the fix.
         if (code === 'ENOTFOUND') {
           throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine`, { cause: e });

@@ -12,6 +12,9 @@ import { proxyFromEnv } from '../../src/platform/dispatcher.ts';
 import { startConnectProxy, type ConnectProxy } from '../helpers/connect-proxy.ts';
 import { makeTestPki, type TestPki } from '../helpers/receivers/test-ca.ts';
 import { makeEvents, openSink } from '../audit/sinks/fixtures.ts';
+import { Secret } from '../../src/config/secret.ts';
+import { scimSourceSchema } from '../../src/sources/scim/schema.ts';
+import { ScimSource } from '../../src/sources/scim/source.ts';
 
 let pki: TestPki;
 let target: Server;
@@ -85,6 +88,35 @@ describe('outbound proxy from the environment', () => {
     }
     expect(proxy.targets).toEqual([`localhost:${new URL(targetUrl).port}`]);
     expect(seen).toEqual(['POST /services/collector/event']);
+  });
+
+  it('the SCIM source goes through the proxy too', async () => {
+    proxy = await startConnectProxy();
+    const saved = process.env['HTTPS_PROXY'];
+    process.env['HTTPS_PROXY'] = proxy.url;
+    try {
+      const config = scimSourceSchema.parse({ type: 'scim', baseUrl: targetUrl, token: 'src-token', scimPath: '/scim/v2', groups: false, allowEmpty: true, caFile: pki.caFile });
+      const source = new ScimSource(config, { configDir: '/tmp', secrets: new Map([['caFile', new Secret(readFileSync(pki.caFile, 'utf8'), 'caFile')]]) });
+      expect((await source.read()).users).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env['HTTPS_PROXY'];
+      else process.env['HTTPS_PROXY'] = saved;
+    }
+    expect(proxy.targets[0]).toBe(`localhost:${new URL(targetUrl).port}`);
+    expect(seen.some((r) => r.startsWith('GET /scim/v2/Users'))).toBe(true);
+  });
+
+  it('a platform certificate the configured trust refuses fails at once (not retried), naming the host and the fix', async () => {
+    const retries: string[] = [];
+    const c = new PlatformClient({ baseUrl: targetUrl, token: 't', retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 }, hooks: { onRetry: (e) => retries.push(e.reason) }, env: {} });
+    try {
+      const err = (await c.requestJson('GET', '/x', { route: 'x', what: 'GET x' }).catch((e: unknown) => e)) as Error & { code: string };
+      expect(err.code).toBe('E_CONFIG_INVALID');
+      expect(err.message).toMatch(/^GET x: TLS verification of localhost:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\) for https:\/\/localhost:\d+\/x; trust its CA with platform\.caFile/);
+    } finally {
+      await c.close();
+    }
+    expect(retries).toEqual([]);
   });
 
   it('a proxy that refuses the tunnel is a network failure naming the platform URL, not a hang', async () => {

@@ -62,7 +62,10 @@ export const ENV_REFERENCE = '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$';
 export function refuseClearTextSecrets(node: unknown, path = ''): string[] {
   const restricted: string[] = [];
   const walk = (n: unknown, at: string): void => {
-    if (Array.isArray(n)) return n.forEach((x, i) => walk(x, `${at}[${i}]`));
+    if (Array.isArray(n)) {
+      n.forEach((x, i) => walk(x, `${at}[${i}]`));
+      return;
+    }
     if (!isObject(n)) return;
     const props = n['properties'];
     if (isObject(props)) {
