@@ -89,7 +89,14 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
   if (f.kind !== PLAN_FILE_KIND || f.fileVersion !== PLAN_FILE_VERSION || f.plan?.schemaVersion !== PLAN_SCHEMA_VERSION || typeof f.operations !== 'object' || f.operations === null) {
     throw new ConfigError(`${path} is not a plan file of this version`, [`--plan: expected kind ${PLAN_FILE_KIND}, fileVersion ${PLAN_FILE_VERSION}; write it again with \`plan --out\``]);
   }
-  return f as PlanFile;
+  const file = f as PlanFile;
+  // The operations applied are the plan's own: they must be the ones fingerprinted at review.
+  const own = planOperations(file.plan);
+  const listed = Object.keys(file.operations);
+  if (own.size !== listed.length || listed.some((k) => own.get(k)?.fingerprint !== file.operations[k])) {
+    throw new ConfigError(`${path} was modified after \`plan --out\` wrote it`, ['--plan: its operations no longer match their fingerprints; make and review a new plan']);
+  }
+  return file;
 }
 
 export interface PlanDrift {

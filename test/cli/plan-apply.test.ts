@@ -151,6 +151,20 @@ describe('plan --out, then apply --plan', () => {
     expect(active()).toEqual([ANN.name]);
   });
 
+  it('refuses a plan file edited after the review', async () => {
+    await directory([ANN]);
+    const planFile = join(dir, 'plan.json');
+    expect((await runCli(['plan', '-c', configPath, '--out', planFile])).code).toBe(0);
+    const { readFileSync } = await import('node:fs');
+    const file = JSON.parse(readFileSync(planFile, 'utf8')) as { plan: { users: { create: Array<{ resource: { userName: string } }> } } };
+    file.plan.users.create[0]!.resource.userName = 'mallory@example.com';
+    await writeFile(planFile, JSON.stringify(file));
+    const apply = await runCli(['apply', '-c', configPath, '--plan', planFile]);
+    expect(apply.code).toBe(2);
+    expect(apply.stderr).toContain('was modified after `plan --out` wrote it');
+    expect(sim.store.users()).toEqual([]);
+  });
+
   it('refuses a plan made for another tenant or with extra options', async () => {
     await directory([ANN]);
     const planFile = join(dir, 'plan.json');
