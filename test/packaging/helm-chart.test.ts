@@ -53,7 +53,7 @@ async function modelFor(o: K8sObject): Promise<{ new (data: unknown): { validate
 }
 
 /** Syntax errors (lezer error nodes) and the metric names of every vector selector. */
-export function readPromql(expr: string): { errors: string[]; metrics: string[] } {
+function readPromql(expr: string): { errors: string[]; metrics: string[] } {
   const errors: string[] = [];
   const metrics: string[] = [];
   parser.parse(expr).iterate({
