@@ -28,6 +28,7 @@ const MODULES: readonly CommandModule[] = [
   { names: ['simulate'], load: async () => [(await import('./simulate.ts')).simulateCommand] },
   { names: ['ledger'], load: async () => [(await import('./ledger.ts')).ledgerCommand] },
   { names: ['daemon'], load: async () => [(await import('./daemon.ts')).daemonCommand] },
+  { names: ['log'], load: async () => [(await import('./log.ts')).logCommand] },
   {
     names: ['trigger', 'resume', 'approve-deletes', 'status'],
     load: async () => {
