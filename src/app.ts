@@ -16,6 +16,7 @@ import { processAudit, type AuditJobData } from './jobs/audit-job.ts';
 import { processReconcile, type ReconcileJobData } from './jobs/reconcile-job.ts';
 import { QUEUE_NAMES } from './jobs/keys.ts';
 import { checkRedisRequirements, redisFactory, type RedisClient } from './jobs/redis.ts';
+import { errorReporter } from './jobs/error-log.ts';
 import { registerSchedulers } from './jobs/schedulers.ts';
 import { createTenantRuntime, type TenantRuntime } from './jobs/tenant-runtime.ts';
 import { daemonStatus } from './jobs/status.ts';
@@ -48,9 +49,11 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   const daemonCfg = first.config.daemon;
   const factory = redisFactory(first);
   const connections: RedisClient[] = [];
+  // Every error of a connection, queue, flow or worker is one log line, repeats rate-limited.
+  const reportError = errorReporter(logger);
   const conn = (purpose: string): RedisClient => {
     const c = factory.create(purpose);
-    c.on('error', (e: Error) => logger.warn({ purpose, err: e.message }, 'redis connection error'));
+    c.on('error', reportError(`redis:${purpose}`));
     connections.push(c);
     return c;
   };
@@ -68,6 +71,9 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   };
   const flow = new FlowProducer({ connection: conn('flow'), ...bull });
   const applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+  for (const q of Object.values(queues)) q.on('error', reportError(`queue:${q.name}`));
+  flow.on('error', reportError('flow'));
+  applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
 
   const workers: Worker[] = [];
   let applyWorker: Worker | undefined;
@@ -83,6 +89,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }),
     );
   }
+  // Aborted once the shutdown bound has elapsed: reconciles stop waiting, apply chunks stop between tasks.
   const shutdown = new AbortController();
   // Processors still running: close() waits for these within the bound (BullMQ's own close
   // would wait for them without one).
@@ -104,7 +111,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       recordJob(queue, willRetry ? 'retried' : 'failed', job ? durationOf(job) : undefined);
       logger.warn({ queue, jobId: job?.id, err: err.message, willRetry }, 'job failed');
     });
-    w.on('error', (err: Error) => logger.warn({ queue, err: err.message }, 'worker error'));
+    w.on('error', reportError(`worker:${queue}`));
     workers.push(w);
     return w;
   };
@@ -135,7 +142,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         applyWorker = instrumentWorker(
           new Worker<ChunkJobData | Record<string, unknown>>(
             QUEUE_NAMES.apply,
-            async (job) => (job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, { redis, keyPrefix: factory.keyPrefix, tenants, logger })) : { barrier: true }),
+            async (job, token) =>
+              job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, token, { redis, keyPrefix: factory.keyPrefix, tenants, logger, lockMs, signal: shutdown.signal })) : { barrier: true },
             { connection: conn('worker-apply'), ...bull, ...locks, concurrency: daemonCfg.concurrency.apply },
           ),
           QUEUE_NAMES.apply,
@@ -143,7 +151,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }
       if (want.has('reconcile')) {
         instrumentWorker(
-          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, logger, signal: shutdown.signal }, token)), {
+          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, applyQueue: queues.apply, logger, signal: shutdown.signal }, token)), {
             connection: conn('worker-reconcile'),
             ...bull,
             concurrency: daemonCfg.concurrency.reconcile,
@@ -163,7 +171,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
           QUEUE_NAMES.audit,
         );
       }
-      for (const [name, q] of Object.entries(queues)) unwatch.push(watchQueueDepth(name, () => q.getJobCounts(...QUEUE_STATES)));
+      // Labelled with the BullMQ queue name, as scimsync_jobs_total and the job duration are.
+      for (const q of Object.values(queues)) unwatch.push(watchQueueDepth(q.name, () => q.getJobCounts(...QUEUE_STATES)));
       // Lag must keep growing between runs, or a stalled export would look healthy.
       const lagTimer = setInterval(() => void refreshAuditGauges(), 30_000);
       lagTimer.unref();

@@ -1,10 +1,12 @@
 /**
- * The reconcile job of one tenant: lease → quarantine check → plan (the same engine as the
- * CLI) → fan the apply out phase by phase → record the run. Destructive work held by the
- * guard stays held (visible in /status) until `approve-deletes`; the rest is applied.
+ * The reconcile job of one tenant: quarantine check → lease (with a fencing token) → plan
+ * (the same engine as the CLI) → fan the apply out phase by phase → record the run.
+ * Destructive work held by the guard stays held (visible in /status) until `approve-deletes`;
+ * the rest is applied. Nothing is written (ledger, approval, phases) unless the lease still
+ * carries this run's token; a lost lease aborts the run, which ends as `lease_lost`.
  */
 import { randomUUID } from 'node:crypto';
-import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
+import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type Queue, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordPlan, recordRun, setManagedObjects, setQuarantined } from '../observability/instrument.ts';
@@ -31,6 +33,7 @@ export interface ReconcileJobDeps {
   tenants: Map<string, TenantRuntime>;
   flow: FlowProducer;
   applyEvents: QueueEvents;
+  applyQueue: Queue;
   logger: Logger;
   /** Aborted when the daemon abandons running jobs at shutdown. */
   signal?: AbortSignal;
@@ -57,9 +60,12 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
     return r;
   }
-  // Owned by the job: if this attempt is the job taken over from a dead replica, the lease is ours.
-  const release = await rt.state.acquireLease('reconcile', undefined, `job:${String(job.id)}`);
-  if (!release) {
+  // Owned by the job: if this attempt is the job recovered from a stalled or dead replica, the
+  // lease is ours, under a new token that fences the earlier attempt out. It lives as long as
+  // a job lock: a stall that costs the lock costs the lease too.
+  const lockMs = cfg.daemon.jobLockSeconds * 1000;
+  const lease = await rt.state.acquireLease('reconcile', `job:${String(job.id)}`, lockMs);
+  if (!lease) {
     // An operator's run (trigger, resume, approve-deletes) must not be lost to a running
     // scheduled one: it waits and runs afterwards. A scheduled tick is simply skipped.
     if (job.data.trigger !== 'schedule' && token !== undefined) {
@@ -74,6 +80,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     return r;
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
+  const signal = deps.signal ? AbortSignal.any([deps.signal, lease.signal]) : lease.signal;
   try {
     const approved = await rt.state.hasApproval();
     const planned = await planReconcile(
@@ -81,6 +88,9 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
       { allowDeletes: approved },
     );
     const { plan, ledger } = planned;
+    // Planning may have taken longer than the lease (a stalled event loop): a plan made under
+    // a lost lease is never applied, and nothing below is written.
+    await lease.assertHeld();
     if (approved) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     // Write-ahead: pending creates and the pruned ledger are saved before any request.
@@ -95,16 +105,28 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
+    const fanOut = {
+      redis: deps.redis,
+      keyPrefix: deps.keyPrefix,
+      flow: deps.flow,
+      events: deps.applyEvents,
+      queue: deps.applyQueue,
+      chunkSize: d.applyChunkSize,
+      attempts: d.jobAttempts,
+      timeoutMs: 6 * 3_600_000,
+      pollMs: Math.min(5_000, Math.max(250, lockMs / 4)),
+      fence: lease.fence,
+      signal,
+    };
     for (const phase of planPhases(plan)) {
+      if (phase.tasks.length === 0) continue;
+      await lease.assertHeld();
       await job.updateProgress({ phase: phase.name });
-      await runPhaseFannedOut(
-        { redis: deps.redis, keyPrefix: deps.keyPrefix, flow: deps.flow, events: deps.applyEvents, bullPrefix: deps.bullPrefix, chunkSize: d.applyChunkSize, attempts: d.jobAttempts, timeoutMs: 6 * 3_600_000, ...(deps.signal ? { signal: deps.signal } : {}) },
-        tenant,
-        runId,
-        phase,
-      );
+      await runPhaseFannedOut(fanOut, tenant, runId, phase);
       if (await deps.redis.hexists(tenantKeys(deps.keyPrefix, tenant).runResult(runId), 'aborted')) break;
     }
+    // Chunks stop when the lease is lost: their silence must not read as success.
+    await lease.assertHeld();
     const summary = await collectRunResult(deps.redis, deps.keyPrefix, tenant, runId);
     const total = plan.summary.changes;
     const failRate = total > 0 ? (summary.failed.length / Math.max(1, total)) * 100 : 0;
@@ -128,6 +150,13 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   } catch (e) {
     // Abandoned at shutdown: not a failed run; the job is recovered as stalled and runs again.
     if (deps.signal?.aborted) throw e;
+    if (isSyncError(e) && e.code === ErrorCodes.LEASE_LOST) {
+      // Not the tenant's fault: no quarantine. The job is retried, or already runs elsewhere.
+      const r = record('lease_lost', { code: e.code, message: e.message, fence: lease.fence });
+      recordRun(tenant, 'reconcile', 'lease_lost', r.durationMs / 1000, logger, { runId, code: e.code, err: e.message });
+      await rt.state.pushHistory(r, cfg.daemon.historyLength).catch(() => undefined);
+      throw e;
+    }
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
     const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
@@ -144,7 +173,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     throw e;
   } finally {
     await source.close?.();
-    await release();
+    await lease.release().catch(() => undefined);
   }
 }
 
