@@ -160,14 +160,19 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
     const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
-    const lastAttempt = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    // The job itself is gone with its children: no later attempt will report this run.
+    const vanished = isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED;
+    const lastAttempt = unrecoverable || vanished || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     logger.error({ code, err: message, attempt: job.attemptsMade + 1, unrecoverable }, 'reconcile run failed');
     if (lastAttempt) {
       const r = record('failed', { code, message });
       recordRun(tenant, 'reconcile', 'failed', r.durationMs / 1000, logger, { runId, code });
       await rt.state.pushHistory(r, cfg.daemon.historyLength);
-      const qs = await rt.state.recordFailure(`${code}: ${message}`, cfg.daemon.quarantine);
-      setQuarantined(tenant, qs.quarantined);
+      // Redis losing its data is not the tenant's failure: no quarantine for it.
+      if (!vanished) {
+        const qs = await rt.state.recordFailure(`${code}: ${message}`, cfg.daemon.quarantine);
+        setQuarantined(tenant, qs.quarantined);
+      }
     }
     if (unrecoverable) throw new UnrecoverableError(`${code}: ${message}`);
     throw e;
