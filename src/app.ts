@@ -199,24 +199,38 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     status: () => daemonStatus({ tenants, queues, redis, keyPrefix: factory.keyPrefix }),
     async close() {
       const bound = daemonCfg.shutdownTimeoutSeconds * 1000;
+      const deadline = Date.now() + bound;
+      const left = (): number => Math.max(0, deadline - Date.now());
       logger.info({ boundMs: bound }, 'shutting down: no new jobs; waiting for running jobs');
+      const abandon = (): void => {
+        if (shutdown.signal.aborted) return;
+        logger.warn('running jobs did not finish in time: abandoning them (another replica or the next start recovers them as stalled)');
+        // Processors stop now: a reconcile stops waiting on its fan-out, an apply chunk stops
+        // between tasks (the task in flight is not reported as failed).
+        shutdown.abort(new Error('shutdown'));
+      };
       // Stop fetching new jobs everywhere at once, then give running jobs the bound.
-      await Promise.all(workers.map((w) => w.pause(true).catch(() => undefined)));
+      await withTimeout(Promise.all(workers.map((w) => w.pause(true).catch(() => undefined))), left()).catch(() => undefined);
       const drain = async (): Promise<void> => {
         while (running.size > 0) await Promise.allSettled([...running]);
       };
-      const drained = await withTimeout(drain(), bound).then(
+      const drained = await withTimeout(drain(), left()).then(
         () => true,
         () => false,
       );
-      if (!drained) {
-        logger.warn('running jobs did not finish in time: abandoning them (another replica or the next start recovers them as stalled)');
-        // Processors waiting on something (a reconcile on its fan-out) stop waiting now.
-        shutdown.abort(new Error('shutdown'));
-      }
+      if (!drained) abandon();
       // Forced when jobs were abandoned: a worker's graceful close would wait for them forever
-      // (and a later close(true) only returns that same pending close).
-      await Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
+      // (and a later close(true) only returns that same pending close). A graceful close is
+      // bounded too: a job fetched while pausing may have started after the drain.
+      const closing = Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
+      const closed = await withTimeout(closing, left()).then(
+        () => true,
+        () => false,
+      );
+      if (!closed) {
+        abandon();
+        await withTimeout(closing, 5_000).catch(() => logger.warn('workers did not close; closing their connections'));
+      }
       for (const u of unwatch) u();
       await server?.close();
       await applyEvents.close().catch(() => undefined);
