@@ -140,14 +140,18 @@ describe('replicas', () => {
     expect(metricValue(runner, 'scimsync_source_objects', { tenant: 'acme', kind: 'user' })).toBe(USERS);
     expect(metricValue(runner, 'scimsync_tenant_quarantined', { tenant: 'acme' })).toBe(0);
     expect(metricValue(runner, 'scimsync_reconcile_run_duration_seconds_count', { tenant: 'acme' })).toBe(1);
-    const lastSuccess = metricValue(runner, 'scimsync_last_success_timestamp_seconds', { tenant: 'acme', job: 'reconcile' })!;
+    const lastSuccess = metricValue(runner, 'scimsync_last_success_timestamp_seconds', { tenant: 'acme', kind: 'reconcile' })!;
     expect(Math.abs(lastSuccess * 1000 - finished.time)).toBeLessThan(1000);
     for (const text of texts) {
       expect(metricValue(text, 'scimsync_build_info')).toBe(1);
       // Everyone waited on the shared limiter (and on the 429 block).
       expect(metricValue(text, 'scimsync_rate_limit_wait_seconds_total', { tenant: 'acme' }) ?? 0).toBeGreaterThan(0.5);
       expect(metricValue(text, 'scimsync_queue_jobs', { queue: 'reconcile', state: 'completed' })).toBe(1);
-      expect(metricValue(text, 'scimsync_queue_jobs', { queue: 'apply', state: 'failed' })).toBe(0);
+      expect(metricValue(text, 'scimsync_queue_jobs', { queue: 'reconcile-apply', state: 'failed' })).toBe(0);
+      // One queue, one label value, on every metric: the BullMQ queue name.
+      const queuesOf = (name: string): string[] => [...new Set([...text.matchAll(new RegExp(`^${name}\\{[^}]*queue="([^"]+)"`, 'gm'))].map((m) => m[1]!))].sort();
+      expect(queuesOf('scimsync_queue_jobs')).toEqual(['audit-export', 'reconcile', 'reconcile-apply']);
+      for (const q of [...queuesOf('scimsync_jobs_total'), ...queuesOf('scimsync_job_duration_seconds_count')]) expect(queuesOf('scimsync_queue_jobs')).toContain(q);
     }
 
     // /status: the run is visible from every replica (it is read from Redis).
