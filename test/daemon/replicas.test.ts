@@ -166,7 +166,7 @@ describe('replicas', () => {
     // Job data holds ids only; the token is nowhere in Redis, metrics or logs.
     const jobs = [...(await jobHashes(ws, 'reconcile')), ...(await jobHashes(ws, 'reconcile-apply'))];
     expect(jobs.length).toBeGreaterThan(USERS / 5);
-    const allowed = new Set(['tenant', 'trigger', 'runId', 'phase', 'index', 'chunks']);
+    const allowed = new Set(['tenant', 'trigger', 'runId', 'phase', 'index', 'chunks', 'fence']);
     for (const j of jobs) {
       for (const [k, v] of Object.entries(j.data)) {
         expect(allowed.has(k), `job ${j.id} data key ${k}`).toBe(true);
