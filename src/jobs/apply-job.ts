@@ -103,8 +103,8 @@ export async function runPhaseFannedOut(deps: FanOutDeps, tenant: string, runId:
 /**
  * Bounds, polls and aborts the wait for a phase. BullMQ's own `ttl` timer is not cleared when
  * the wait is abandoned, and would hold the process open for hours after a shutdown. When the
- * run is aborted (lease lost, shutdown), one last probe says whether its jobs vanished (the
- * clearer error when Redis lost its data: the lease went with them).
+ * run lost its lease, one last probe says whether its jobs vanished (the clearer error when
+ * Redis lost its data: the lease went with them).
  */
 function untilFinished(wait: Promise<unknown>, probe: () => Promise<'done' | Error | undefined>, pollMs: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -118,6 +118,7 @@ function untilFinished(wait: Promise<unknown>, probe: () => Promise<'done' | Err
     }, pollMs);
     const onAbort = (): void => {
       const reason: unknown = signal?.reason ?? new Error('aborted');
+      if (!isSyncError(reason) || reason.code !== ErrorCodes.LEASE_LOST) return settle(reason);
       const last = new Promise<'done' | Error | undefined>((r) => setTimeout(() => r(undefined), 2_000).unref());
       Promise.race([probe(), last]).then(
         (r) => settle(r instanceof Error ? r : reason),
