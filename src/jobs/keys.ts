@@ -20,7 +20,7 @@ export interface TenantKeys {
   approval: string;
   /** List (newest first) of JSON run records. */
   history(kind: 'reconcile' | 'audit'): string;
-  /** Hash with TTL (owner, fence): the lease of the run in progress (one per tenant and kind). */
+  /** String with TTL, `<fencing token> <owner>`: the lease of the run in progress (one per tenant and kind). */
   lease(kind: 'reconcile' | 'audit'): string;
   /** Counter: the last fencing token issued for the lease (only ever grows). */
   fence(kind: 'reconcile' | 'audit'): string;
@@ -46,8 +46,8 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     heldDeletes: `${base}:held-deletes`,
     approval: `${base}:approve-deletes`,
     history: (kind) => `${base}:history:${kind}`,
-    lease: (kind) => `${base}:run-lease:${kind}`,
-    fence: (kind) => `${base}:run-lease:${kind}:fence`,
+    lease: (kind) => `${base}:lease:${kind}`,
+    fence: (kind) => `${base}:lease:${kind}:fence`,
     chunk: (runId, phase, index) => `${base}:run:${runId}:${phase}:${index}`,
     runResult: (runId) => `${base}:run:${runId}:result`,
     runFailures: (runId) => `${base}:run:${runId}:failures`,

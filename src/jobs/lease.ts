@@ -15,26 +15,31 @@ import { ErrorCodes, SyncError } from '../platform/errors.ts';
 import type { RedisClient } from './redis.ts';
 
 /**
- * KEYS[1] lease hash (owner, fence), KEYS[2] fence counter; ARGV owner, ttl ms. Free, or held
- * by the same owner (the same job recovered after its replica stalled or died): take it with
- * a new token, which fences the earlier holder out. Returns the token, or false when taken.
+ * The lease is a string `<token> <owner>` with a TTL (the same key as before tokens existed,
+ * where the value was the owner alone: a replica of an earlier version and one of this version
+ * exclude each other during a rolling upgrade).
+ *
+ * KEYS[1] lease, KEYS[2] token counter; ARGV owner, ttl ms. Free, or held by the same owner
+ * (the same job recovered after its replica stalled or died): take it with a new token, which
+ * fences the earlier holder out. Returns the token, or false when another owner holds it.
  */
 const ACQUIRE_LUA = `
-local owner = redis.call('hget', KEYS[1], 'owner')
-if owner and owner ~= ARGV[1] then return false end
+local v = redis.call('get', KEYS[1])
+if v then
+  local owner = string.match(v, '^%d+ (.*)$') or v
+  if owner ~= ARGV[1] then return false end
+end
 local fence = redis.call('incr', KEYS[2])
-redis.call('del', KEYS[1])
-redis.call('hset', KEYS[1], 'owner', ARGV[1], 'fence', fence)
-redis.call('pexpire', KEYS[1], ARGV[2])
+redis.call('set', KEYS[1], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])
 return fence`;
-/** KEYS[1] lease hash; ARGV fence [, ttl ms]. 1 held (renewed when a ttl is given), 0 another token holds it, -1 no lease at all. */
+/** KEYS[1] lease; ARGV token [, ttl ms]. 1 held (renewed when a ttl is given), 0 another token or owner holds it, -1 no lease at all. */
 const CHECK_LUA = `
-local f = redis.call('hget', KEYS[1], 'fence')
-if not f then return -1 end
-if f ~= ARGV[1] then return 0 end
+local v = redis.call('get', KEYS[1])
+if not v then return -1 end
+if string.match(v, '^(%d+) ') ~= ARGV[1] then return 0 end
 if ARGV[2] then redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 1`;
-const RELEASE_LUA = `if redis.call('hget', KEYS[1], 'fence') == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+const RELEASE_LUA = `local v = redis.call('get', KEYS[1]) if v and string.match(v, '^(%d+) ') == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 export type FenceState = 'held' | 'taken' | 'gone';
 

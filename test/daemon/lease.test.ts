@@ -39,6 +39,16 @@ describe('run lease with a fencing token', () => {
     await next!.release();
   });
 
+  it('rolling upgrade: a lease held by a replica of an earlier version (value = owner alone) is respected, and its own job takes it over', async () => {
+    const [lease, fence] = keysFor('upgrade');
+    await redis.set(lease, 'job:9', 'PX', 5_000);
+    expect(await acquireRunLease(redis, lease, fence, 'job:2', 5_000)).toBeUndefined();
+    const taken = await acquireRunLease(redis, lease, fence, 'job:9', 5_000);
+    expect(taken?.fence).toBe(1);
+    expect(await redis.get(lease)).toBe('1 job:9');
+    await taken!.release();
+  });
+
   it('renews itself, and aborts its signal when the lease disappears (Redis lost its data)', async () => {
     const [lease, fence] = keysFor('gone');
     const held = await acquireRunLease(redis, lease, fence, 'job:1', 600);
