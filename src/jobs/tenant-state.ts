@@ -11,7 +11,7 @@ import { acquireRunLease, type RunLease } from './lease.ts';
 export interface RunRecord {
   runId: string;
   kind: 'reconcile' | 'audit';
-  /** success | partial | failed | guard_held | skipped | quarantined */
+  /** success | partial | failed | guard_held | skipped | quarantined | lease_lost */
   result: string;
   startedAt: string;
   finishedAt: string;
