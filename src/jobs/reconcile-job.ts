@@ -84,7 +84,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   try {
     const approved = await rt.state.hasApproval();
     const planned = await planReconcile(
-      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
+      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, signal },
       { allowDeletes: approved },
     );
     const { plan, ledger } = planned;
@@ -150,12 +150,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   } catch (e) {
     // Abandoned at shutdown: not a failed run; the job is recovered as stalled and runs again.
     if (deps.signal?.aborted) throw e;
-    if (isSyncError(e) && e.code === ErrorCodes.LEASE_LOST) {
+    // Lost lease: the error itself, or whatever the aborted planning threw (vanished jobs,
+    // the more specific error, are reported as such).
+    const lost = isSyncError(e) && e.code === ErrorCodes.LEASE_LOST ? e : lease.signal.aborted && !(isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED) ? (lease.signal.reason as Error) : undefined;
+    if (lost) {
       // Not the tenant's fault: no quarantine. The job is retried, or already runs elsewhere.
-      const r = record('lease_lost', { code: e.code, message: e.message, fence: lease.fence });
-      recordRun(tenant, 'reconcile', 'lease_lost', r.durationMs / 1000, logger, { runId, code: e.code, err: e.message });
+      const r = record('lease_lost', { code: ErrorCodes.LEASE_LOST, message: lost.message, fence: lease.fence });
+      recordRun(tenant, 'reconcile', 'lease_lost', r.durationMs / 1000, logger, { runId, code: ErrorCodes.LEASE_LOST, err: lost.message });
       await rt.state.pushHistory(r, cfg.daemon.historyLength).catch(() => undefined);
-      throw e;
+      throw lost;
     }
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
