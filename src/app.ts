@@ -151,7 +151,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }
       if (want.has('reconcile')) {
         instrumentWorker(
-          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, applyQueue: queues.apply, logger, signal: shutdown.signal }, token)), {
+          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, tenants, flow, applyEvents, applyQueue: queues.apply, logger, signal: shutdown.signal }, token)), {
             connection: conn('worker-reconcile'),
             ...bull,
             concurrency: daemonCfg.concurrency.reconcile,

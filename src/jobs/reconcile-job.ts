@@ -29,7 +29,6 @@ export interface ReconcileJobData {
 export interface ReconcileJobDeps {
   redis: RedisClient;
   keyPrefix: string;
-  bullPrefix: string;
   tenants: Map<string, TenantRuntime>;
   flow: FlowProducer;
   applyEvents: QueueEvents;
