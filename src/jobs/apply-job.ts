@@ -18,6 +18,7 @@ import { executeTask, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { QUEUE_NAMES, tenantKeys } from './keys.ts';
 import { checkFence, leaseLostError } from './lease.ts';
+import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
@@ -165,6 +166,7 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
   const tasks = JSON.parse(raw) as ApplyTask[];
   const resultKey = keys.runResult(runId);
   const logger = deps.logger.child({ tenant, runId });
+  const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
   const stopped = (): boolean => deps.signal?.aborted === true;
   /** Why this chunk may not write any more, if so (checked before each task). */
   const fencedOut = async (): Promise<SyncError | undefined> => {
@@ -187,6 +189,7 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
     try {
       const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
+      await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
       await deps.redis
         .multi()
         .hset(resultKey, marker, '1')
@@ -203,6 +206,7 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
       const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
       const message = e instanceof Error ? e.message : String(e);
       recordChange(tenant, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
+      await provisioningLog.change(runId, task, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
       const failure: ApplyFailure = { action: task.action, ref: task.name, code, message };
       await deps.redis
         .multi()
