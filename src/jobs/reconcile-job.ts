@@ -82,16 +82,18 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   const signal = deps.signal ? AbortSignal.any([deps.signal, lease.signal]) : lease.signal;
   try {
-    const approved = await rt.state.hasApproval();
+    // An approval releases only a plan no larger than the one that was held (guard.ts).
+    const approval = await rt.state.approval();
     const planned = await planReconcile(
       { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, signal },
-      { allowDeletes: approved },
+      { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
     // Planning may have taken longer than the lease (a stalled event loop): a plan made under
     // a lost lease is never applied, and nothing below is written.
     await lease.assertHeld();
-    if (approved) await rt.state.takeApproval();
+    const approved = approval !== undefined && plan.guard.overridden;
+    if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
@@ -104,7 +106,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     const fanOut = {
