@@ -141,7 +141,6 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
   return result;
 }
 
-
 /** Records the time of every deactivation of `tasks` in the ledger; true if there was one. */
 function stampDeactivations(tasks: ApplyTask[], ledger: Ledger, at: number): boolean {
   let any = false;
