@@ -5,6 +5,7 @@
  * the rest is applied. Nothing is written (ledger, approval, phases) unless the lease still
  * carries this run's token; a lost lease aborts the run, which ends as `lease_lost`.
  */
+import { ownershipCounts } from '../reconcile/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type Queue, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
@@ -140,7 +141,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 ? 'success' : badRun ? 'failed' : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
+    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);

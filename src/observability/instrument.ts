@@ -4,6 +4,7 @@
  * go to the log lines (the sync's own audit trail), never into metrics. Nothing here sees a
  * credential: the platform hooks carry method, route, status and timings only.
  */
+import { allUnmanagedWarning, ownershipCounts } from '../reconcile/ownership.ts';
 import type { PlatformClientHooks } from '../platform/http-client.ts';
 import { platformMetrics } from '../platform/metrics.ts';
 import type { AppliedChange } from '../reconcile/apply.ts';
@@ -59,6 +60,13 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   if (plan.guard.tripped) r.guardTrips.inc({ tenant });
   r.deletesHeld.set({ tenant }, held);
   observation(tenant).deletesHeld = held;
+
+  const ownership = ownershipCounts(plan);
+  r.unmanagedSkipped.set({ tenant, kind: 'user' }, ownership.skippedUnmanaged.users);
+  r.unmanagedSkipped.set({ tenant, kind: 'group' }, ownership.skippedUnmanaged.groups);
+  observation(tenant).unmanagedSkipped = ownership.skippedUnmanaged;
+  const unmanagedWarning = allUnmanagedWarning(plan, 'Redis');
+  if (unmanagedWarning !== undefined) logger.warn({ ...tenantField(logger, tenant), ...ownership }, unmanagedWarning);
 
   const s = plan.sourceStats;
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };

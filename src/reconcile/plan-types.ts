@@ -85,6 +85,8 @@ export interface Skipped {
   kind: 'user' | 'group' | 'member';
   ref: string;
   reason: string;
+  /** `unmanaged`: matches a platform object this tool does not manage (ownership ledger). */
+  code?: 'unmanaged';
 }
 
 export interface GuardVerdict {
@@ -188,4 +190,6 @@ export interface Plan {
   guard: GuardVerdict;
   sourceStats: Record<string, number>;
   summary: PlanSummary;
+  /** Set when the plan was restricted to one user (`--only`, reconcile/selection.ts). */
+  only?: string;
 }
