@@ -112,9 +112,17 @@ export class TenantState {
     return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0) };
   }
 
-  /** `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid for a day). */
-  async approveDeletes(by: string, bound: DeleteApproval = { destructive: 0, memberRemovals: 0 }): Promise<void> {
-    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), destructive: bound.destructive, memberRemovals: bound.memberRemovals }), 'EX', 86_400);
+  /**
+   * `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid
+   * for a day), bound to what is held now: a plan removing more trips the guard again.
+   * Returns what was approved, or undefined when nothing is held.
+   */
+  async approveHeld(by: string): Promise<HeldDeletes | undefined> {
+    const held = await this.heldDeletes();
+    if (!held) return undefined;
+    const bound: DeleteApproval = { destructive: held.count, memberRemovals: held.memberRemovals ?? 0 };
+    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), ...bound }), 'EX', 86_400);
+    return held;
   }
 
   /** The approval's bound (what was held when it was given); an approval without counts covers nothing. */
