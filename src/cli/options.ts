@@ -23,7 +23,7 @@ export function addGlobalOptions(program: Command): Command {
     .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
     .addOption(new Option('--log-format <format>', 'log line format on stderr').choices(['json', 'pretty']).default('json'))
     // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
-    .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory for very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1'));
+    .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)'));
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {

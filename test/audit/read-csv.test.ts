@@ -1,11 +1,9 @@
 /** The CSV reader on its own: item kinds, physical line numbers and raw text of bad rows. */
 import { Readable } from 'node:stream';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readCsv, type BadRow } from '../../src/audit/csv/read-csv.ts';
 
 type CsvItem = { kind: 'header'; cells: string[] } | { kind: 'row'; values: string[]; line: number } | ({ kind: 'bad' } & BadRow);
-
-let inline = false;
 
 async function collect(body: Readable, out: CsvItem[] = []): Promise<CsvItem[]> {
   await readCsv(body, {
@@ -16,7 +14,7 @@ async function collect(body: Readable, out: CsvItem[] = []): Promise<CsvItem[]> 
       await new Promise((r) => setTimeout(r, 1));
       out.push({ kind: 'bad', ...b });
     },
-  }, { inline });
+  });
   return out;
 }
 
@@ -27,11 +25,7 @@ async function items(text: string, chunk = 7): Promise<CsvItem[]> {
   return collect(Readable.from(parts));
 }
 
-describe.each([{ mode: 'parse thread', inlineMode: false }, { mode: 'inline (low-memory)', inlineMode: true }])('readCsv, $mode', ({ inlineMode }) => {
-  beforeAll(() => {
-    inline = inlineMode;
-  });
-
+describe('readCsv', () => {
   it('numbers rows by physical line across CRLF multi-line cells and blank lines, in small chunks', async () => {
     // Mixed line endings too: CRLF, then blank LF lines.
     const text = '\uFEFFa,b,c\r\n1,"two\r\nlines",3\r\n\r\n4,5\r\n6,7,8\r\n\n\n9,"x ""q"" y",10\r\n';
