@@ -13,7 +13,7 @@
  */
 import type { AuditEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
-import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type OccurrenceCounter } from './event-key.ts';
+import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type PassKeys } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
 
 export type FieldStyle = 'ecs' | 'plain';
@@ -108,12 +108,12 @@ export class EventBuilder {
   }
 
   /**
-   * The row's key: its id cell, else the SHA-256 of its canonical form (see event-key.ts),
-   * numbered by `occurrences` when identical rows repeat.
+   * The row's key in this pass: its id cell, else the SHA-256 of its canonical form (see
+   * event-key.ts), numbered when identical rows repeat; undefined for an id the pass already had.
    */
-  keyOf(values: readonly string[], occurrences: OccurrenceCounter): string {
+  keyOf(values: readonly string[], pass: PassKeys): string | undefined {
     const idValue = this.plan.id >= 0 ? values[this.plan.id] : undefined;
-    return idValue ? idValue : occurrences.next(hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)));
+    return idValue ? pass.id(idValue) : pass.hashed(hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)));
   }
 
   /** The event of a row under its key (keyOf()). */

@@ -4,7 +4,7 @@
  * so reordering the export's columns keeps keys, and no value can be confused with a separator.
  *
  * Two rows with identical content (same instant, same user, same action…) are two events:
- * OccurrenceCounter numbers the second one `#2`, the third `#3`, counting over a whole pass
+ * PassKeys numbers the second one `#2`, the third `#3`, counting over a whole pass
  * of a window. The hash covers the row's time, so identical rows always fall into the same
  * window and every pass over it counts them all: the numbering is the same on every re-read,
  * whatever the row order.
@@ -35,13 +35,24 @@ export function hashRow(canonical: string): string {
   return hash('sha256', canonical, 'hex');
 }
 
-/** Numbers repeated hash keys over one window pass (in any order: the counts are what matter). */
-export class OccurrenceCounter {
+/**
+ * The keys of one window pass: numbers identical rows under a hash key (`#2`, `#3`, counted
+ * over the whole pass, in any order) and spots an event the export lists twice under its id.
+ */
+export class PassKeys {
   private readonly seen = new Map<string, number>();
 
-  next(key: string): string {
-    const n = (this.seen.get(key) ?? 0) + 1;
-    this.seen.set(key, n);
-    return n === 1 ? key : `${key}#${n}`;
+  /** A row's hash key, numbered when an identical row came before in this pass. */
+  hashed(key: string): string {
+    const n = this.seen.get(key);
+    this.seen.set(key, (n ?? 0) + 1);
+    return n === undefined ? key : `${key}#${n + 1}`;
+  }
+
+  /** A row's id key, or undefined when this pass already had it (the same event listed twice). */
+  id(key: string): string | undefined {
+    if (this.seen.has(key)) return undefined;
+    this.seen.set(key, 1);
+    return key;
   }
 }

@@ -20,7 +20,7 @@ import { readCsv, type BadRow, type CsvHandler } from './csv/read-csv.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
 import { BAD_ROW_KEY_PREFIX } from './dedupe-set.ts';
 import type { AuditEvent } from './event.ts';
-import { OccurrenceCounter } from './event-key.ts';
+import { PassKeys } from './event-key.ts';
 import type { RunContext } from './run-context.ts';
 import { createTimestampParser, type TimestampParser } from './timestamp.ts';
 import { precisionUnitMs, requestFor, type ExportWindow, type WindowRequest } from './windows.ts';
@@ -43,10 +43,8 @@ export class WindowPass {
   private readonly parseTimestamp: TimestampParser;
   private builder: EventBuilder | undefined;
   private batch: AuditEvent[] = [];
-  /** Keys handed on in this pass (in the batch, in flight or delivered): an export may list an event twice. */
-  private readonly handed = new Set<string>();
-  /** Numbers identical rows over the whole pass (see event-key.ts). */
-  private readonly occurrences = new OccurrenceCounter();
+  /** Keys seen in this pass: identical rows numbered, an id listed twice spotted (see event-key.ts). */
+  private readonly keys = new PassKeys();
   /** The batch being delivered while the next one is built. */
   private inflight: Promise<void> | undefined;
   private bad: BadLetter[] = [];
@@ -127,13 +125,12 @@ export class WindowPass {
     this.unreported.read++;
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
-    const key = builder.keyOf(values, this.occurrences);
-    if (this.ctx.dedupe.has(key) || this.handed.has(key)) {
+    const key = builder.keyOf(values, this.keys);
+    if (key === undefined || this.ctx.dedupe.has(key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;
       return undefined;
     }
-    this.handed.add(key);
     this.batch.push(builder.build(values, ts, key));
     return this.batch.length >= this.ctx.config.batchSize ? this.flush() : undefined;
   }

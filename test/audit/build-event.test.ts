@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EventBuilder } from '../../src/audit/build-event.ts';
-import { OccurrenceCounter } from '../../src/audit/event-key.ts';
+import { PassKeys } from '../../src/audit/event-key.ts';
 import type { AuditEvent } from '../../src/audit/event.ts';
 import { planColumns, uniqueColumnNames } from '../../src/audit/columns.ts';
 import { createTimestampParser } from '../../src/audit/timestamp.ts';
@@ -11,11 +11,11 @@ import { encodeFileLine } from '../../src/audit/sinks/file/encoder.ts';
 const opts = { fieldStyle: 'ecs' as const, overrides: {}, parseTimestamp: createTimestampParser() };
 
 /** One window pass per builder: its rows share one occurrence counter, as in WindowPass. */
-const passes = new WeakMap<EventBuilder, OccurrenceCounter>();
+const passes = new WeakMap<EventBuilder, PassKeys>();
 function build(b: EventBuilder, values: string[], ts: number): AuditEvent {
   let occ = passes.get(b);
-  if (!occ) passes.set(b, (occ = new OccurrenceCounter()));
-  return b.build(values, ts, b.keyOf(values, occ));
+  if (!occ) passes.set(b, (occ = new PassKeys()));
+  return b.build(values, ts, b.keyOf(values, occ) ?? '(listed twice)');
 }
 
 describe('EventBuilder', () => {

@@ -13,7 +13,7 @@ import { resolvePath } from '../secrets.ts';
 import { writeLocally } from '../local-write.ts';
 import type { Sink, WriteResult } from '../sink.ts';
 import type { FileSinkConfig } from './config.ts';
-import { fileChunks } from './chunks.ts';
+import { LineBuffer } from './line-buffer.ts';
 import { scanRecentKeys } from './recent-keys.ts';
 import { applyRetention, bucketStart, naming, rotatedName, type FileNaming } from './rotation.ts';
 import { repairTornLine } from './torn-line.ts';
@@ -35,6 +35,8 @@ export class FileSink implements Sink {
   /** A write failed mid-way: the file may end in a partial line to cut before appending. */
   private dirty = false;
   private closed = false;
+  /** Lines are encoded here; one write() at a time (the engine has one batch in flight). */
+  private readonly lines = new LineBuffer();
 
   constructor(config: FileSinkConfig, ctx: SinkContext) {
     this.name = config.name;
@@ -56,7 +58,7 @@ export class FileSink implements Sink {
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
     if (this.closed || !this.fh) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
     return writeLocally(
-      fileChunks(events, this.config.batch),
+      this.lines.chunks(events, this.config.batch),
       {
         instrument: this.instrument,
         write: async (chunk) => {

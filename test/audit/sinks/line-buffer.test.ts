@@ -1,12 +1,12 @@
 /**
- * fileChunks: the bytes of each chunk are exactly those of encodeFileLine() for its events,
+ * LineBuffer: the bytes of each chunk are exactly those of encodeFileLine() for its events,
  * line sizes are the lines' byte lengths, and chunks split at maxEvents / maxBytes (a single
- * larger line alone).
+ * larger line alone), also once the buffer has had to grow.
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../../src/audit/event.ts';
 import { encodeFileLine } from '../../../src/audit/sinks/file/encoder.ts';
-import { fileChunks, type FileChunk } from '../../../src/audit/sinks/file/chunks.ts';
+import { LineBuffer, type FileChunk } from '../../../src/audit/sinks/file/line-buffer.ts';
 import { T0, makeEvent } from './fixtures.ts';
 
 const BIG = { maxEvents: 100_000, maxBytes: 256 * 1024 * 1024 };
@@ -16,8 +16,11 @@ function built(i: number, extra: Record<string, unknown> = {}): AuditEvent {
   return { ...makeEvent(i, extra), noReservedMembers: true };
 }
 
-function collect(events: readonly AuditEvent[], limits = BIG): FileChunk[] {
-  return [...fileChunks(events, limits)];
+/** The chunks, with their bytes copied out (a chunk's bytes are only valid until the next one). */
+function collect(lb: LineBuffer, events: readonly AuditEvent[], limits = BIG): FileChunk[] {
+  const out: FileChunk[] = [];
+  for (const c of lb.chunks(events, limits)) out.push({ ...c, bytes: Buffer.from(c.bytes), events: [...c.events], sizes: [...c.sizes] });
+  return out;
 }
 
 function expectedBytes(events: readonly AuditEvent[]): Buffer {
@@ -51,9 +54,9 @@ const VARIED: AuditEvent[] = [
   { key: 'neg', timestampMs: -1234.7, json: JSON.stringify({ a: 1 }), noReservedMembers: true },
 ];
 
-describe('fileChunks', () => {
+describe('LineBuffer', () => {
   it('writes exactly the bytes of encodeFileLine, with each line size, for all kinds of documents', () => {
-    const chunks = collect(VARIED);
+    const chunks = collect(new LineBuffer(), VARIED);
     expect(chunks).toHaveLength(1);
     expect(chunks[0]!.rejected).toEqual([]);
     expectExact(chunks, VARIED);
@@ -71,7 +74,7 @@ describe('fileChunks', () => {
 
   it('splits at maxEvents', () => {
     const events = Array.from({ length: 10 }, (_, i) => built(i));
-    const chunks = collect(events, { maxEvents: 3, maxBytes: BIG.maxBytes });
+    const chunks = collect(new LineBuffer(), events, { maxEvents: 3, maxBytes: BIG.maxBytes });
     expect(chunks.map((c) => c.events.length)).toEqual([3, 3, 3, 1]);
     expectExact(chunks, events);
   });
@@ -82,7 +85,7 @@ describe('fileChunks', () => {
     const huge = built(99, { pad: 'é'.repeat(2000) });
     const events = [small(10), small(11), small(12), huge, small(13), small(14), huge, huge, small(15)];
     const maxBytes = size * 2 + 10; // two small lines fit, three do not
-    const chunks = collect(events, { maxEvents: 1000, maxBytes });
+    const chunks = collect(new LineBuffer(), events, { maxEvents: 1000, maxBytes });
     expect(chunks.map((c) => c.events.map((e) => e.key))).toEqual([
       ['evt-10', 'evt-11'],
       ['evt-12'],
@@ -100,26 +103,29 @@ describe('fileChunks', () => {
   it('a chunk exactly at maxBytes is not split', () => {
     const events = [built(1), built(2), built(3)];
     const total = expectedBytes(events).length;
-    expect(collect(events, { maxEvents: 10, maxBytes: total }).map((c) => c.events.length)).toEqual([3]);
-    expect(collect(events, { maxEvents: 10, maxBytes: total - 1 }).map((c) => c.events.length)).toEqual([2, 1]);
+    expect(collect(new LineBuffer(), events, { maxEvents: 10, maxBytes: total }).map((c) => c.events.length)).toEqual([3]);
+    expect(collect(new LineBuffer(), events, { maxEvents: 10, maxBytes: total - 1 }).map((c) => c.events.length)).toEqual([2, 1]);
   });
 
-  it('stays exact for chunks of several MiB, split by bytes or not', () => {
+  it('stays exact when a chunk outgrows the initial 1 MiB buffer, and when reused afterwards', () => {
+    const lb = new LineBuffer();
     const events = Array.from({ length: 3000 }, (_, i) => built(i, { pad: (i % 7 === 0 ? 'é' : 'p').repeat(1024) }));
-    const one = collect(events);
+    const one = collect(lb, events);
     expect(one).toHaveLength(1);
     expect(one[0]!.bytes.length).toBeGreaterThan(3 * 1024 * 1024);
     expectExact(one, events);
-    const split = collect(events, { maxEvents: 100_000, maxBytes: 1536 * 1024 });
+    // Same buffer, now split in byte-limited chunks, then a smaller batch.
+    const split = collect(lb, events, { maxEvents: 100_000, maxBytes: 1536 * 1024 });
     expect(split.length).toBeGreaterThan(2);
     expectExact(split, events);
     const few = VARIED.slice(0, 4);
-    expectExact(collect(few), few);
+    expectExact(collect(lb, few), few);
   });
 
-  it('a single line larger than maxBytes travels alone, whole', () => {
+  it('a single line larger than the buffer is written whole', () => {
+    const lb = new LineBuffer();
     const events = [built(1), built(2, { pad: '🔐'.repeat(400_000) }), built(3)];
-    const chunks = collect(events, { maxEvents: 1000, maxBytes: 4096 });
+    const chunks = collect(lb, events, { maxEvents: 1000, maxBytes: 4096 });
     expect(chunks.map((c) => c.events.length)).toEqual([1, 1, 1]);
     expectExact(chunks, events);
   });
@@ -131,14 +137,14 @@ describe('fileChunks', () => {
       { key: 'unmarked-bad', timestampMs: Number.NEGATIVE_INFINITY, json: '{"_key":"x"}' },
     ];
     const events = [built(1), bad[0]!, built(3), bad[1]!, bad[2]!, built(5)];
-    const chunks = collect(events, { maxEvents: 2, maxBytes: BIG.maxBytes });
+    const chunks = collect(new LineBuffer(), events, { maxEvents: 2, maxBytes: BIG.maxBytes });
     const good = [events[0]!, events[2]!, events[5]!];
     expectExact(chunks, good);
     const rejected = chunks.flatMap((c) => c.rejected);
     expect(rejected.map((r) => r.event)).toEqual(bad);
     for (const r of rejected) expect(r).toMatchObject({ code: 'encode_failed', reason: expect.stringContaining('timestamp') });
     // Only rejections: one chunk carries them, with no bytes.
-    const only = collect([bad[0]!]);
+    const only = collect(new LineBuffer(), [bad[0]!]);
     expect(only).toHaveLength(1);
     expect(only[0]!.events).toEqual([]);
     expect(only[0]!.bytes.length).toBe(0);
@@ -146,6 +152,6 @@ describe('fileChunks', () => {
   });
 
   it('yields nothing for no events', () => {
-    expect(collect([])).toEqual([]);
+    expect(collect(new LineBuffer(), [])).toEqual([]);
   });
 });
