@@ -18,5 +18,5 @@ export const auditMetrics = {
   windowRetries: new Counter({ name: `${p}window_retries_total`, help: 'Export windows retried after a transient failure', labelNames: ['tenant'] as const, registers: [registry] }),
   lag: new Gauge({ name: `${p}lag_seconds`, help: 'Wall clock minus the committed cursor', labelNames: ['tenant'] as const, registers: [registry] }),
   checkpointAge: new Gauge({ name: `${p}checkpoint_age_seconds`, help: 'Time since the last committed checkpoint', labelNames: ['tenant'] as const, registers: [registry] }),
-  backfillProgress: new Gauge({ name: `${p}backfill_progress_ratio`, help: 'Share of the current multi-window run already committed (1 when idle)', labelNames: ['tenant'] as const, registers: [registry] }),
+  backfillProgress: new Gauge({ name: `${p}backfill_progress_ratio`, help: 'Share of the current run\'s range it has committed (a re-run starts at 0; 1 when done)', labelNames: ['tenant'] as const, registers: [registry] }),
 };

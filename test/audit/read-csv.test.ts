@@ -59,4 +59,73 @@ describe('readCsv', () => {
     expect(seen[0]).toEqual({ kind: 'header', cells: ['a', 'b'] });
     expect(seen.length).toBeGreaterThanOrEqual(2);
   });
+
+  it('stops pulling the body while the handler holds a row, then reads it all once released', async () => {
+    const rows = 1000;
+    const line = (i: number): string => `${String(i).padStart(6, '0')},${'x'.repeat(56)}\n`; // 64 bytes
+    let pulled = 0;
+    async function* source(): AsyncGenerator<Buffer> {
+      yield Buffer.from('id,data\n');
+      for (let i = 0; i < rows; i++) {
+        pulled++;
+        yield Buffer.from(line(i));
+      }
+    }
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let firstRow!: () => void;
+    const firstRowSeen = new Promise<void>((r) => (firstRow = r));
+    const got: string[] = [];
+    const done = readCsv(Readable.from(source()), {
+      header: () => undefined,
+      row: (values) => {
+        got.push(values[0] as string);
+        if (got.length === 1) {
+          firstRow();
+          return gate;
+        }
+        return undefined;
+      },
+      bad: () => undefined,
+    });
+    await firstRowSeen;
+    let whileBlocked = -1;
+    for (let waited = 0; waited < 3000 && pulled !== whileBlocked; waited += 100) {
+      whileBlocked = pulled;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pulled).toBe(whileBlocked); // it stopped
+    // Bounded by the stream's own small buffer, not the body.
+    expect(whileBlocked).toBeLessThan(40);
+    expect(got).toHaveLength(1);
+    release();
+    await done;
+    expect(pulled).toBe(rows);
+    expect(got).toEqual(Array.from({ length: rows }, (_, i) => String(i).padStart(6, '0')));
+  });
+
+  it('rejects with the handler’s own error (sync or async) without waiting for a stalled body, and ends it', async () => {
+    for (const fail of ['sync', 'async'] as const) {
+      const stalled = new Readable({ read() {} });
+      stalled.push('a,b\n1,2\n3,4\n'); // then nothing more, and no end
+      const boom = new Error(`sink broke (${fail})`);
+      const result = readCsv(stalled, {
+        header: () => undefined,
+        row: () => {
+          if (fail === 'sync') throw boom;
+          return Promise.reject(boom);
+        },
+        bad: () => undefined,
+      }).then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+      const timeout = new Promise((r) => setTimeout(() => r('still waiting after 1 s'), 1000));
+      const outcome = await Promise.race([result, timeout]);
+      stalled.destroy();
+      await result;
+      expect(outcome).toBe(boom);
+      expect(stalled.destroyed).toBe(true);
+    }
+  });
 });
