@@ -15,10 +15,12 @@
  *   sizes V8's heap from that limit, as in the pod); where no cgroup can be made, the limit
  *   is emulated with the V8 heap flags Node derives from it.
  * Baseline and CLI run twice, alternately; the faster run of each counts (the machine is shared).
+ * The audit section of bench/RESULTS.md is replaced by this run's table (AUDIT_BENCH_NO_WRITE=1: printed only).
  *
  *   AUDIT_BENCH_ROWS=1000000   rows of the main run (default 1,000,000 ≈ 160 MB of CSV)
  *   AUDIT_BENCH_10M=1          also 10,000,000 rows (peak RSS must not grow)
  *   AUDIT_BENCH_SKIP_DAEMON=1  skip the daemon run (no Redis)
+ *   AUDIT_BENCH_ONCE=1         baseline and CLI once each, no runs under the limit (a quicker 10M check)
  *
  * Aims: CLI events/s ≥ 0.8 × baseline; CLI peak RSS ≤ 150 MB at 1M rows and unchanged at 10M;
  * the daemon's audit job stays inside the chart's memory limit. Results go to bench/RESULTS.md.
@@ -328,7 +330,8 @@ async function measure(build: string, rows: number): Promise<Result> {
     const server = await listen(process.execPath, [join(ROOT, 'bench', 'lib', 'static-export-server.ts'), exportDir, String(HOUR)]);
     try {
       const runs: { baseline: Run[]; cli: Run[] } = { baseline: [], cli: [] };
-      for (let i = 0; i < 2; i++) {
+      const once = process.env['AUDIT_BENCH_ONCE'] === '1';
+      for (let i = 0; i < (once ? 1 : 2); i++) {
         runs.baseline.push(await baseline(server.url, startMs, windows, dir));
         process.stderr.write(`  baseline: ${n(rate(runs.baseline.at(-1)!))} rows/s, peak RSS ${runs.baseline.at(-1)!.peakRssMb} MB\n`);
         runs.cli.push(await shippedCli(build, server.url, rows, startMs, dir));
@@ -337,7 +340,7 @@ async function measure(build: string, rows: number): Promise<Result> {
       const best = (rs: Run[]): Run => ({ ...rs.reduce((a, b) => (rate(a) >= rate(b) ? a : b)), peakRssMb: Math.max(...rs.map((r) => r.peakRssMb)) });
       let cliLimited: Result['cliLimited'];
       const limit = await chartMemoryLimit();
-      const cgroup = await createMemoryCgroup(`bench-audit-cli-${process.pid}`, limit);
+      const cgroup = once ? undefined : await createMemoryCgroup(`bench-audit-cli-${process.pid}`, limit);
       if (cgroup) {
         try {
           cliLimited = { ...(await shippedCli(build, server.url, rows, startMs, dir, cgroup)), limitMb: Math.round(limit / 2 ** 20) };
@@ -347,7 +350,7 @@ async function measure(build: string, rows: number): Promise<Result> {
         }
       }
       let daemon: Result['daemon'];
-      if (process.env['AUDIT_BENCH_SKIP_DAEMON'] !== '1') {
+      if (process.env['AUDIT_BENCH_SKIP_DAEMON'] !== '1' && !once) {
         try {
           daemon = await daemonJob(build, server.url, rows, startMs, dir);
           process.stderr.write(`  daemon audit job: ${n(rate(daemon))} events/s, peak RSS ${daemon.peakRssMb} MB (limit ${daemon.limitMb} MB, ${daemon.how})\n`);
