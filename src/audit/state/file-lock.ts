@@ -77,7 +77,8 @@ async function writeLock(path: string, info: LockInfo, place: 'link' | 'rename')
     if (place === 'link') await link(tmp, path);
     else await rename(tmp, path);
   } finally {
-    if (place === 'link') await unlink(tmp).catch(() => undefined);
+    // Gone after a rename; the second name of a link (or a failed attempt's file) otherwise.
+    await unlink(tmp).catch(() => undefined);
   }
 }
 
