@@ -12,6 +12,8 @@ export interface TenantKeys {
   ledgerGroupsByExt: string;
   /** Set: `user:<externalId>` / `group:<externalId>` creates sent but not yet confirmed. */
   ledgerPending: string;
+  /** String: when the one-shot ledger (state.dir) was imported into Redis (set once). */
+  ledgerImported: string;
   /** Hash: failures, until (ms), reason, since (ms). */
   quarantine: string;
   /** Hash: count, reasons (JSON), at (ms), runId — deletes held by the guard until approved. */
@@ -40,6 +42,7 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     ledgerUsersByExt: `${base}:ledger:users-by-ext`,
     ledgerGroupsByExt: `${base}:ledger:groups-by-ext`,
     ledgerPending: `${base}:ledger:pending`,
+    ledgerImported: `${base}:ledger:imported`,
     quarantine: `${base}:quarantine`,
     heldDeletes: `${base}:held-deletes`,
     approval: `${base}:approve-deletes`,

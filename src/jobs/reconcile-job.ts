@@ -3,6 +3,7 @@
  * CLI) → fan the apply out phase by phase → record the run. Destructive work held by the
  * guard stays held (visible in /status) until `approve-deletes`; the rest is applied.
  */
+import { ownershipCounts } from '../reconcile/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
@@ -76,13 +77,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   try {
-    const approved = await rt.state.hasApproval();
+    // An approval releases only a plan no larger than the one that was held (guard.ts).
+    const approval = await rt.state.approval();
     const planned = await planReconcile(
       { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
-      { allowDeletes: approved },
+      { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
-    if (approved) await rt.state.takeApproval();
+    const approved = approval !== undefined && plan.guard.overridden;
+    if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
@@ -95,7 +98,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     for (const phase of planPhases(plan)) {
@@ -117,7 +120,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 ? 'success' : badRun ? 'failed' : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
+    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);

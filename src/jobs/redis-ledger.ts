@@ -54,6 +54,25 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     await tx.exec();
   }
 
+  /** Entries per kind and pending creates, without loading them. */
+  async counts(): Promise<{ users: number; groups: number; pending: number }> {
+    const [users, groups, pending] = await Promise.all([this.redis.hlen(this.keys.ledgerUsers), this.redis.hlen(this.keys.ledgerGroups), this.redis.scard(this.keys.ledgerPending)]);
+    return { users, groups, pending };
+  }
+
+  /**
+   * Moving from one-shot to the daemon: writes `data` (the state dir's ledger) when the Redis
+   * ledger is empty and no import happened before; true when it did. Never merges into or
+   * overwrites a ledger the daemon already keeps.
+   */
+  async importIfEmpty(data: LedgerData): Promise<boolean> {
+    const c = await this.counts();
+    if (c.users + c.groups + c.pending > 0) return false;
+    if ((await this.redis.set(this.keys.ledgerImported, new Date().toISOString(), 'NX')) !== 'OK') return false;
+    await this.save(data);
+    return true;
+  }
+
   async markPending(kind: ObjectKind, externalIds: string[]): Promise<void> {
     if (externalIds.length > 0) await this.redis.sadd(this.keys.ledgerPending, ...externalIds.map((x) => `${kind}:${x}`));
   }
@@ -95,5 +114,14 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
 
   async idFor(kind: ObjectKind, externalId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.byExt(kind), externalId)) ?? undefined;
+  }
+
+  /** Member removals the server acknowledged for a group (see LedgerEntry.removed). */
+  async noteMemberRemovals(groupId: string, ids: string[], at: number): Promise<void> {
+    const prev = await this.redis.hget(this.keys.ledgerGroups, groupId);
+    if (!prev) return;
+    const { removed, ...rest } = JSON.parse(prev) as LedgerEntry;
+    if (ids.length === 0 && removed === undefined) return;
+    await this.redis.hset(this.keys.ledgerGroups, groupId, JSON.stringify(ids.length > 0 ? { ...rest, removed: { at, ids } } : rest));
   }
 }

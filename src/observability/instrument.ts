@@ -4,6 +4,7 @@
  * go to the log lines (the sync's own audit trail), never into metrics. Nothing here sees a
  * credential: the platform hooks carry method, route, status and timings only.
  */
+import { allUnmanagedWarning, ownershipCounts } from '../reconcile/ownership.ts';
 import type { PlatformClientHooks } from '../platform/http-client.ts';
 import { platformMetrics } from '../platform/metrics.ts';
 import type { AppliedChange } from '../reconcile/apply.ts';
@@ -63,10 +64,18 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   r.deletesHeld.set({ tenant }, held);
   observation(tenant).deletesHeld = held;
 
+  const ownership = ownershipCounts(plan);
+  r.unmanagedSkipped.set({ tenant, kind: 'user' }, ownership.skippedUnmanaged.users);
+  r.unmanagedSkipped.set({ tenant, kind: 'group' }, ownership.skippedUnmanaged.groups);
+  observation(tenant).unmanagedSkipped = ownership.skippedUnmanaged;
+  const unmanagedWarning = allUnmanagedWarning(plan, 'Redis');
+  if (unmanagedWarning !== undefined) logger.warn({ ...tenantField(logger, tenant), ...ownership }, unmanagedWarning);
+
   const s = plan.sourceStats;
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
+  for (const w of plan.warnings ?? []) r.planWarnings.inc({ tenant, code: w.code });
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
   const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };

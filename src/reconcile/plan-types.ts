@@ -28,6 +28,12 @@ export interface UserUpdate {
   ops: PatchOperation[];
   /** Taking over an existing unmanaged object (matching.adoptExisting). */
   adopt: boolean;
+  /**
+   * Added field: the userName is first set to this temporary value (apply phase `renames`)
+   * because the new name is held by another account that is renaming away in the same plan
+   * (a swap or a cycle), so every rename lands in one run without a 409.
+   */
+  renameVia?: string;
 }
 
 export type RemovalReason = 'not-in-source' | 'out-of-scope' | 'disabled-in-source' | 'grace-period-expired';
@@ -52,6 +58,8 @@ export interface GroupUpdate {
   changes: AttributeChange[];
   ops: PatchOperation[];
   adopt: boolean;
+  /** Added field: temporary displayName set first (see UserUpdate.renameVia). */
+  renameVia?: string;
 }
 
 export interface GroupDelete {
@@ -77,6 +85,8 @@ export interface Skipped {
   kind: 'user' | 'group' | 'member';
   ref: string;
   reason: string;
+  /** `unmanaged`: matches a platform object this tool does not manage (ownership ledger). */
+  code?: 'unmanaged';
 }
 
 export interface GuardVerdict {
@@ -84,11 +94,50 @@ export interface GuardVerdict {
   reasons: string[];
   /** Deactivations + deletions (users) + group deletions this plan would perform. */
   destructive: number;
+  /** Managed users + groups in the platform listing, under the configured ownership mode. */
   managed: number;
   maxDeletes: number;
   maxDeletePercent: number;
-  /** --allow-deletes was given: the guard is reported but not enforced. */
+  /** Added field: group member removals this plan would perform. */
+  memberRemovals: number;
+  /** Added field: members of the managed groups the plan compares (the percentage's base). */
+  members: number;
+  maxMemberRemovals: number;
+  maxMemberRemovalPercent: number;
+  /** --allow-deletes was given, or an approval covers this plan: the guard is reported but not enforced. */
   overridden: boolean;
+  /** Added field: the approval (`approve-deletes`) this plan was checked against, if any. */
+  approval?: DeleteApproval;
+}
+
+/**
+ * An operator's approval of a held plan, bound to what was held: it releases a later plan
+ * only when that plan removes no more than this (a larger plan trips the guard again).
+ */
+export interface DeleteApproval {
+  destructive: number;
+  memberRemovals: number;
+}
+
+/** Added field: a platform object kept because a source entry naming it was rejected. */
+export interface ProtectedObject {
+  kind: 'user' | 'group' | 'member';
+  /** Platform id (for `member`: the user's id). */
+  id: string;
+  /** userName, displayName, or `group ← userName` for a member. */
+  name: string;
+  externalId: string | undefined;
+  /** The rejection's ref (where the source entry is). */
+  rejection: string;
+  /** What was not done. */
+  held: string;
+}
+
+/** Added field: something the operator should know that is neither a change nor a rejection. */
+export interface PlanWarning {
+  code: 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
+  ref: string;
+  message: string;
 }
 
 export interface PlanSummary {
@@ -104,6 +153,9 @@ export interface PlanSummary {
   membersRemove: number;
   skipped: number;
   rejected: number;
+  /** Added fields: entries of `protected` and `warnings`. */
+  protected: number;
+  warnings: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
 }
@@ -129,7 +181,15 @@ export interface Plan {
   memberships: MembershipChange[];
   skipped: Skipped[];
   rejected: SourceRejection[];
+  /** Added field: platform objects not deprovisioned/removed because their source entry was rejected. */
+  protected: ProtectedObject[];
+  /** Added field. */
+  warnings: PlanWarning[];
+  /** Added field: provisioning.membership. */
+  membership: 'authoritative' | 'additive';
   guard: GuardVerdict;
   sourceStats: Record<string, number>;
   summary: PlanSummary;
+  /** Set when the plan was restricted to one user (`--only`, reconcile/selection.ts). */
+  only?: string;
 }

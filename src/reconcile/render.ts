@@ -29,17 +29,19 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
 
   const section = (title: string, style: Style, rows: string[][]): void => {
     if (rows.length === 0) return;
+    // maxRows 0 asks for counts only: one line, never a heading with nothing under it.
+    if (max === 0) return void out.push(`  ${title.toLowerCase()}: ${rows.length} (use --json to list them)`);
     out.push('', c(['bold', style] as unknown as Style, `${title} (${rows.length})`));
     out.push(...table(rows.slice(0, max)).map((l) => `  ${l}`));
     if (rows.length > max) out.push(`  … and ${rows.length - max} more (use --json for the full plan)`);
   };
   section('Users to create', 'green', plan.users.create.map((u) => [u.userName, u.externalId, String((u.resource as { displayName?: string }).displayName ?? '')]));
-  section('Users to update', 'yellow', plan.users.update.map((u) => [u.userName, u.adopt ? 'adopt' : '', changesText(u.changes)]));
+  section('Users to update', 'yellow', plan.users.update.map((u) => [u.userName, u.adopt ? 'adopt' : u.renameVia !== undefined ? 'via temporary name' : '', changesText(u.changes)]));
   section('Users to reactivate', 'cyan', plan.users.reactivate.map((u) => [u.userName, changesText(u.changes)]));
   section('Users to deactivate', 'red', plan.users.deactivate.map((u) => [u.userName, u.reason]));
   section('Users to delete', 'red', plan.users.delete.map((u) => [u.userName, u.reason]));
   section('Groups to create', 'green', plan.groups.create.map((g) => [g.displayName, g.externalId]));
-  section('Groups to update', 'yellow', plan.groups.update.map((g) => [g.displayName, g.adopt ? 'adopt' : '', changesText(g.changes)]));
+  section('Groups to update', 'yellow', plan.groups.update.map((g) => [g.displayName, g.adopt ? 'adopt' : g.renameVia !== undefined ? 'via temporary name' : '', changesText(g.changes)]));
   section('Groups to delete', 'red', plan.groups.delete.map((g) => [g.displayName, g.externalId]));
   section(
     'Membership changes',
@@ -48,6 +50,9 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   );
   section('Skipped', 'gray', plan.skipped.map((k) => [k.kind, k.ref, k.reason]));
   section('Rejected by the source', 'magenta', plan.rejected.map((r) => [r.kind, r.ref, r.reason]));
+  // Older plan files (schema 1 before these fields) have neither list.
+  section('Protected (source entry rejected)', 'magenta', (plan.protected ?? []).map((p) => [p.kind, p.name, p.held, p.rejection]));
+  section('Warnings', 'yellow', (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]));
 
   if (plan.guard.tripped) {
     out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion or member removal will run.'));

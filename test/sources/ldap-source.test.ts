@@ -140,11 +140,11 @@ describe('LDAP source against slapd', () => {
     await expect(source({ allowInsecure: false, startTls: true }).check()).rejects.toThrow(/^TLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
   });
 
-  it('a wrong password fails loudly with the bind DN and the LDAP code, never the password', async () => {
+  it('a wrong password fails loudly with the bind DN and the LDAP code, never the password; it is a refused credential (E_AUTH_INVALID, exit 2)', async () => {
     const err = await source({ bindPassword: 'not-the-password' }).read().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
-    expect((err as SourceError).message).toBe(`LDAP bind failed for ${sl.readerDn}: invalid credentials (49)`);
-    expect((err as SourceError).code).toBe('E_SOURCE_FAILED');
+    expect((err as SourceError).message).toBe(`LDAP bind failed for ${sl.readerDn}: invalid credentials (49): check provisioning.source.bindDn and bindPassword / bindPasswordFile`);
+    expect((err as SourceError).code).toBe('E_AUTH_INVALID');
     expect(JSON.stringify((err as SourceError).toJSON())).not.toContain('not-the-password');
   });
 
@@ -176,7 +176,8 @@ describe('LDAP source against slapd', () => {
     const s = await source({ users: { baseDn: SUFFIX, filter: '(|(objectClass=inetOrgPerson)(cn=reader))', attributes: { userName: 'mail' } }, groups: undefined }).read();
     // cn=reader is a person without mail: rejected, not dropped; everyone else is read.
     expect(s.users.length).toBeGreaterThan(fx.users.length);
-    expect(s.rejected).toContainEqual({ kind: 'user', ref: sl.readerDn, reason: 'missing mail (userName)' });
+    // With the identity still readable (its entryUUID) so the planner protects its account.
+    expect(s.rejected).toContainEqual({ kind: 'user', ref: sl.readerDn, reason: 'missing mail (userName)', dn: sl.readerDn, externalId: expect.any(String) });
   });
 
   it('check() binds and runs a one-entry search; reads the password from a file', async () => {
