@@ -108,6 +108,7 @@ const RUN_LEVEL: Record<RunResult, 'info' | 'warn' | 'error'> = {
   guard_held: 'warn',
   quarantined: 'warn',
   failed: 'error',
+  lease_lost: 'warn',
 };
 
 /**
@@ -123,7 +124,7 @@ export function recordRun(tenant: string, kind: JobKind, result: RunResult, dura
   const o = observation(tenant);
   o.lastRun[kind] = { result, finishedAt: new Date(now).toISOString(), durationSeconds };
   if (result === 'success') {
-    r.lastSuccess.set({ tenant, job: kind }, now / 1000);
+    r.lastSuccess.set({ tenant, kind }, now / 1000);
     o.lastSuccess[kind] = new Date(now).toISOString();
   }
   logger[RUN_LEVEL[result]]({ ...fields, ...tenantField(logger, tenant), job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);

@@ -1,5 +1,5 @@
 /**
- * `status`, `trigger`, `resume` and `approve-deletes` read or write Redis only: an operator's
+ * `status`, `trigger`, `resume`, `approve-deletes` and `log` read or write Redis only: an operator's
  * shell without the platform credential (unset ${SCIM_TOKEN}, no mounted token file) can run them.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('operator commands do not need the platform token', () => {
-  it('status, trigger, resume and approve-deletes run with neither ${SCIM_TOKEN} nor the token file', async () => {
+  it('status, trigger, resume, approve-deletes and log run with neither ${SCIM_TOKEN} nor the token file', async () => {
     const status = await runCli(['status', '--json', '-c', configPath]);
     expect(status.code, status.stderr).toBe(0);
     expect((JSON.parse(status.stdout) as { tenants: Array<{ tenant: string }> }).tenants.map((t) => t.tenant)).toEqual(['alpha', 'beta']);
@@ -40,6 +40,9 @@ describe('operator commands do not need the platform token', () => {
     const approve = await runCli(['approve-deletes', '-c', configPath, '--tenant', 'alpha']);
     expect(approve.code, approve.stderr).toBe(0);
     expect(approve.stdout).toContain('no deletions held');
+    // The provisioning log is read from Redis too.
+    const log = await runCli(['log', '--json', '-c', configPath, '--tenant', 'beta']);
+    expect(log.code, log.stderr).toBe(0);
   });
 
   it('a command that calls the platform still requires the token (exit 2, naming the variable)', async () => {
