@@ -80,13 +80,12 @@ export function resumeCommand(): Command {
 export function approveDeletesCommand(): Command {
   return tenantCommand('approve-deletes', 'approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)', async (c, tenant) => {
     const { state, loaded } = c.tenant(tenant);
-    const held = await state.heldDeletes();
+    // Bound to what is held: a larger plan trips the guard again.
+    const held = await state.approveHeld(process.env['USER'] ?? 'operator');
     if (!held) {
       process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
       return ExitCode.OK;
     }
-    // Bound to what was held: a larger plan trips the guard again.
-    await state.approveDeletes(process.env['USER'] ?? 'operator', { destructive: held.count, memberRemovals: held.memberRemovals ?? 0 });
     const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
     process.stdout.write(
       `approved ${held.count} held deactivations/deletions and ${held.memberRemovals ?? 0} member removals of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,

@@ -22,8 +22,10 @@ export interface TenantKeys {
   approval: string;
   /** List (newest first) of JSON run records. */
   history(kind: 'reconcile' | 'audit'): string;
-  /** String with TTL: the lease of the run in progress (one per tenant and kind). */
+  /** String with TTL, `<fencing token> <owner>`: the lease of the run in progress (one per tenant and kind). */
   lease(kind: 'reconcile' | 'audit'): string;
+  /** Counter: the last fencing token issued for the lease (only ever grows). */
+  fence(kind: 'reconcile' | 'audit'): string;
   /** String: JSON array of tasks of one fanned-out chunk. */
   chunk(runId: string, phase: string, index: number): string;
   /** Hash: aggregated results of a fanned-out run. */
@@ -48,6 +50,7 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     approval: `${base}:approve-deletes`,
     history: (kind) => `${base}:history:${kind}`,
     lease: (kind) => `${base}:lease:${kind}`,
+    fence: (kind) => `${base}:lease:${kind}:fence`,
     chunk: (runId, phase, index) => `${base}:run:${runId}:${phase}:${index}`,
     runResult: (runId) => `${base}:run:${runId}:result`,
     runFailures: (runId) => `${base}:run:${runId}:failures`,

@@ -32,6 +32,10 @@ export const ErrorCodes = {
   READ_ONLY: 'E_READ_ONLY',
   /** A lookup found more than one object that could be the one meant; nothing is guessed. */
   AMBIGUOUS_MATCH: 'E_AMBIGUOUS_MATCH',
+  /** The daemon's run lease was lost (expired, or taken over by a newer fencing token): the run stops without writing. */
+  LEASE_LOST: 'E_LEASE_LOST',
+  /** The daemon's fanned-out apply jobs disappeared from Redis (restarted without persistence, evicted, deleted). */
+  JOBS_VANISHED: 'E_JOBS_VANISHED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

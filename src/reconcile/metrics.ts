@@ -9,7 +9,8 @@ import { METRIC_PREFIX, registry } from '../observability/metrics.ts';
 const p = METRIC_PREFIX;
 
 /** How one reconcile (or audit) run ended. */
-export type RunResult = 'success' | 'partial' | 'failed' | 'guard_held' | 'skipped' | 'quarantined';
+/** `lease_lost`: the daemon's run lease was lost (a stalled replica fenced out); nothing more was applied by that run. */
+export type RunResult = 'success' | 'partial' | 'failed' | 'guard_held' | 'skipped' | 'quarantined' | 'lease_lost';
 export type ScimResource = 'user' | 'group';
 export type ScimOperation = 'create' | 'adopt' | 'update' | 'reactivate' | 'deactivate' | 'delete' | 'members';
 export type DriftKind = 'user_update' | 'user_reactivate' | 'group_update' | 'membership';
@@ -21,7 +22,7 @@ export type JobKind = 'reconcile' | 'audit';
 export type WarningCode = 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
 
 export const reconcileMetrics = {
-  runs: new Counter({ name: `${p}reconcile_runs_total`, help: 'Reconcile runs by result (success, partial, failed, guard_held, skipped, quarantined)', labelNames: ['tenant', 'result'] as const, registers: [registry] }),
+  runs: new Counter({ name: `${p}reconcile_runs_total`, help: 'Reconcile runs by result (success, partial, failed, guard_held, skipped, quarantined, lease_lost)', labelNames: ['tenant', 'result'] as const, registers: [registry] }),
   runDuration: new Histogram({
     name: `${p}reconcile_run_duration_seconds`,
     help: 'Wall-clock duration of a reconcile run (source read, platform listing, plan, apply)',
@@ -37,7 +38,7 @@ export const reconcileMetrics = {
   guardTrips: new Counter({ name: `${p}guard_trips_total`, help: 'Plans whose destructive operations were held by the deletion guard', labelNames: ['tenant'] as const, registers: [registry] }),
   deletesHeld: new Gauge({ name: `${p}deletes_held`, help: 'Deactivations and deletions held by the deletion guard in the latest plan (0 when not tripped)', labelNames: ['tenant'] as const, registers: [registry] }),
   quarantined: new Gauge({ name: `${p}tenant_quarantined`, help: '1 while the tenant is quarantined (runs suspended after repeated fatal errors), else 0', labelNames: ['tenant'] as const, registers: [registry] }),
-  lastSuccess: new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time of the last run that ended with result success, by job (reconcile, audit)', labelNames: ['tenant', 'job'] as const, registers: [registry] }),
+  lastSuccess: new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time of the last run that ended with result success, by kind (reconcile, audit)', labelNames: ['tenant', 'kind'] as const, registers: [registry] }),
   sourceObjects: new Gauge({ name: `${p}source_objects`, help: 'Objects read from the source in the latest plan, by kind (user, group, user_in_scope, group_in_scope)', labelNames: ['tenant', 'kind'] as const, registers: [registry] }),
   planWarnings: new Counter({
     name: `${p}reconcile_warnings_total`,
