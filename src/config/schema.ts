@@ -7,6 +7,7 @@ import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
 import { assertSecureUrl } from '../platform/http-client.ts';
 import { contentFile, secretFile } from './file-refs.ts';
+import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts'; // [h17 user attributes]
 
 const secretFields = {
   token: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
@@ -27,6 +28,9 @@ export const platformSchema = z
   .strictObject({
     baseUrl: z.string({ error: BASE_URL_HINT }).url({ protocol: /^https?$/, error: BASE_URL_HINT }),
     ...secretFields,
+    /** [h17] Token of the platform API (`/api/v1`, user attributes) when it differs from the SCIM token; default: the SCIM token. */
+    apiToken: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
+    apiTokenFile: secretFile().optional(),
     authScheme: z.enum(['Bearer', 'Api-Key']).default('Bearer'),
     scimPath: z.string().startsWith('/').default('/api/scim/v2'),
     allowInsecureHttp: z.boolean().default(false),
@@ -55,6 +59,10 @@ export const platformSchema = z
   .refine((p) => (p.token === undefined) !== (p.tokenFile === undefined), {
     message: 'set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)',
     path: ['token'],
+  })
+  .refine((p) => p.apiToken === undefined || p.apiTokenFile === undefined, {
+    message: 'set at most one of platform.apiToken or platform.apiTokenFile (neither: the SCIM token is used)',
+    path: ['apiToken'],
   })
   .superRefine((p, ctx) => {
     // The same rule the HTTP client enforces, reported at load rather than at first request.
@@ -105,6 +113,9 @@ export const provisioningSchema = z.strictObject({
       group: z.record(z.string().min(1), mappingRuleSchema).default({}),
     })
     .prefault({}),
+  /** [h17] Platform user attributes (data access: region, department…) ← source values; docs/user-attributes.md. */
+  userAttributes: userAttributesSchema,
+  userAttributeSync: userAttributeSyncSchema,
   /** SCIM filter expressions over normalized source objects; out-of-scope objects are not provisioned. */
   scope: z
     .strictObject({
@@ -139,6 +150,10 @@ export const provisioningSchema = z.strictObject({
       maxDeletes: z.number().int().min(0).default(50),
       /** Max deactivations + deletions as a percentage of managed objects. */
       maxDeletePercent: z.number().min(0).max(100).default(20),
+      /** [h17] Max user attribute values cleared (or access-relevant values taken away) in one run. */
+      maxAttributeClears: z.number().int().min(0).default(50),
+      /** [h17] Same, as a percentage of the users whose attributes are synced. */
+      maxAttributeClearPercent: z.number().min(0).max(100).default(20),
     })
     .prefault({}),
   apply: z

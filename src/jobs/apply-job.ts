@@ -107,7 +107,7 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
     const marker = `done:${phase}:${index}:${i}`;
     if ((await deps.redis.hexists(resultKey, marker)) === 1) continue;
     try {
-      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false });
+      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false, attributes: rt.attributes });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
       await deps.redis
         .multi()

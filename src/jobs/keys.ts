@@ -12,6 +12,10 @@ export interface TenantKeys {
   ledgerGroupsByExt: string;
   /** Set: `user:<externalId>` / `group:<externalId>` creates sent but not yet confirmed. */
   ledgerPending: string;
+  /** [h17] Hash: user attribute name → JSON { id, created } (definitions this tool knows). */
+  ledgerAttributeDefinitions: string;
+  /** [h17] Hash: platform user id → JSON { readAt, values } (last read or written attribute values). */
+  ledgerAttributeValues: string;
   /** Hash: failures, until (ms), reason, since (ms). */
   quarantine: string;
   /** Hash: count, reasons (JSON), at (ms), runId — deletes held by the guard until approved. */
@@ -40,6 +44,8 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     ledgerUsersByExt: `${base}:ledger:users-by-ext`,
     ledgerGroupsByExt: `${base}:ledger:groups-by-ext`,
     ledgerPending: `${base}:ledger:pending`,
+    ledgerAttributeDefinitions: `${base}:ledger:attribute-definitions`,
+    ledgerAttributeValues: `${base}:ledger:attribute-values`,
     quarantine: `${base}:quarantine`,
     heldDeletes: `${base}:held-deletes`,
     approval: `${base}:approve-deletes`,

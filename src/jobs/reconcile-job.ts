@@ -77,7 +77,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   try {
     const approved = await rt.state.hasApproval();
     const planned = await planReconcile(
-      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger },
+      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, attributes: rt.attributes },
       { allowDeletes: approved },
     );
     const { plan, ledger } = planned;
@@ -91,6 +91,8 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.forgetMany('group', pruned.group);
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
+    // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
+    await rt.ledger.recordAttributePlanning(ledger.attributes.takeChangedStates(), ledger.attributes.takeForgottenDefinitions());
     const held = plan.guard.tripped;
     await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 

@@ -12,6 +12,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import { jobMetrics, type JobResult } from '../jobs/metrics.ts';
 import type { Logger } from './logger.ts';
 import { observation } from './tenant-observations.ts';
+import { countAttributeChange, countAttributePlan, isAttributeAction } from '../reconcile/attributes/metrics.ts'; // [h17]
 
 const r = reconcileMetrics;
 
@@ -64,6 +65,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
+  countAttributePlan(tenant, plan); // [h17 user attributes]
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
   const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };
@@ -73,15 +75,19 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
 
 /** One applied (or failed) SCIM change: the operations counter and one audit-trail log line. */
 export function recordChange(tenant: string, change: AppliedChange, logger: Logger): void {
-  const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
-  r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
+  if (isAttributeAction(change.action)) countAttributeChange(tenant, change.action, change.result); // [h17]
+  else {
+    const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
+    r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
+  }
   if (change.added) r.membersChanged.inc({ tenant, direction: 'add' }, change.added);
   if (change.removed) r.membersChanged.inc({ tenant, direction: 'remove' }, change.removed);
   const { action, result, id, externalId, name, added, removed, code, message } = change;
   // Explicit fields only: whatever else a caller hangs on the change stays out of the log.
   const line = { ...tenantField(logger, tenant), action, result, id, externalId, name, added, removed, code, message };
-  if (result === 'ok') logger.info(line, 'scim change applied');
-  else logger.warn(line, 'scim change failed');
+  const what = isAttributeAction(action) ? 'user attribute change' : 'scim change'; // [h17]
+  if (result === 'ok') logger.info(line, `${what} applied`);
+  else logger.warn(line, `${what} failed`);
 }
 
 /** `onChange` for applyPlan/applyReconcile, bound to a tenant and logger. */

@@ -9,6 +9,7 @@ import { isSyncError } from '../platform/errors.ts';
 import type { Ledger, LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
+import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
 import { countTasks, executeTask, planPhases, type AppliedChange, type ApplyTask, type ChangeAction } from './tasks.ts';
 
 export type { AppliedChange, ChangeAction } from './tasks.ts';
@@ -55,6 +56,8 @@ export interface ApplyDeps {
   target: ScimTarget;
   ledger: Ledger;
   ledgerStore: LedgerStore;
+  /** [h17] The user-attribute API, when user attributes are configured. */
+  attributes?: UserAttributeTarget | undefined;
 }
 
 export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions): Promise<ApplyResult> {
@@ -89,7 +92,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
     void queue.add(async () => {
       if (result.aborted !== undefined || opts.signal?.aborted) return;
       try {
-        const change = await executeTask(task, { target, ledger, now, adoptExisting: opts.adoptExisting });
+        const change = await executeTask(task, { target, ledger, now, adoptExisting: opts.adoptExisting, attributes: deps.attributes });
         result.succeeded[change.action] = (result.succeeded[change.action] ?? 0) + 1;
         result.membersAdded += change.added ?? 0;
         result.membersRemoved += change.removed ?? 0;

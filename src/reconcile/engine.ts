@@ -9,6 +9,8 @@ import { Ledger, type LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import { buildPlan } from './planner.ts';
 import type { ScimTarget } from './target.ts';
+import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
+import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
 
 export interface ReconcileContext {
   tenant: string;
@@ -16,6 +18,8 @@ export interface ReconcileContext {
   source: Source;
   target: ScimTarget;
   ledgerStore: LedgerStore;
+  /** [h17] The platform's user-attribute API; set when provisioning.userAttributes is configured. */
+  attributes?: UserAttributeTarget | undefined;
   now?: () => number;
   signal?: AbortSignal;
 }
@@ -51,6 +55,10 @@ export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes:
     allowDeletes: opts.allowDeletes,
     now: now(),
   });
+  // [h17 user attributes] planned after the user plan, from the same inputs (GET requests only).
+  if (ctx.attributes && ctx.config.userAttributes.length > 0) {
+    await addAttributePlan(plan, { target: ctx.attributes, desired, platformUsers: users, ledger, config: ctx.config, allowDeletes: opts.allowDeletes, now: now(), signal: ctx.signal });
+  }
   return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
 }
 
@@ -61,7 +69,7 @@ export async function applyReconcile(
 ): Promise<ApplyResult> {
   return applyPlan(
     planned.plan,
-    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     {
       concurrency: opts.concurrency ?? ctx.config.apply.concurrency,
       requestsPerSecond: opts.requestsPerSecond ?? ctx.config.apply.requestsPerSecond,

@@ -1,12 +1,14 @@
 /**
  * The plan: a complete, explainable diff between the desired state and the platform.
- * `plan --json` prints exactly this shape (schemaVersion 1, documented in docs/plan-schema.md);
+ * `plan --json` prints exactly this shape (schemaVersion 2, documented in docs/reconcile.md);
  * add fields only, never rename or remove them within a schema version.
  */
 import type { SourceRejection } from '../identity/model.ts';
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
+import type { AttributeGuardFigures, AttributePlan } from './attributes/types.ts'; // [h17 user attributes]
 
-export const PLAN_SCHEMA_VERSION = 1;
+/** 2: the `attributes` section, `guard.attribute*` and `summary.attribute*` (user attributes). */
+export const PLAN_SCHEMA_VERSION = 2;
 
 export interface AttributeChange {
   path: string;
@@ -89,6 +91,8 @@ export interface GuardVerdict {
   maxDeletePercent: number;
   /** --allow-deletes was given: the guard is reported but not enforced. */
   overridden: boolean;
+  /** [h17] Attribute values taken away, and the limits (present when user attributes are configured). */
+  attributes?: AttributeGuardFigures;
 }
 
 export interface PlanSummary {
@@ -106,6 +110,9 @@ export interface PlanSummary {
   rejected: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
+  /** [h17] User attribute definitions to create and users whose values change (included in `changes`). */
+  attributeDefinitions?: number;
+  attributeUsers?: number;
 }
 
 export interface Plan {
@@ -132,4 +139,6 @@ export interface Plan {
   guard: GuardVerdict;
   sourceStats: Record<string, number>;
   summary: PlanSummary;
+  /** [h17] User attributes (present when provisioning.userAttributes is configured). */
+  attributes?: AttributePlan;
 }

@@ -5,6 +5,7 @@
 import { styleText } from 'node:util';
 import type { ApplyResult } from './apply.ts';
 import type { AttributeChange, Plan } from './plan-types.ts';
+import { attributeSections, attributeSummaryLine } from './attributes/render.ts'; // [h17]
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -25,6 +26,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   );
   out.push(`  groups:  ${c('green', `+${s.groupsCreate} create`)}, ${c('yellow', `~${s.groupsUpdate} update`)}, ${c('red', `✗${s.groupsDelete} delete`)}`);
   out.push(`  members: ${c('green', `+${s.membersAdd} add`)}, ${c('red', `-${s.membersRemove} remove`)}`);
+  const attrLine = attributeSummaryLine(plan, c); // [h17 user attributes]
+  if (attrLine) out.push(attrLine);
   if (s.changes === 0) out.push(c('green', '  No changes. The platform matches the source.'));
 
   const section = (title: string, style: Style, rows: string[][]): void => {
@@ -46,11 +49,12 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     'yellow',
     plan.memberships.map((m) => [m.group.displayName, `+${m.add.length}`, `-${m.remove.length}`, names([...m.add.map((r) => `+${r.userName ?? r.externalId ?? r.id}`), ...m.remove.map((r) => `-${r.userName ?? r.externalId ?? r.id}`)])]),
   );
+  attributeSections(plan, section); // [h17 user attributes]
   section('Skipped', 'gray', plan.skipped.map((k) => [k.kind, k.ref, k.reason]));
   section('Rejected by the source', 'magenta', plan.rejected.map((r) => [r.kind, r.ref, r.reason]));
 
   if (plan.guard.tripped) {
-    out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion or member removal will run.'));
+    out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.'));
     for (const r of plan.guard.reasons) out.push(c('red', `  - ${r}`));
     out.push('  Check the source first; if the removals are intended, re-run apply with --allow-deletes or raise provisioning.guards.');
   } else if (plan.guard.overridden) {

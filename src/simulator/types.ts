@@ -4,6 +4,7 @@
  */
 import type { SimStore } from './store.ts';
 import type { AuditSimOptions, SimAudit } from './audit-types.ts';
+import type { SimUserAttributes, UserAttributesSimOptions } from './user-attributes.ts';
 
 export type { AuditSimOptions, SimAudit } from './audit-types.ts';
 
@@ -120,6 +121,8 @@ export interface SimulatorOptions {
   /** Default true. */
   auditFeatureEnabled?: boolean;
   audit?: AuditSimOptions;
+  /** [h17] User-attribute endpoints: list shape (bare array or `{ data, pagination }`) and page cap. */
+  userAttributes?: UserAttributesSimOptions;
   faults?: FaultRule[];
   /** Keep `requests` (default true). Long-running processes (the CLI) turn it off. */
   recordRequests?: boolean;
@@ -137,4 +140,6 @@ export interface Simulator {
   requests: RequestLogEntry[];
   clearRequests(): void;
   audit: SimAudit;
+  /** [h17] User-attribute definitions and values: seed, inspect, drift behind the client's back. */
+  attributes: SimUserAttributes;
 }
