@@ -74,7 +74,10 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
         toRead.push(subject);
         continue;
       }
-      users.push({ subject, current: { ...nulls, ...pick(state?.values ?? {}, readable) } });
+      const current = { ...nulls, ...pick(state?.values ?? {}, readable) };
+      // Definitions created in this run are known to be unset: remember that, so the next run need not read.
+      if (decision.fresh.size > 0) ledger.attributes.recordState(subject.id, { readAt: state?.readAt ?? input.now, values: current });
+      users.push({ subject, current });
       attrs.reads.fromLedger++;
     }
 
@@ -89,15 +92,15 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
         return;
       }
       attrs.reads.platform++;
-      const values: Record<string, AttributeValue | null> = Object.fromEntries(readable.map((n) => [n, null]));
+      const values: Record<string, AttributeValue | null> = Object.fromEntries(decision.synced.map((r) => [r.name, null]));
       for (const v of stored) {
         // By id; by name only when the platform gave no id (assumption 5 in docs/user-attributes.md).
         const name = v.attributeId !== undefined ? idToName.get(v.attributeId) : v.name;
-        if (name === undefined || !(name in values)) continue;
+        if (name === undefined || !readable.includes(name)) continue;
         values[name] = normalize(v.value, typeOf.get(name) as UserAttributeType);
       }
       ledger.attributes.recordState(id, { readAt: input.now, values });
-      users.push({ subject, current: { ...Object.fromEntries(decision.synced.map((r) => [r.name, null])), ...values } });
+      users.push({ subject, current: values });
     });
 
     const diff = diffUsers(decision.synced, users);
