@@ -30,6 +30,8 @@ interface SimulateOptions {
   auditOrder: 'asc' | 'desc';
   auditCrlf?: boolean;
   auditBom?: boolean;
+  /** [h17] List shape of the user-attribute endpoints. */
+  userAttributeLists?: 'array' | 'envelope';
 }
 
 function integer(min: number): (raw: string) => number {
@@ -76,6 +78,7 @@ export function simulatorOptionsFrom(o: SimulateOptions): SimulatorOptions {
       ...(o.auditCrlf ? { crlf: true } : {}),
       ...(o.auditBom ? { bom: true } : {}),
     },
+    ...(o.userAttributeLists ? { userAttributes: { listShape: o.userAttributeLists } } : {}), // [h17]
     faults,
     // A long-running process must not keep every request in memory.
     recordRequests: false,
@@ -105,6 +108,7 @@ export function simulateCommand(): Command {
     .addOption(new Option('--audit-order <order>', 'row order of the export').choices(['asc', 'desc']).default('asc'))
     .addOption(new Option('--audit-crlf', 'CRLF line endings in the export'))
     .addOption(new Option('--audit-bom', 'UTF-8 BOM at the start of the export'))
+    .addOption(new Option('--user-attribute-lists <shape>', 'user-attribute lists as a bare array or the { data, pagination } envelope').choices(['array', 'envelope']).default('array')) // [h17]
     .action(
       runCommand(async (o: SimulateOptions, cmd: Command) => {
         const log = commandLogger(cmd);

@@ -181,3 +181,15 @@ describe('user-attribute endpoints (control-plane envelope)', () => {
     expect(() => listItems('nope', 'list')).toThrow(/neither an array nor a \{ data, pagination \} envelope/);
   });
 });
+
+describe('simulate --user-attribute-lists', () => {
+  it('maps the flag to the simulator option (default: bare arrays)', async () => {
+    const { simulateCommand, simulatorOptionsFrom } = await import('../../src/cli/simulate.ts');
+    const env = simulateCommand().exitOverride();
+    env.parseOptions(['--user-attribute-lists', 'envelope']);
+    expect(simulatorOptionsFrom(env.opts()).userAttributes).toEqual({ listShape: 'envelope' });
+    const def = simulateCommand().exitOverride();
+    def.parseOptions([]);
+    expect(simulatorOptionsFrom(def.opts()).userAttributes).toEqual({ listShape: 'array' });
+  });
+});
