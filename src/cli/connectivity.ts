@@ -12,7 +12,7 @@ import type { ListResponse, ServiceProviderConfig } from '../platform/scim/types
 import { createSource, sourceContext } from '../sources/registry.ts';
 
 export interface CheckResult {
-  name: 'platform' | 'source';
+  name: 'platform' | 'source' | 'user-attributes';
   ok: boolean;
   detail: string;
   /** Stable error code when failed (E_AUTH_INVALID…). */

@@ -8,6 +8,7 @@ import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../platform/errors.ts';
 import { checkPlatform, checkSource, type CheckResult } from './connectivity.ts';
+import { checkUserAttributes } from './attribute-connectivity.ts'; // [h17]
 import { redactConfig, summarizeConfig } from './config-summary.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
@@ -48,9 +49,10 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
   const checks: CheckResult[] = [];
   if (opts.checkConnectivity) {
     const logger = commandLogger(cmd, loaded);
-    const [platform, source] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger)]);
+    const [platform, source, attributes] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger), checkUserAttributes(loaded)]);
     checks.push(platform);
     if (source) checks.push(source);
+    if (attributes) checks.push(attributes); // [h17 user attributes]
   }
   const ok = checks.every((c) => c.ok);
 

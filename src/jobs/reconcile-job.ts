@@ -113,10 +113,12 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const badRun =
       summary.aborted !== undefined ||
       (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
-    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 ? 'success' : badRun ? 'failed' : 'partial';
+    // [h17] A user-attribute error (wrong-type definition, refused attribute API) makes the run partial.
+    const attributeErrors = plan.attributes?.errors.length ?? 0;
+    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 && attributeErrors === 0 ? 'success' : badRun ? 'failed' : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
+    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await rt.state.pushHistory(r, d.historyLength);
     if (badRun) {
