@@ -152,7 +152,7 @@ export const provisioningSchema = z.strictObject({
       maxDeletePercent: z.number().min(0).max(100).default(20),
       /** [h17] Max user attribute values cleared (or access-relevant values taken away) in one run. */
       maxAttributeClears: z.number().int().min(0).default(50),
-      /** [h17] Same, as a percentage of the users whose attributes are synced. */
+      /** [h17] Max share of the users whose attributes are synced that lose a value in one run, percent. */
       maxAttributeClearPercent: z.number().min(0).max(100).default(20),
     })
     .prefault({}),

@@ -8,22 +8,26 @@
 import type { GuardVerdict } from '../plan-types.ts';
 
 export interface AttributeGuardInput {
+  /** Values taken away. */
   clears: number;
+  /** Users losing at least one value. */
+  usersAffected: number;
+  /** Users whose attributes are synced this run. */
   users: number;
   limits: { maxAttributeClears: number; maxAttributeClearPercent: number };
   allowDeletes: boolean;
 }
 
 export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuardInput): GuardVerdict {
-  const { clears, users, limits } = input;
+  const { clears, usersAffected, users, limits } = input;
   const reasons: string[] = [];
   if (clears > limits.maxAttributeClears) {
     reasons.push(`${clears} user attribute values taken away exceed guards.maxAttributeClears (${limits.maxAttributeClears})`);
   }
-  if (users > 0 && clears > 0) {
-    const pct = (clears / users) * 100;
+  if (users > 0 && usersAffected > 0) {
+    const pct = (usersAffected / users) * 100;
     if (pct > limits.maxAttributeClearPercent) {
-      reasons.push(`${clears} attribute values taken away for ${users} synced users (${pct.toFixed(1)}%) exceed guards.maxAttributeClearPercent (${limits.maxAttributeClearPercent}%)`);
+      reasons.push(`${usersAffected} of ${users} synced users (${pct.toFixed(1)}%) lose a user attribute value, exceeding guards.maxAttributeClearPercent (${limits.maxAttributeClearPercent}%)`);
     }
   }
   const exceeded = verdict.tripped || verdict.overridden || reasons.length > 0;
@@ -32,6 +36,6 @@ export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuard
     reasons: [...verdict.reasons, ...reasons],
     tripped: exceeded && !input.allowDeletes,
     overridden: exceeded && input.allowDeletes,
-    attributes: { attributeClears: clears, attributeUsers: users, maxAttributeClears: limits.maxAttributeClears, maxAttributeClearPercent: limits.maxAttributeClearPercent },
+    attributes: { attributeClears: clears, attributeClearUsers: usersAffected, attributeUsers: users, maxAttributeClears: limits.maxAttributeClears, maxAttributeClearPercent: limits.maxAttributeClearPercent },
   };
 }

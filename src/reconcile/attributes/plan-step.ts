@@ -122,7 +122,7 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   attrs.movers.sort((a, b) => a.userName.localeCompare(b.userName));
   attrs.summary = summarizeAttributes(attrs);
   plan.attributes = attrs;
-  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, users: subjects.length, limits: config.guards, allowDeletes: input.allowDeletes });
+  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length, users: subjects.length, limits: config.guards, allowDeletes: input.allowDeletes });
   const values = attrs.summary.valuesSet + attrs.summary.valuesClear;
   plan.summary = {
     ...plan.summary,

@@ -52,7 +52,11 @@ export interface AttributePlan {
 
 /** Guard figures added to the plan's verdict (plan-types GuardVerdict stays as it was). */
 export interface AttributeGuardFigures {
+  /** Values taken away (clears and access-relevant replacements). */
   attributeClears: number;
+  /** Users losing at least one value (the percentage limit counts these). */
+  attributeClearUsers: number;
+  /** Users whose attributes are synced this run. */
   attributeUsers: number;
   maxAttributeClears: number;
   maxAttributeClearPercent: number;

@@ -134,7 +134,7 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     const { plan, result } = await ws.applyInProcess();
     expect(result.failed).toEqual([]);
     expect(plan.attributes?.users).toEqual([{ id: userId(sim, CLEO), externalId: 'u-3', userName: CLEO, changes: [{ attribute: 'region', before: 'EU', after: null, takesAway: true }] }]);
-    expect(plan.guard.attributes).toMatchObject({ attributeClears: 1, attributeUsers: 3 });
+    expect(plan.guard.attributes).toMatchObject({ attributeClears: 1, attributeClearUsers: 1, attributeUsers: 3 });
     expect(valuesOf(sim, CLEO)).toEqual({});
     expect(valuesOf(sim, BEN)).toMatchObject({ department: 'Marketing' });
     expect((await ws.planInProcess()).summary.changes).toBe(0);

@@ -95,7 +95,7 @@ describe('guard', () => {
     expect(held.code).toBe(3);
     expect(held.out.plan.guard.tripped).toBe(true);
     expect(held.out.plan.guard.reasons).toContain('4 user attribute values taken away exceed guards.maxAttributeClears (2)');
-    expect(held.out.plan.guard.attributes).toEqual({ attributeClears: 4, attributeUsers: 4, maxAttributeClears: 2, maxAttributeClearPercent: 100 });
+    expect(held.out.plan.guard.attributes).toEqual({ attributeClears: 4, attributeClearUsers: 4, attributeUsers: 4, maxAttributeClears: 2, maxAttributeClearPercent: 100 });
     for (const n of [1, 2, 3]) expect(valuesOf(sim, `user${n}@example.com`)).toEqual({ region: 'EU' });
     expect(valuesOf(sim, 'user4@example.com')).toEqual({ region: 'EU', department: 'Legal' });
     expect(held.stderr).toContain('4 user attribute values taken away exceed guards.maxAttributeClears (2)');

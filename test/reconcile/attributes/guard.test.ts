@@ -1,0 +1,34 @@
+/** The attribute part of the deletion guard: its own limits, merged into the one verdict that holds destructive work. */
+import { describe, expect, it } from 'vitest';
+import { mergeAttributeGuard } from '../../../src/reconcile/attributes/guard.ts';
+import { evaluateGuard } from '../../../src/reconcile/guard.ts';
+
+const quiet = () => evaluateGuard({ destructive: 0, managed: 100, sourceEmpty: false, limits: { maxDeletes: 50, maxDeletePercent: 20 }, allowDeletes: false });
+const limits = { maxAttributeClears: 10, maxAttributeClearPercent: 20 };
+
+describe('attribute guard', () => {
+  it('within both limits: the verdict stays quiet and carries the figures', () => {
+    const v = mergeAttributeGuard(quiet(), { clears: 10, usersAffected: 20, users: 100, limits, allowDeletes: false });
+    expect(v).toMatchObject({ tripped: false, overridden: false, reasons: [], attributes: { attributeClears: 10, attributeClearUsers: 20, attributeUsers: 100, maxAttributeClears: 10, maxAttributeClearPercent: 20 } });
+  });
+
+  it('more values taken away than maxAttributeClears trips it', () => {
+    const v = mergeAttributeGuard(quiet(), { clears: 11, usersAffected: 5, users: 100, limits, allowDeletes: false });
+    expect(v.tripped).toBe(true);
+    expect(v.reasons).toEqual(['11 user attribute values taken away exceed guards.maxAttributeClears (10)']);
+  });
+
+  it('too large a share of users losing a value trips it', () => {
+    const v = mergeAttributeGuard(quiet(), { clears: 3, usersAffected: 3, users: 10, limits, allowDeletes: false });
+    expect(v.reasons).toEqual(['3 of 10 synced users (30.0%) lose a user attribute value, exceeding guards.maxAttributeClearPercent (20%)']);
+    expect(v.tripped).toBe(true);
+  });
+
+  it('--allow-deletes overrides; a verdict already tripped by deletions stays tripped with its reasons first', () => {
+    expect(mergeAttributeGuard(quiet(), { clears: 11, usersAffected: 1, users: 100, limits, allowDeletes: true })).toMatchObject({ tripped: false, overridden: true });
+    const deletions = evaluateGuard({ destructive: 60, managed: 100, sourceEmpty: false, limits: { maxDeletes: 50, maxDeletePercent: 100 }, allowDeletes: false });
+    const v = mergeAttributeGuard(deletions, { clears: 0, usersAffected: 0, users: 100, limits, allowDeletes: false });
+    expect(v.tripped).toBe(true);
+    expect(v.reasons).toEqual(deletions.reasons);
+  });
+});
