@@ -209,3 +209,44 @@ describe('platform API token', () => {
     expect(ok.stdout + ok.stderr).not.toContain('api-secret-2');
   });
 });
+
+describe('lifecycle events', () => {
+  it('adoption: an existing account\'s values are read and only the differences are written', async () => {
+    sim = await startSim();
+    const region = sim.attributes.createDefinition({ name: 'region', type: 'string' });
+    const dept = sim.attributes.createDefinition({ name: 'department', type: 'string' });
+    const existing = sim.store.createUser({ userName: 'user1@example.com', externalId: 'u-1', name: { givenName: 'Given1', familyName: 'Family1' } });
+    sim.attributes.setValue(existing.id, region.id, 'EU');
+    sim.attributes.setValue(existing.id, dept.id, 'Old');
+    const ws = createWorkspace(sim, { directory: { users: [staff(1, { l: 'eu', department: 'Finance' })], groups: [] }, config: merge(attributeConfig(), { provisioning: { matching: { adoptExisting: true } } }) });
+    const { plan, result } = await ws.applyInProcess();
+    expect(result.failed).toEqual([]);
+    expect(plan.users.update).toEqual([expect.objectContaining({ id: existing.id, adopt: true })]);
+    expect(plan.attributes?.reads).toEqual({ platform: 1, fromLedger: 0, newUsers: 0 });
+    expect(plan.attributes?.users).toEqual([{ id: existing.id, externalId: 'u-1', userName: 'user1@example.com', changes: [{ attribute: 'department', before: 'Old', after: 'Finance', takesAway: true }] }]);
+    expect(sim.attributes.valuesOf(existing.id)).toEqual({ region: 'EU', department: 'Finance' });
+    expect(ws.readLedger()?.users[existing.id]?.externalId).toBe('u-1');
+  });
+
+  it('leaver and returner: a deactivated user keeps its values untouched; on return it is reactivated and gets the current values in the same run', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
+    await ws.applyInProcess();
+    const ben = userId(sim, 'user2@example.com');
+    ws.writeDirectory({ users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { department: 'Sales' }, { active: false })], groups: [] });
+    const leave = await ws.applyInProcess();
+    expect(leave.plan.users.deactivate.map((u) => u.id)).toEqual([ben]);
+    expect(leave.plan.attributes?.users).toEqual([]); // no clear for a leaver: deactivation already removes access
+    expect(sim.store.getUser(ben)?.active).toBe(false);
+    expect(sim.attributes.valuesOf(ben)).toEqual({ region: 'US', department: 'Sales' });
+
+    ws.writeDirectory({ users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { l: 'de', department: 'Sales' })], groups: [] });
+    const back = await ws.applyInProcess();
+    expect(back.result.failed).toEqual([]);
+    expect(back.plan.users.reactivate.map((u) => u.id)).toEqual([ben]);
+    expect(back.plan.attributes?.users.map((u) => [u.userName, u.changes])).toEqual([['user2@example.com', [{ attribute: 'region', before: 'US', after: 'DE', takesAway: true }]]]);
+    expect(sim.store.getUser(ben)?.active).toBe(true);
+    expect(sim.attributes.valuesOf(ben)).toEqual({ region: 'DE', department: 'Sales' });
+    expect((await ws.planInProcess()).summary.changes).toBe(0);
+  });
+});
