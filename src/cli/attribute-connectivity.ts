@@ -4,11 +4,11 @@
  */
 import type { LoadedConfig } from '../config/load.ts';
 import { isSyncError } from '../platform/errors.ts';
-import { createAttributeClient } from '../reconcile/attributes/from-config.ts';
+import { createAttributeClient, type BuiltAttributeClient } from '../reconcile/attributes/from-config.ts';
 import type { CheckResult } from './connectivity.ts';
 
 export async function checkUserAttributes(loaded: LoadedConfig, signal?: AbortSignal): Promise<CheckResult | undefined> {
-  let built;
+  let built: BuiltAttributeClient | undefined;
   try {
     built = createAttributeClient(loaded, { retry: { maxAttempts: 2 } });
   } catch (e) {

@@ -113,8 +113,8 @@ export class SimUserAttributes {
     }
     const problem = typeProblem(def.type, value);
     if (problem) throw new HttpError(400, `value of user attribute ${def.name} (${def.type}) ${problem}`);
-    let m = this.vals.get(userId);
-    if (!m) this.vals.set(userId, (m = new Map()));
+    const m = this.vals.get(userId) ?? new Map<string, SimAttributeValue>();
+    this.vals.set(userId, m);
     m.set(attributeId, value as SimAttributeValue);
   }
 
