@@ -65,4 +65,36 @@ describe('daemon: user attributes in the tenant reconcile', () => {
     expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH))).toEqual([]);
     expect((await d.stop()).code).toBe(0);
   });
+
+  it('values read while planning are written through to the Redis ledger: the next run reads nothing', async () => {
+    const sim: Simulator = await startSim({ tokens: [{ token: TOKEN }] });
+    cleanups.push(() => sim.close());
+    const ws = createDaemonWorkspace({ env: { SIM_URL: sim.url, SIM_TOKEN: TOKEN } });
+    cleanups.push(() => ws.cleanup());
+    const four = [1, 2, 3, 4];
+    ws.writeDirectory({ users: four.map((n) => staff(n, { l: 'eu' })), groups: [] });
+    ws.writeConfig({});
+    const d1 = await ws.spawnDaemon();
+    expect((await nextRun(d1, () => ws.trigger()))['result']).toBe('success');
+    expect((await d1.stop()).code).toBe(0);
+
+    // Someone set up the region attribute by hand before attributes were configured.
+    const region = sim.attributes.createDefinition({ name: 'region', type: 'string' });
+    for (const n of four) sim.attributes.setValue(sim.store.getUserByUserName(`user${n}@example.com`)!.id, region.id, n === 1 ? 'US' : 'EU');
+    ws.writeConfig({ provisioning: { userAttributes: [{ name: 'region', type: 'string', from: 'attributes.l', transform: 'upper' }], guards: { maxAttributeClearPercent: 100 } } });
+    const d2 = await ws.spawnDaemon();
+    sim.clearRequests();
+    expect((await nextRun(d2, () => ws.trigger()))['result']).toBe('success');
+    expect(valueReads(sim)).toBe(4);
+    expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH)).map((r) => r.body)).toEqual([
+      { userId: sim.store.getUserByUserName('user1@example.com')!.id, attributeId: region.id, value: 'EU' },
+    ]);
+    expect(await ws.redis().hlen(`${ws.keyPrefix}:{acme}:ledger:attribute-values`)).toBe(4);
+
+    sim.clearRequests();
+    expect((await nextRun(d2, () => ws.trigger()))['result']).toBe('success');
+    expect(valueReads(sim)).toBe(0);
+    expect(sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await d2.stop()).code).toBe(0);
+  });
 });
