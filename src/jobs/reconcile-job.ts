@@ -92,7 +92,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
     // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
-    await rt.ledger.recordAttributePlanning(ledger.attributes.takeChangedStates(), ledger.attributes.takeForgottenDefinitions());
+    await rt.ledger.recordAttributePlanning({ states: ledger.attributes.takeChangedStates(), forgotten: ledger.attributes.takeForgottenDefinitions(), definitions: ledger.attributes.takeChangedDefinitions() });
     const held = plan.guard.tripped;
     await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 

@@ -91,10 +91,11 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
   }
 
   /** States read (or definitions forgotten) while planning, written through before apply. */
-  async recordAttributePlanning(states: Array<[string, AttributeState]>, forgottenDefinitions: string[]): Promise<void> {
+  async recordAttributePlanning(changes: { states: Array<[string, AttributeState]>; forgotten: string[]; definitions: Array<[string, LedgerDefinition]> }): Promise<void> {
     const tx = this.redis.multi();
-    if (states.length > 0) tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(states.map(([id, st]) => [id, JSON.stringify(st)])));
-    if (forgottenDefinitions.length > 0) tx.hdel(this.keys.ledgerAttributeDefinitions, ...forgottenDefinitions);
+    if (changes.states.length > 0) tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(changes.states.map(([id, st]) => [id, JSON.stringify(st)])));
+    if (changes.forgotten.length > 0) tx.hdel(this.keys.ledgerAttributeDefinitions, ...changes.forgotten);
+    if (changes.definitions.length > 0) tx.hset(this.keys.ledgerAttributeDefinitions, Object.fromEntries(changes.definitions.map(([name, d]) => [name, JSON.stringify(d)])));
     await tx.exec();
   }
 

@@ -31,6 +31,7 @@ export class AttributeLedger {
   /** User ids whose state changed since takeChangedStates() (the daemon writes them through). */
   private readonly changed = new Set<string>();
   private readonly forgotten: string[] = [];
+  private readonly changedDefs = new Map<string, LedgerDefinition>();
   dirty = false;
 
   constructor(data?: LedgerAttributesData) {
@@ -50,14 +51,24 @@ export class AttributeLedger {
   recordDefinition(name: string, def: LedgerDefinition): void {
     const prev = this.defs.get(name);
     // Once created by us, always ours (a later adoption after a lost response keeps the flag).
-    this.defs.set(name, { id: def.id, created: def.created || (prev?.id === def.id && prev.created) });
+    const next = { id: def.id, created: def.created || (prev?.id === def.id && prev.created) };
+    this.defs.set(name, next);
+    this.changedDefs.set(name, next);
     this.dirty = true;
+  }
+
+  /** Definitions recorded since the last call (the daemon writes them through). */
+  takeChangedDefinitions(): Array<[string, LedgerDefinition]> {
+    const out = [...this.changedDefs];
+    this.changedDefs.clear();
+    return out;
   }
 
   forgetDefinition(name: string): void {
     if (this.defs.delete(name)) {
       this.dirty = true;
       this.forgotten.push(name);
+      this.changedDefs.delete(name);
     }
   }
 

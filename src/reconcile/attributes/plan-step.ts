@@ -52,6 +52,12 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   try {
     const decision = decideDefinitions(config.userAttributes, await target.listDefinitions(input.signal), (n) => ledger.attributes.definition(n));
     for (const name of decision.forget) ledger.attributes.forgetDefinition(name);
+    // Remember every definition's id: if one is replaced on the platform (deleted and made again
+    // under the same name), the values the ledger holds for it are stale and are read again.
+    for (const e of decision.existing) {
+      if (ledger.attributes.definition(e.name)?.id !== e.id) ledger.attributes.recordDefinition(e.name, { id: e.id, created: e.createdByTool });
+    }
+    const replaced = new Set(decision.forget);
     attrs.definitions = { existing: decision.existing, ...decision.plan };
     attrs.errors.push(...decision.errors);
     const typeOf = new Map(decision.synced.map((r) => [r.name, r.type]));
@@ -69,7 +75,7 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
         continue;
       }
       const state = ledger.attributes.state(subject.id);
-      const fresh = state !== undefined && input.now - state.readAt < rereadMs && readable.every((n) => n in state.values);
+      const fresh = state !== undefined && input.now - state.readAt < rereadMs && readable.every((n) => n in state.values && !replaced.has(n));
       if (readable.length > 0 && !fresh) {
         toRead.push(subject);
         continue;

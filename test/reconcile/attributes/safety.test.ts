@@ -81,6 +81,23 @@ describe('definitions', () => {
     expect(sim.attributes.definitionByName('region')?.id).not.toBe(old.id);
     expect((await ws.planInProcess()).summary.changes).toBe(0);
   });
+  it('a hand-made definition replaced on the platform (same name, new id): the ledger copy is stale, users are read again and the values rewritten', async () => {
+    sim = await startSim();
+    const handMade = sim.attributes.createDefinition({ name: 'region', type: 'string' });
+    const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
+    expect((await ws.applyInProcess()).result.failed).toEqual([]);
+    expect(ws.readLedger()?.attributes?.definitions['region']).toEqual({ id: handMade.id, created: false });
+    sim.attributes.deleteDefinition(handMade.id);
+    const again = sim.attributes.createDefinition({ name: 'region', type: 'string' });
+    sim.clearRequests();
+    const { plan, result } = await ws.applyInProcess();
+    expect(result.failed).toEqual([]);
+    expect(plan.attributes?.definitions.create).toEqual([]);
+    expect(plan.attributes?.reads).toEqual({ platform: 2, fromLedger: 0, newUsers: 0 });
+    expect(valuesOf(sim, 'user1@example.com')).toEqual({ region: 'EU', department: 'Finance' });
+    expect(sim.attributes.definitionByName('region')?.id).toBe(again.id);
+    expect((await ws.planInProcess()).summary.changes).toBe(0);
+  });
 });
 
 describe('guard', () => {
