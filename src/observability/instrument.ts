@@ -12,7 +12,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import { jobMetrics, type JobResult } from '../jobs/metrics.ts';
 import type { Logger } from './logger.ts';
 import { observation } from './tenant-observations.ts';
-import { countAttributeChange, countAttributePlan, isAttributeAction } from '../reconcile/attributes/metrics.ts'; // [h17]
+import { countAttributeChange, isAttributeAction, recordAttributePlan } from '../reconcile/attributes/metrics.ts'; // [h17]
 
 const r = reconcileMetrics;
 
@@ -65,7 +65,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
-  countAttributePlan(tenant, plan); // [h17 user attributes]
+  recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
   const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };

@@ -5,6 +5,7 @@
  */
 import { Counter } from 'prom-client';
 import { METRIC_PREFIX, registry } from '../../observability/metrics.ts';
+import type { Logger } from '../../observability/logger.ts';
 import type { Plan } from '../plan-types.ts';
 
 const p = METRIC_PREFIX;
@@ -40,9 +41,12 @@ export function countAttributeChange(tenant: string, action: string, result: 'ok
   attributeMetrics.operations.inc({ tenant, operation: OPERATION[action] ?? action, result });
 }
 
-export function countAttributePlan(tenant: string, plan: Plan): void {
+/** Metrics of a plan's attributes section, plus one log line per mover and per error (the sync's audit trail). */
+export function recordAttributePlan(tenant: string, plan: Plan, logger: Logger): void {
   const a = plan.attributes;
   if (!a) return;
+  for (const m of a.movers) logger.info({ action: 'user.attributes.mover', id: m.id, externalId: m.externalId, name: m.userName, attributes: m.changes.map((c) => c.attribute) }, 'user attribute mover: an access-relevant attribute changes');
+  for (const e of a.errors) logger.warn({ attribute: e.attribute, reason: e.reason }, 'user attribute error');
   for (const u of a.users) {
     for (const ch of u.changes) {
       attributeMetrics.planned.inc({ tenant, attribute: ch.attribute, kind: ch.after === null ? 'clear' : 'set' });

@@ -57,11 +57,19 @@ describe('daemon: user attributes in the tenant reconcile', () => {
     expect(valueReads(sim)).toBe(0);
     expect(sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
 
+    // A mover: user1 goes from US to EU, logged as such by the daemon.
+    ws.writeDirectory({ users: six.map((n) => staff(n, { l: n % 2 === 0 || n === 1 ? 'eu' : 'us', department: `D${n}` })), groups: [] });
+    expect((await nextRun(d, () => ws.trigger()))['result']).toBe('success');
+    const mover = d.logs.find((l) => l.msg === 'user attribute mover: an access-relevant attribute changes');
+    expect(mover).toMatchObject({ name: 'user1@example.com', attributes: ['region'] });
+    expect(valuesOf(sim, 'user1@example.com').region).toBe('EU');
+
     // A broken mapping empties `l` for everyone: 6 clears > maxAttributeClears 3.
     ws.writeDirectory({ users: six.map((n) => staff(n, { department: `D${n}` })), groups: [] });
+    sim.clearRequests();
     const third = await nextRun(d, () => ws.trigger());
     expect(third['result']).toBe('guard_held');
-    for (const n of six) expect(valuesOf(sim, `user${n}@example.com`).region).toBe(n % 2 === 0 ? 'EU' : 'US');
+    for (const n of six) expect(valuesOf(sim, `user${n}@example.com`).region).toBe(n % 2 === 0 || n === 1 ? 'EU' : 'US');
     expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH))).toEqual([]);
     expect((await d.stop()).code).toBe(0);
   });
