@@ -46,7 +46,7 @@ export interface ApplyResult {
   membersRemoved: number;
   failed: ApplyFailure[];
   /** Destructive operations not run because the guard tripped. */
-  held: { usersDeactivate: number; usersDelete: number; groupsDelete: number; membersRemove: number };
+  held: { usersDeactivate: number; usersDelete: number; groupsDelete: number; membersRemove: number; /** [h17] */ attributeTakeAways?: number };
   /** Set when a fatal error stopped the run early. */
   aborted?: string;
   durationMs: number;
@@ -76,6 +76,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
           usersDelete: plan.users.delete.length,
           groupsDelete: plan.groups.delete.length,
           membersRemove: plan.summary.membersRemove,
+          ...(plan.attributes ? { attributeTakeAways: plan.attributes.summary.takeAways } : {}), // [h17]
         }
       : { usersDeactivate: 0, usersDelete: 0, groupsDelete: 0, membersRemove: 0 },
     durationMs: 0,

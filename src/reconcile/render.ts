@@ -74,6 +74,7 @@ export function renderApplyResult(result: ApplyResult, opts: RenderOptions): str
   if (h.usersDeactivate + h.usersDelete + h.groupsDelete + h.membersRemove > 0) {
     out.push(c('red', `  held by the deletion guard: ${h.usersDeactivate} deactivations, ${h.usersDelete} user deletions, ${h.groupsDelete} group deletions, ${h.membersRemove} member removals`));
   }
+  if ((h.attributeTakeAways ?? 0) > 0) out.push(c('red', `  held by the deletion guard: ${h.attributeTakeAways} user attribute values taken away (clears, access-relevant changes)`)); // [h17]
   if (result.failed.length > 0) {
     out.push(c('red', `  failed: ${result.failed.length}`));
     out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message])).map((l) => `    ${l}`));

@@ -116,6 +116,10 @@ describe('guard', () => {
     for (const n of [1, 2, 3]) expect(valuesOf(sim, `user${n}@example.com`)).toEqual({ region: 'EU' });
     expect(valuesOf(sim, 'user4@example.com')).toEqual({ region: 'EU', department: 'Legal' });
     expect(held.stderr).toContain('4 user attribute values taken away exceed guards.maxAttributeClears (2)');
+    expect(held.out.result.held.attributeTakeAways).toBe(4);
+    const text = await ws.cli(['apply', '--config', ws.configPath]);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toContain('held by the deletion guard: 4 user attribute values taken away (clears, access-relevant changes)');
 
     const allowed = await ws.apply(['--allow-deletes']);
     expect(allowed.code, allowed.stderr).toBe(0);
