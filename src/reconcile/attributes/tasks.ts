@@ -78,7 +78,11 @@ export async function executeAttributeTask(task: AttributeTask, deps: AttributeT
         throw new SyncError(ErrorCodes.REJECTED, 'rejected', `user ${task.name} is not managed (its adoption failed), so its attributes were not written`);
       }
       const prev = task.id !== undefined ? await ledger.attributeState?.(id) : undefined;
-      const state: AttributeState = prev ? { readAt: prev.readAt, values: { ...prev.values } } : { readAt: deps.now(), values: Object.fromEntries(task.synced.map((n) => [n, null])) };
+      // A user created in this run has nothing set; an existing user without a ledger copy (not
+      // expected: planning recorded one) gets a copy dated 0, so the next run reads it again.
+      const state: AttributeState = prev
+        ? { readAt: prev.readAt, values: { ...prev.values } }
+        : { readAt: task.id === undefined ? deps.now() : 0, values: Object.fromEntries(task.synced.map((n) => [n, null])) };
       for (const [k, v] of Object.entries(task.known)) if (!(k in state.values)) state.values[k] = v;
       const failures: Array<{ attribute: string; error: unknown }> = [];
       for (const u of task.upserts) {
