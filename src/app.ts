@@ -22,6 +22,8 @@ import { daemonStatus } from './jobs/status.ts';
 import { auditStatus } from './audit/status.ts';
 import { RedisAuditStateStore } from './audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from './audit/dead-letter/redis-store.ts';
+import { createUiHandler } from './ui/handler.ts';
+import { daemonUiBackend } from './ui/daemon-backend.ts';
 
 export interface Daemon {
   start(): Promise<{ url: string }>;
@@ -170,7 +172,11 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       unwatch.push(() => clearInterval(lagTimer));
       void refreshAuditGauges();
       const http = opts.http ?? daemonCfg.http;
-      server = createObservabilityServer({ host: http.host, port: http.port, ready: () => daemon.ready(), status: () => daemon.status(), logger });
+      const uiCfg = daemonCfg.ui;
+      const ui = uiCfg.enabled
+        ? createUiHandler(daemonUiBackend({ tenants, redis, keyPrefix: factory.keyPrefix, reconcileQueue: queues.reconcile, status: () => daemon.status(), logger, actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'), logRecords: uiCfg.logRecords }))
+        : undefined;
+      server = createObservabilityServer({ host: http.host, port: http.port, ready: () => daemon.ready(), status: () => daemon.status(), logger, ...(ui ? { ui } : {}) });
       const { url } = await server.listen();
       started = true;
       logger.info({ url, tenants: [...tenants.keys()], workers: [...want] }, 'daemon started');

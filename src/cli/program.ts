@@ -27,6 +27,7 @@ const MODULES: readonly CommandModule[] = [
   { names: ['demo'], load: async () => [(await import('./demo.ts')).demoCommand] },
   { names: ['simulate'], load: async () => [(await import('./simulate.ts')).simulateCommand] },
   { names: ['daemon'], load: async () => [(await import('./daemon.ts')).daemonCommand] },
+  { names: ['log'], load: async () => [(await import('./log.ts')).logCommand] },
   {
     names: ['trigger', 'resume', 'approve-deletes', 'status'],
     load: async () => {

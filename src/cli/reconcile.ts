@@ -14,6 +14,7 @@ import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { printJson } from './output.ts';
 import { createProgress } from './progress.ts';
+import { finishLocalLog, localProvisioningLog } from '../provisioning-log/local.ts';
 
 interface ReconcileOptions {
   config: string;
@@ -60,14 +61,21 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
       return plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK;
     }
     if (!opts.json) process.stdout.write(`${renderPlan(plan, { color: tty })}\n\n`);
+    const provisioningLog = localProvisioningLog(loaded, logger);
+    provisioningLog.planned(plan);
     const progress = createProgress({ label: 'apply' });
     const concurrency = opts.concurrency !== undefined ? Number(opts.concurrency) : undefined;
     const result = await applyReconcile(ctx, planned, {
       ...(concurrency !== undefined && Number.isInteger(concurrency) && concurrency > 0 ? { concurrency } : {}),
       onProgress: (p) => progress.update(p),
-      onChange: (c) => (c.result === 'ok' ? logger.info({ change: c }, c.action) : logger.warn({ change: c }, `${c.action} failed`)),
+      onChange: (c) => {
+        provisioningLog.onChange(c);
+        if (c.result === 'ok') logger.info({ change: c }, c.action);
+        else logger.warn({ change: c }, `${c.action} failed`);
+      },
     });
     progress.stop();
+    await finishLocalLog(provisioningLog, loaded, logger);
     if (opts.json) printJson({ plan, result });
     else process.stdout.write(`${renderApplyResult(result, { color: tty })}\n`);
     if (plan.guard.tripped) process.stderr.write(guardMessage(plan));

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
+import { provisioningLogSchema } from '../provisioning-log/config-schema.ts';
+import { uiSchema } from '../ui/config-schema.ts';
 import { assertSecureUrl } from '../platform/http-client.ts';
 import { contentFile, secretFile } from './file-refs.ts';
 import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts'; // [h17 user attributes]
@@ -247,6 +249,8 @@ export const daemonSchema = z
       .prefault({}),
     /** Run records kept per tenant and job kind. */
     historyLength: z.number().int().min(1).max(1000).default(50),
+    /** The status page (/ui) on the HTTP server above; docs/daemon.md. */
+    ui: uiSchema,
   })
   .prefault({});
 
@@ -265,6 +269,8 @@ export const configSchema = z.strictObject({
   platform: platformSchema,
   provisioning: provisioningSchema.optional(),
   audit: auditSchema.optional(),
+  /** Retention and sink delivery of the provisioning log (docs/provisioning-log.md). */
+  provisioningLog: provisioningLogSchema,
   state: stateSchema,
   /** When set, state (ledger, audit cursor, dead letters) lives in Redis instead of state.dir. */
   redis: redisSchema.optional(),

@@ -11,6 +11,7 @@ import { recordChange } from '../observability/instrument.ts';
 import { executeTask, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { QUEUE_NAMES, tenantKeys } from './keys.ts';
+import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
@@ -101,6 +102,7 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
   const tasks = JSON.parse(raw) as ApplyTask[];
   const resultKey = keys.runResult(runId);
   const logger = deps.logger.child({ tenant, runId });
+  const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
   let done = 0;
   let failed = 0;
   for (const [i, task] of tasks.entries()) {
@@ -109,6 +111,7 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
     try {
       const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false, attributes: rt.attributes });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
+      await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
       await deps.redis
         .multi()
         .hset(resultKey, marker, '1')
@@ -122,6 +125,7 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
       const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
       const message = e instanceof Error ? e.message : String(e);
       recordChange(tenant, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
+      await provisioningLog.change(runId, task, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
       const failure: ApplyFailure = { action: task.action, ref: task.name, code, message };
       await deps.redis
         .multi()

@@ -12,6 +12,7 @@ import { planReconcile } from '../reconcile/engine.ts';
 import type { RunResult } from '../reconcile/metrics.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { planPhases } from '../reconcile/tasks.ts';
+import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import { createSource, sourceContext } from '../sources/registry.ts';
 import { runPhaseFannedOut } from './apply-job.ts';
 import type { RedisClient } from './redis.ts';
@@ -83,6 +84,8 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const { plan, ledger } = planned;
     if (approved) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
+    const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
+    await provisioningLog.planned(runId, plan, logger);
     // Write-ahead: pending creates and the pruned ledger are saved before any request.
     // Written entry by entry, never as a whole: chunks of an earlier run taken over from a
     // dead replica may still be recording objects, and a whole-ledger write would drop them.
@@ -120,6 +123,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
     const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
+    await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);
     if (badRun) {
       const qs = await rt.state.recordFailure(summary.aborted ?? `${summary.failed.length} of ${total} operations failed`, d.quarantine);

@@ -157,7 +157,7 @@ describe('chart templates and files', () => {
     const kinds = templateFiles()
       .filter((f) => f.startsWith('templates/') && f.endsWith('.yaml'))
       .flatMap((f) => [...readChartFile(f).matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]));
-    expect(new Set(kinds)).toEqual(new Set(['Deployment', 'ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule', 'Pod']));
+    expect(new Set(kinds)).toEqual(new Set(['Deployment', 'ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule', 'Pod', 'Ingress']));
     expect(readChartFile('templates/tests/test-readiness.yaml')).toMatch(/helm\.sh\/hook: test[\s\S]*\/readyz/);
   });
 });
