@@ -11,6 +11,7 @@ import { FileSource } from './file/file-source.ts';
 import { LdapSource } from './ldap/source.ts';
 import { CsvSource } from './csv/source.ts';
 import { ScimSource } from './scim/source.ts';
+import { GoogleWorkspaceSource } from './google/source.ts';
 
 export interface SourceContext {
   /** Relative paths in the source config are resolved against this directory. */
@@ -31,6 +32,8 @@ export function createSource(config: SourceConfig, ctx: SourceContext): Source {
       return new CsvSource(config, ctx);
     case 'scim':
       return new ScimSource(config, ctx);
+    case 'google-workspace':
+      return new GoogleWorkspaceSource(config, ctx);
     default: {
       const unknown: never = type;
       throw new Error(`unknown source type ${String(unknown)}`);

@@ -1,0 +1,169 @@
+/**
+ * Source read cost, side by side in one run: the same directory (default 50,000 users,
+ * 2,000 groups, every user in ≥2 groups, 5 groups with 5,000+ members) read by the file
+ * source, the LDAP source (private slapd, paged, 1,000-entry size limit) and the
+ * google-workspace source (the real Google clients against the Directory API simulator:
+ * 500 users and 200 members per page). Each read runs in its own child process, so its
+ * time and peak RSS are its own; the servers run elsewhere.
+ *
+ *   node bench/sources.ts [--users 50000] [--groups 2000]      (npm run bench:sources)
+ *
+ * Needs slapd + ldap-utils for the LDAP row. Writes a section of bench/RESULTS.md.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LdifEntry } from '../test/helpers/ldif.ts';
+
+const HERE = import.meta.dirname;
+const DOMAIN = 'example.org';
+
+interface ChildResult {
+  label: string;
+  readMs: number;
+  /** User + system CPU time of the reading process during the read. */
+  cpuMs: number;
+  users: number;
+  groups: number;
+  memberships: number;
+  peakRssMB: number;
+  baseRssMB: number;
+  requests?: number;
+}
+
+async function child(label: string, configPath: string): Promise<void> {
+  const { loadConfig } = await import('../src/config/load.ts');
+  const { createLogger } = await import('../src/observability/logger.ts');
+  const { createSource, sourceContext } = await import('../src/sources/registry.ts');
+  const loaded = await loadConfig(configPath);
+  if (!loaded.config.provisioning) throw new Error(`${configPath} has no provisioning section`);
+  const source = createSource(loaded.config.provisioning.source, sourceContext(loaded, createLogger({ level: 'warn' })));
+  const baseRssMB = process.memoryUsage().rss / 1024 / 1024;
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const state = await source.read();
+  const readMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  await source.close?.();
+  const result: ChildResult = {
+    label,
+    readMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    users: state.users.length,
+    groups: state.groups.length,
+    memberships: state.groups.reduce((n, g) => n + g.members.length, 0),
+    // maxRSS is in kilobytes.
+    peakRssMB: process.resourceUsage().maxRSS / 1024,
+    baseRssMB,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** Every user in two groups; a few large groups on top (the LDAP benchmark's shape). */
+function groupMembers(g: number, users: number, groups: number): number[] {
+  const out: number[] = [];
+  for (let i = g; i < users; i += groups) out.push(i);
+  for (let i = (g * 7) % groups; i < users; i += groups) if (i !== g) out.push(i);
+  if (g < 5) for (let i = 0; i < users; i += 10) out.push(i);
+  return [...new Set(out)];
+}
+
+function* ldapEntries(users: number, groups: number): Generator<LdifEntry> {
+  const suffix = 'dc=example,dc=org';
+  yield { dn: `ou=people,${suffix}`, attrs: { objectClass: 'organizationalUnit', ou: 'people' } };
+  yield { dn: `ou=groups,${suffix}`, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } };
+  for (let i = 0; i < users; i++) {
+    const uid = `user${i}`;
+    yield { dn: `uid=${uid},ou=people,${suffix}`, attrs: { objectClass: 'inetOrgPerson', uid, cn: `User ${i}`, givenName: 'User', sn: `N${i}`, mail: `${uid}@${DOMAIN}`, departmentNumber: `d${i % 50}` } };
+  }
+  for (let g = 0; g < groups; g++) {
+    yield { dn: `cn=group${g},ou=groups,${suffix}`, attrs: { objectClass: 'groupOfNames', cn: `group${g}`, member: groupMembers(g, users, groups).map((i) => `uid=user${i},ou=people,${suffix}`) } };
+  }
+}
+
+function fileDirectory(users: number, groups: number): string {
+  const u = Array.from({ length: users }, (_, i) => ({ externalId: `user${i}`, userName: `user${i}@${DOMAIN}`, givenName: 'User', familyName: `N${i}`, displayName: `User ${i}`, emails: [`user${i}@${DOMAIN}`], attributes: { department: `d${i % 50}` } }));
+  const gs = Array.from({ length: groups }, (_, g) => ({ externalId: `group${g}`, displayName: `group${g}`, members: groupMembers(g, users, groups).map((i) => `user${i}`) }));
+  return JSON.stringify({ users: u, groups: gs });
+}
+
+function runChild(label: string, config: string): Promise<ChildResult> {
+  return new Promise((res, rej) => {
+    execFile(process.execPath, [join(HERE, 'sources.ts'), '--child', label, '--config', config], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return rej(new Error(`${label} run failed: ${stderr || err.message}`));
+      res(JSON.parse(stdout.trim().split('\n').pop() ?? '') as ChildResult);
+    });
+  });
+}
+
+function writeResults(section: string): void {
+  const file = join(HERE, 'RESULTS.md');
+  const begin = '<!-- bench:sources:begin -->';
+  const end = '<!-- bench:sources:end -->';
+  const block = `${begin}\n${section}\n${end}`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const next = current.includes(begin) ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block) : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { child: { type: 'string' }, config: { type: 'string' }, users: { type: 'string', default: '50000' }, groups: { type: 'string', default: '2000' } } });
+  if (values.child) return child(values.child, values.config as string);
+
+  const users = Number(values.users);
+  const groups = Number(values.groups);
+  const { startSlapd, slapdAvailable } = await import('../test/helpers/slapd.ts');
+  const { generateServiceAccount, startGoogleSimulator } = await import('../src/simulator/google/index.ts');
+  const { SCOPES } = await import('../src/sources/google/schema.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sources-'));
+  const sa = generateServiceAccount({ delegatedScopes: Object.values(SCOPES) });
+  let googleRequests = 0;
+  const gsim = await startGoogleSimulator({ domain: DOMAIN, serviceAccounts: [sa.account], recordRequests: false, onRequest: () => void googleRequests++ });
+  const ws = gsim.workspace;
+  ws.addUser({ primaryEmail: `admin@${DOMAIN}`, givenName: 'Workspace', familyName: 'Admin', isAdmin: true });
+  for (let i = 0; i < users; i++) ws.addUser({ primaryEmail: `user${i}@${DOMAIN}`, givenName: 'User', familyName: `N${i}`, organizations: [{ department: `d${i % 50}`, primary: true }] });
+  for (let g = 0; g < groups; g++) ws.addGroup({ email: `group${g}@${DOMAIN}`, name: `group${g}`, members: groupMembers(g, users, groups).map((i) => ({ key: `user${i}@${DOMAIN}` })) });
+  const ldapOk = slapdAvailable();
+  const sl = ldapOk ? await startSlapd({ entries: ldapEntries(users, groups), sizeLimit: 1000 }) : undefined;
+  try {
+    writeFileSync(join(dir, 'key.json'), sa.keyFileJson, { mode: 0o600 });
+    writeFileSync(join(dir, 'directory.json'), fileDirectory(users, groups));
+    const common = { tenant: 'bench', platform: { baseUrl: 'http://127.0.0.1:1', token: 'unused', allowInsecureHttp: true }, state: { dir: join(dir, 'state') } };
+    const write = (name: string, source: Record<string, unknown>): string => {
+      writeFileSync(join(dir, name), JSON.stringify({ ...common, provisioning: { source } }));
+      return join(dir, name);
+    };
+    const rows: ChildResult[] = [];
+    rows.push(await runChild('file', write('file.yaml', { type: 'file', path: 'directory.json' })));
+    if (sl) {
+      writeFileSync(join(dir, 'password'), sl.readerPassword);
+      rows.push(await runChild('ldap', write('ldap.yaml', { type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPasswordFile: 'password', pageSize: 1000, users: { baseDn: 'ou=people,dc=example,dc=org' }, groups: { baseDn: 'ou=groups,dc=example,dc=org' } })));
+    }
+    const google = await runChild('google-workspace', write('google.yaml', { type: 'google-workspace', serviceAccountKeyFile: 'key.json', subject: `admin@${DOMAIN}`, rootUrl: gsim.rootUrl, tokenUrl: gsim.tokenUrl, allowInsecureHttp: true }));
+    rows.push(google);
+    const file = rows[0] as ChildResult;
+    const row = (r: ChildResult): string =>
+      `| ${r.label} | ${r.users} | ${r.groups} | ${r.memberships} | ${(r.readMs / 1000).toFixed(2)} | ×${(r.readMs / file.readMs).toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} | ${r.peakRssMB.toFixed(0)} | ×${(r.peakRssMB / file.peakRssMB).toFixed(2)} |`;
+    const section = [
+      '## Source reads side by side (`npm run bench:sources`)',
+      '',
+      `${users} users, ${groups} groups (every user in ≥2 groups, 5 groups with ${Math.ceil(users / 10)}+ members), the same directory in each source; the Google workspace has one more user (the admin the service account acts as). Each read in its own child process (Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}); slapd and the Google simulator run outside it. LDAP: pages of 1,000 under a 1,000-entry size limit. Google: the real google-auth-library + @googleapis/admin clients, users 500 per page, members 200 per page, 4 member lists in parallel: ${googleRequests} HTTP requests.${sl ? '' : ' (slapd not installed: no LDAP row.)'}`,
+      '',
+      '| source | users | groups | memberships | read (s) | read ÷ file | CPU of the reader (s) | peak RSS (MB) | RSS ÷ file |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map(row),
+      '',
+      `Read time is wall time and includes waiting for the server (slapd, the simulator) on a shared machine (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}); the CPU column is the reading process alone. Against Google itself each request waits for the network (typically 100-300 ms), so a real read is bounded by round trips and by \`concurrency\` for member lists, not by this CPU figure.`,
+    ].join('\n');
+    process.stdout.write(`${section}\n`);
+    writeResults(section);
+  } finally {
+    await gsim.close();
+    await sl?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
