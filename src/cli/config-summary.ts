@@ -47,7 +47,7 @@ export function summarizeConfig(loaded: LoadedConfig): string[] {
     rows.push(['mapping', `user: ${Object.keys(prov.mapping.user).length} rules, group: ${Object.keys(prov.mapping.group).length} rules`]);
     rows.push(['scope', `users: ${prov.scope.users ?? 'all'}; groups: ${prov.scope.groups ?? 'all'}`]);
     rows.push(['deprovision', `action=${prov.deprovision.action} deleteGroups=${prov.deprovision.deleteGroups} deleteAfterDays=${prov.deprovision.deleteAfterDays}`]);
-    rows.push(['guards', `maxDeletes=${prov.guards.maxDeletes} maxDeletePercent=${prov.guards.maxDeletePercent}`]);
+    rows.push(['guards', `maxDeletes=${prov.guards.maxDeletes} maxDeletePercent=${prov.guards.maxDeletePercent} maxMemberRemovals=${prov.guards.maxMemberRemovals} maxMemberRemovalPercent=${prov.guards.maxMemberRemovalPercent} membership=${prov.membership}`]);
     rows.push(['apply', `concurrency=${prov.apply.concurrency} requestsPerSecond=${prov.apply.requestsPerSecond || 'unlimited'} ownership=${prov.ownership.mode} adoptExisting=${prov.matching.adoptExisting}`]);
   } else {
     rows.push(['provisioning', 'not configured']);

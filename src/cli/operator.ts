@@ -84,9 +84,12 @@ export function approveDeletesCommand(): Command {
       process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
       return ExitCode.OK;
     }
-    await state.approveDeletes(process.env['USER'] ?? 'operator');
+    // Bound to what was held: a larger plan trips the guard again.
+    await state.approveDeletes(process.env['USER'] ?? 'operator', { destructive: held.count, memberRemovals: held.memberRemovals ?? 0, attributeClears: held.attributeClears ?? 0 });
     const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
-    process.stdout.write(`approved ${held.count} held deactivations/deletions of tenant ${tenant} (${held.reasons.join('; ')}); reconcile enqueued (job ${id})\n`);
+    process.stdout.write(
+      `approved ${held.count} held deactivations/deletions, ${held.memberRemovals ?? 0} member removals and ${held.attributeClears ?? 0} user attribute take-aways of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
+    );
     return ExitCode.OK;
   });
 }

@@ -152,12 +152,21 @@ export const provisioningSchema = z.strictObject({
       maxDeletes: z.number().int().min(0).default(50),
       /** Max deactivations + deletions as a percentage of managed objects. */
       maxDeletePercent: z.number().min(0).max(100).default(20),
+      /** Max group member removals in one run. */
+      maxMemberRemovals: z.number().int().min(0).default(500),
+      /** Max member removals as a percentage of the members of the managed groups the source lists. */
+      maxMemberRemovalPercent: z.number().min(0).max(100).default(50),
       /** [h17] Max user attribute values cleared (or access-relevant values taken away) in one run. */
       maxAttributeClears: z.number().int().min(0).default(50),
       /** [h17] Max share of the users whose attributes are synced that lose a value in one run, percent. */
       maxAttributeClearPercent: z.number().min(0).max(100).default(20),
     })
     .prefault({}),
+  /**
+   * `authoritative`: a member is removed when it maps to a person the source does not place in
+   * the group; `additive`: members are only ever added. Neither removes a person the source lists.
+   */
+  membership: z.enum(['authoritative', 'additive']).default('authoritative'),
   apply: z
     .strictObject({
       concurrency: z.number().int().min(1).max(256).default(8),

@@ -6,7 +6,7 @@
 export interface NormalizedUser {
   /** Stable id in the source (entryUUID, objectGUID, HR id…). Matching key #1. */
   externalId: string;
-  /** Login name; compared case-insensitively everywhere. Matching key #2. */
+  /** Login name; matched case-insensitively (matching key #2), written exactly as the source spells it. */
   userName: string;
   givenName?: string;
   familyName?: string;
@@ -36,10 +36,37 @@ export interface DesiredState {
 }
 
 export interface SourceRejection {
+  /** `row`: a CSV row (a user with the groups of its groups column). */
   kind: 'user' | 'group' | 'row';
   /** Where it came from: a DN, a file path with line/index, a SCIM id. */
   ref: string;
   reason: string;
+  /**
+   * The identity that could still be read from the rejected entry. Present-but-invalid is
+   * present: the planner never deprovisions, deletes or removes from a group the platform
+   * object these name (reconcile.md, "Present but invalid"). A rejection with none of them
+   * (and no `member`) is *unidentified*: it holds deprovisioning of its kind via the guard.
+   */
+  externalId?: string;
+  /** Users and rows. */
+  userName?: string;
+  /** Groups. */
+  displayName?: string;
+  /** LDAP: the entry's DN (reported, not matched: platform objects carry no DN). */
+  dn?: string;
+  /** Rows: externalIds of the groups the rejected row listed (kept from deletion). */
+  memberOf?: string[];
+  /**
+   * Set when only one member reference of a group was rejected (the group itself is valid):
+   * the member's externalId; `externalId` is then the group's. The platform user it names
+   * is not removed from that group.
+   */
+  member?: string;
+}
+
+/** True when the rejection names no object at all (see SourceRejection). */
+export function isUnidentified(r: SourceRejection): boolean {
+  return r.member === undefined && r.externalId === undefined && r.userName === undefined && r.displayName === undefined;
 }
 
 export function userKey(userName: string): string {

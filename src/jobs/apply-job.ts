@@ -8,7 +8,7 @@ import { FlowProducer, type Job, type QueueEvents } from 'bullmq';
 import { isSyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordChange } from '../observability/instrument.ts';
-import { executeTask, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
+import { executeTask, isPartialTaskError, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { QUEUE_NAMES, tenantKeys } from './keys.ts';
 import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
@@ -127,8 +127,12 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
       recordChange(tenant, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
       await provisioningLog.change(runId, task, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
       const failure: ApplyFailure = { action: task.action, ref: task.name, code, message };
+      // Part of the task was done (a member PATCH before some members proved missing): count it.
+      const partial = isPartialTaskError(e) ? e.applied : undefined;
       await deps.redis
         .multi()
+        .hincrby(resultKey, 'membersAdded', partial?.added ?? 0)
+        .hincrby(resultKey, 'membersRemoved', partial?.removed ?? 0)
         .hset(resultKey, marker, '1')
         .rpush(keys.runFailures(runId), JSON.stringify(failure))
         .expire(keys.runFailures(runId), RUN_TTL_SECONDS)

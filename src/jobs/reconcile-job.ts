@@ -76,13 +76,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   try {
-    const approved = await rt.state.hasApproval();
+    // An approval releases only a plan no larger than the one that was held (guard.ts).
+    const approval = await rt.state.approval();
     const planned = await planReconcile(
       { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, attributes: rt.attributes },
-      { allowDeletes: approved },
+      { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
-    if (approved) await rt.state.takeApproval();
+    const approved = approval !== undefined && plan.guard.overridden;
+    if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
@@ -97,7 +99,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
     await rt.ledger.recordAttributePlanning({ states: ledger.attributes.takeChangedStates(), forgotten: ledger.attributes.takeForgottenDefinitions(), definitions: ledger.attributes.takeChangedDefinitions() });
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, attributeClears: plan.guard.attributes?.attributeClears ?? 0, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     for (const phase of planPhases(plan)) {

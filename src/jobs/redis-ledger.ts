@@ -142,4 +142,13 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
   async idFor(kind: ObjectKind, externalId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.byExt(kind), externalId)) ?? undefined;
   }
+
+  /** Member removals the server acknowledged for a group (see LedgerEntry.removed). */
+  async noteMemberRemovals(groupId: string, ids: string[], at: number): Promise<void> {
+    const prev = await this.redis.hget(this.keys.ledgerGroups, groupId);
+    if (!prev) return;
+    const { removed, ...rest } = JSON.parse(prev) as LedgerEntry;
+    if (ids.length === 0 && removed === undefined) return;
+    await this.redis.hset(this.keys.ledgerGroups, groupId, JSON.stringify(ids.length > 0 ? { ...rest, removed: { at, ids } } : rest));
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DaemonConfig } from '../config/schema.ts';
+import type { DeleteApproval } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys, type TenantKeys } from './keys.ts';
 
@@ -47,6 +48,10 @@ export interface HeldDeletes {
   reasons: string[];
   at: number;
   runId: string;
+  /** Member removals held with them (an approval is bound to both counts). */
+  memberRemovals?: number;
+  /** [h17] User-attribute values taken away, held with them (bound likewise). */
+  attributeClears?: number;
 }
 
 // Free, or already held by the same owner (a job taken over after its replica died): take it.
@@ -116,18 +121,26 @@ export class TenantState {
       await this.redis.del(this.keys.heldDeletes);
       return;
     }
-    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId });
+    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId, memberRemovals: String(held.memberRemovals ?? 0), attributeClears: String(held.attributeClears ?? 0) });
   }
 
   async heldDeletes(): Promise<HeldDeletes | undefined> {
     const h = await this.redis.hgetall(this.keys.heldDeletes);
     if (!h['count']) return undefined;
-    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '' };
+    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0), attributeClears: Number(h['attributeClears'] ?? 0) };
   }
 
   /** `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid for a day). */
-  async approveDeletes(by: string): Promise<void> {
-    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now() }), 'EX', 86_400);
+  async approveDeletes(by: string, bound: DeleteApproval = { destructive: 0, memberRemovals: 0 }): Promise<void> {
+    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), destructive: bound.destructive, memberRemovals: bound.memberRemovals, attributeClears: bound.attributeClears ?? 0 }), 'EX', 86_400);
+  }
+
+  /** The approval's bound (what was held when it was given); an approval without counts covers nothing. */
+  async approval(): Promise<DeleteApproval | undefined> {
+    const v = await this.redis.get(this.keys.approval);
+    if (v === null) return undefined;
+    const a = JSON.parse(v) as Partial<DeleteApproval>;
+    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0), attributeClears: Number(a.attributeClears ?? 0) };
   }
 
   /** Consumes the approval (one run only). */

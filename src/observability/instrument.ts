@@ -65,6 +65,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
+  for (const w of plan.warnings ?? []) r.planWarnings.inc({ tenant, code: w.code });
   recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };

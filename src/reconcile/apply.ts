@@ -10,7 +10,7 @@ import type { Ledger, LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
-import { countTasks, executeTask, planPhases, type AppliedChange, type ApplyTask, type ChangeAction } from './tasks.ts';
+import { countTasks, executeTask, isPartialTaskError, planPhases, type AppliedChange, type ApplyTask, type ChangeAction } from './tasks.ts';
 
 export type { AppliedChange, ChangeAction } from './tasks.ts';
 
@@ -99,11 +99,17 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
         result.membersRemoved += change.removed ?? 0;
         opts.onChange?.({ ...change, result: 'ok' });
       } catch (e) {
+        // Part of the task was done (e.g. a member PATCH before some members proved missing): count it.
+        if (isPartialTaskError(e)) {
+          result.membersAdded += e.applied.added ?? 0;
+          result.membersRemoved += e.applied.removed ?? 0;
+        }
         const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
         const message = e instanceof Error ? e.message : String(e);
         result.failed.push({ action: task.action, ref: task.name, code, message });
         progress.failed++;
-        opts.onChange?.({ action: task.action, result: 'failed', ...('id' in task && task.id ? { id: task.id } : {}), externalId: task.externalId, name: task.name, code, message });
+        const done = isPartialTaskError(e) ? { id: e.applied.id, added: e.applied.added, removed: e.applied.removed } : 'id' in task && task.id ? { id: task.id } : {};
+        opts.onChange?.({ action: task.action, result: 'failed', ...done, externalId: task.externalId, name: task.name, code, message });
         if (isSyncError(e) && e.kind === 'fatal') {
           result.aborted = message;
           queue.clear();

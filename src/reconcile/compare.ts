@@ -6,8 +6,11 @@ import { getPath } from '../identity/paths.ts';
 import type { PatchOperation } from '../platform/scim/types.ts';
 import type { AttributeChange } from './plan-types.ts';
 
-/** Paths compared case-insensitively (SCIM caseExact=false identifiers). */
-const CASE_INSENSITIVE = new Set(['userName']);
+/**
+ * Every path is compared exactly, userName included: matching is case-insensitive (match.ts),
+ * but a write is decided by the exact value, so a case-only rename (`Bob@Example.com` →
+ * `bob@example.com`) is applied.
+ */
 /** Handled by deactivate/reactivate, not by attribute updates. */
 const SKIP = new Set(['active']);
 
@@ -22,7 +25,7 @@ export function diffAttributes(
     if (SKIP.has(path)) continue;
     const after = getPath(desired, path);
     const before = getPath(actual, path);
-    if (path === 'emails' ? sameEmails(after, before) : sameValue(after, before, CASE_INSENSITIVE.has(path))) continue;
+    if (path === 'emails' ? sameEmails(after, before) : sameValue(after, before)) continue;
     changes.push({ path, before: before ?? null, after: after ?? null });
     ops.push(isEmpty(after) ? { op: 'remove', path } : { op: 'replace', path, value: after });
   }

@@ -5,8 +5,9 @@
 import type { ProvisioningConfig } from '../config/schema.ts';
 import type { Source } from '../sources/source.ts';
 import { applyPlan, type ApplyOptions, type ApplyResult } from './apply.ts';
-import { Ledger, type LedgerStore } from './ledger.ts';
-import type { Plan } from './plan-types.ts';
+import { Ledger, type LedgerStore, type ObjectKind } from './ledger.ts';
+import type { DeleteApproval, Plan, PlanWarning } from './plan-types.ts';
+import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
 import { buildPlan } from './planner.ts';
 import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
@@ -30,7 +31,13 @@ export interface PlannedReconcile {
   timings: { sourceMs: number; platformMs: number; planMs: number };
 }
 
-export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes: boolean }): Promise<PlannedReconcile> {
+export interface PlanOptions {
+  allowDeletes: boolean;
+  /** An operator's approval bound to the plan that was held (`approve-deletes`). */
+  approval?: DeleteApproval | undefined;
+}
+
+export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): Promise<PlannedReconcile> {
   const now = ctx.now ?? Date.now;
   const t0 = performance.now();
   // The source is read completely first (or the run stops before any platform request:
@@ -39,11 +46,13 @@ export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes:
   const desired = await ctx.source.read(ctx.signal);
   const sourceAt = performance.now();
   const [users, groups, ledger] = await Promise.all([ctx.target.listUsers(ctx.signal), ctx.target.listGroups(ctx.signal), Ledger.load(ctx.ledgerStore)]);
+  // A managed object missing from the listing is confirmed gone (404) before the ledger
+  // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
+  const warnings: PlanWarning[] = [];
+  for (const u of await confirmMissing(ctx, 'user', users, ledger, warnings)) users.push(u);
+  for (const g of await confirmMissing(ctx, 'group', groups, ledger, warnings)) groups.push(g);
   const platformAt = performance.now();
-  // Objects deleted behind our back are no longer ours to track.
-  ledger.prune('user', new Set(users.map((u) => u.id)));
-  ledger.prune('group', new Set(groups.map((g) => g.id)));
-  const t1 = performance.now();
+  const t1 = platformAt;
   const plan = buildPlan({
     tenant: ctx.tenant,
     source: ctx.source.describe,
@@ -53,13 +62,40 @@ export async function planReconcile(ctx: ReconcileContext, opts: { allowDeletes:
     ledger,
     config: ctx.config,
     allowDeletes: opts.allowDeletes,
+    approval: opts.approval,
+    warnings,
     now: now(),
   });
   // [h17 user attributes] planned after the user plan, from the same inputs (GET requests only).
   if (ctx.attributes && ctx.config.userAttributes.length > 0) {
-    await addAttributePlan(plan, { target: ctx.attributes, desired, platformUsers: users, ledger, config: ctx.config, allowDeletes: opts.allowDeletes, now: now(), signal: ctx.signal });
+    await addAttributePlan(plan, { target: ctx.attributes, desired, platformUsers: users, ledger, config: ctx.config, allowDeletes: opts.allowDeletes, approval: opts.approval, now: now(), signal: ctx.signal });
   }
   return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
+}
+
+/** How many GETs run at once when confirming absences. */
+const CONFIRM_CONCURRENCY = 8;
+
+async function confirmMissing<T extends ScimUser | ScimGroup>(ctx: ReconcileContext, kind: ObjectKind, listed: T[], ledger: Ledger, warnings: PlanWarning[]): Promise<T[]> {
+  const seen = new Set(listed.map((o) => o.id));
+  const missing = ledger.ids(kind).filter((id) => !seen.has(id));
+  const found: T[] = [];
+  const type = kind === 'user' ? 'Users' : 'Groups';
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < missing.length) {
+      const id = missing[next++] as string;
+      const obj = await ctx.target.get<T>(type, id, ctx.signal);
+      if (obj === undefined) continue;
+      found.push(obj);
+      warnings.push({ code: 'listing-incomplete', ref: `${type}/${id}`, message: `the listing of ${type} did not include this managed ${kind}, but it exists (read by id): planned from that read` });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONFIRM_CONCURRENCY, missing.length) }, worker));
+  for (const o of found) seen.add(o.id);
+  // Deleted behind our back (confirmed 404): no longer ours to track.
+  ledger.prune(kind, seen);
+  return found;
 }
 
 export async function applyReconcile(

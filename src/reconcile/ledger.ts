@@ -14,6 +14,11 @@ export interface LedgerEntry {
   externalId: string;
   /** Epoch ms when we deactivated it (for deleteAfterDays). */
   deactivatedAt?: number;
+  /**
+   * Groups: the member removals the server acknowledged in the last membership change of
+   * this group. A removal planned again for one of them did not converge (reconcile.md).
+   */
+  removed?: { at: number; ids: string[] };
 }
 
 export interface LedgerData {
@@ -34,6 +39,8 @@ export interface LedgerWriter {
   has(kind: ObjectKind, id: string): boolean | Promise<boolean>;
   /** Platform id of a managed object by its source externalId (e.g. a user created earlier in this run). */
   idFor(kind: ObjectKind, externalId: string): string | undefined | Promise<string | undefined>;
+  /** Member removals of a group the server acknowledged (replaces the previous record). Optional. */
+  noteMemberRemovals?(groupId: string, ids: string[], at: number): void | Promise<void>;
   /** [h17] User attributes: definition created or adopted; a user's values after writing them. */
   recordAttributeDefinition?(name: string, def: LedgerDefinition): void | Promise<void>;
   attributeDefinition?(name: string): LedgerDefinition | undefined | Promise<LedgerDefinition | undefined>;
@@ -135,6 +142,19 @@ export class Ledger implements LedgerWriter {
     if (at !== undefined) next.deactivatedAt = at;
     this.users.set(id, next);
     this.dirty = true;
+  }
+
+  noteMemberRemovals(groupId: string, ids: string[], at: number): void {
+    const prev = this.groups.get(groupId);
+    if (!prev || (ids.length === 0 && prev.removed === undefined)) return;
+    const { removed: _, ...rest } = prev;
+    this.groups.set(groupId, ids.length > 0 ? { ...rest, removed: { at, ids } } : rest);
+    this.dirty = true;
+  }
+
+  /** Managed ids of a kind. */
+  ids(kind: ObjectKind): string[] {
+    return [...this.map(kind).keys()];
   }
 
   forget(kind: ObjectKind, id: string): void {

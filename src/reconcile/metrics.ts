@@ -17,6 +17,8 @@ export type ObjectKind = 'user' | 'group';
 /** Source counts: everything read, and what is left after the scoping filter. */
 export type SourceObjectKind = 'user' | 'group' | 'user_in_scope' | 'group_in_scope';
 export type JobKind = 'reconcile' | 'audit';
+/** PlanWarning codes (plan-types.ts). */
+export type WarningCode = 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
 
 export const reconcileMetrics = {
   runs: new Counter({ name: `${p}reconcile_runs_total`, help: 'Reconcile runs by result (success, partial, failed, guard_held, skipped, quarantined)', labelNames: ['tenant', 'result'] as const, registers: [registry] }),
@@ -36,5 +38,11 @@ export const reconcileMetrics = {
   quarantined: new Gauge({ name: `${p}tenant_quarantined`, help: '1 while the tenant is quarantined (runs suspended after repeated fatal errors), else 0', labelNames: ['tenant'] as const, registers: [registry] }),
   lastSuccess: new Gauge({ name: `${p}last_success_timestamp_seconds`, help: 'Unix time of the last run that ended with result success, by job (reconcile, audit)', labelNames: ['tenant', 'job'] as const, registers: [registry] }),
   sourceObjects: new Gauge({ name: `${p}source_objects`, help: 'Objects read from the source in the latest plan, by kind (user, group, user_in_scope, group_in_scope)', labelNames: ['tenant', 'kind'] as const, registers: [registry] }),
+  planWarnings: new Counter({
+    name: `${p}reconcile_warnings_total`,
+    help: 'Plan warnings by code: listing-incomplete (a managed object missing from the listing was found by id), removal-not-converging (a member removal the server acknowledged did not happen)',
+    labelNames: ['tenant', 'code'] as const,
+    registers: [registry],
+  }),
   sourceRejected: new Counter({ name: `${p}source_rejected_total`, help: 'Source objects or rows rejected as invalid (each is reported in the plan)', labelNames: ['tenant'] as const, registers: [registry] }),
 };

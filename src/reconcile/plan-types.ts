@@ -30,6 +30,12 @@ export interface UserUpdate {
   ops: PatchOperation[];
   /** Taking over an existing unmanaged object (matching.adoptExisting). */
   adopt: boolean;
+  /**
+   * Added field: the userName is first set to this temporary value (apply phase `renames`)
+   * because the new name is held by another account that is renaming away in the same plan
+   * (a swap or a cycle), so every rename lands in one run without a 409.
+   */
+  renameVia?: string;
 }
 
 export type RemovalReason = 'not-in-source' | 'out-of-scope' | 'disabled-in-source' | 'grace-period-expired';
@@ -54,6 +60,8 @@ export interface GroupUpdate {
   changes: AttributeChange[];
   ops: PatchOperation[];
   adopt: boolean;
+  /** Added field: temporary displayName set first (see UserUpdate.renameVia). */
+  renameVia?: string;
 }
 
 export interface GroupDelete {
@@ -86,13 +94,54 @@ export interface GuardVerdict {
   reasons: string[];
   /** Deactivations + deletions (users) + group deletions this plan would perform. */
   destructive: number;
+  /** Managed users + groups in the platform listing, under the configured ownership mode. */
   managed: number;
   maxDeletes: number;
   maxDeletePercent: number;
-  /** --allow-deletes was given: the guard is reported but not enforced. */
+  /** Added field: group member removals this plan would perform. */
+  memberRemovals: number;
+  /** Added field: members of the managed groups the plan compares (the percentage's base). */
+  members: number;
+  maxMemberRemovals: number;
+  maxMemberRemovalPercent: number;
+  /** --allow-deletes was given, or an approval covers this plan: the guard is reported but not enforced. */
   overridden: boolean;
   /** [h17] Attribute values taken away, and the limits (present when user attributes are configured). */
   attributes?: AttributeGuardFigures;
+  /** Added field: the approval (`approve-deletes`) this plan was checked against, if any. */
+  approval?: DeleteApproval;
+}
+
+/**
+ * An operator's approval of a held plan, bound to what was held: it releases a later plan
+ * only when that plan removes no more than this (a larger plan trips the guard again).
+ */
+export interface DeleteApproval {
+  destructive: number;
+  memberRemovals: number;
+  /** [h17] User-attribute values taken away that were held (absent: none approved). */
+  attributeClears?: number;
+}
+
+/** Added field: a platform object kept because a source entry naming it was rejected. */
+export interface ProtectedObject {
+  kind: 'user' | 'group' | 'member';
+  /** Platform id (for `member`: the user's id). */
+  id: string;
+  /** userName, displayName, or `group ← userName` for a member. */
+  name: string;
+  externalId: string | undefined;
+  /** The rejection's ref (where the source entry is). */
+  rejection: string;
+  /** What was not done. */
+  held: string;
+}
+
+/** Added field: something the operator should know that is neither a change nor a rejection. */
+export interface PlanWarning {
+  code: 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
+  ref: string;
+  message: string;
 }
 
 export interface PlanSummary {
@@ -108,6 +157,9 @@ export interface PlanSummary {
   membersRemove: number;
   skipped: number;
   rejected: number;
+  /** Added fields: entries of `protected` and `warnings`. */
+  protected: number;
+  warnings: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
   /** [h17] User attribute definitions to create and users whose values change (included in `changes`). */
@@ -136,6 +188,12 @@ export interface Plan {
   memberships: MembershipChange[];
   skipped: Skipped[];
   rejected: SourceRejection[];
+  /** Added field: platform objects not deprovisioned/removed because their source entry was rejected. */
+  protected: ProtectedObject[];
+  /** Added field. */
+  warnings: PlanWarning[];
+  /** Added field: provisioning.membership. */
+  membership: 'authoritative' | 'additive';
   guard: GuardVerdict;
   sourceStats: Record<string, number>;
   summary: PlanSummary;

@@ -37,12 +37,12 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     if (rows.length > max) out.push(`  … and ${rows.length - max} more (use --json for the full plan)`);
   };
   section('Users to create', 'green', plan.users.create.map((u) => [u.userName, u.externalId, String((u.resource as { displayName?: string }).displayName ?? '')]));
-  section('Users to update', 'yellow', plan.users.update.map((u) => [u.userName, u.adopt ? 'adopt' : '', changesText(u.changes)]));
+  section('Users to update', 'yellow', plan.users.update.map((u) => [u.userName, u.adopt ? 'adopt' : u.renameVia !== undefined ? 'via temporary name' : '', changesText(u.changes)]));
   section('Users to reactivate', 'cyan', plan.users.reactivate.map((u) => [u.userName, changesText(u.changes)]));
   section('Users to deactivate', 'red', plan.users.deactivate.map((u) => [u.userName, u.reason]));
   section('Users to delete', 'red', plan.users.delete.map((u) => [u.userName, u.reason]));
   section('Groups to create', 'green', plan.groups.create.map((g) => [g.displayName, g.externalId]));
-  section('Groups to update', 'yellow', plan.groups.update.map((g) => [g.displayName, g.adopt ? 'adopt' : '', changesText(g.changes)]));
+  section('Groups to update', 'yellow', plan.groups.update.map((g) => [g.displayName, g.adopt ? 'adopt' : g.renameVia !== undefined ? 'via temporary name' : '', changesText(g.changes)]));
   section('Groups to delete', 'red', plan.groups.delete.map((g) => [g.displayName, g.externalId]));
   section(
     'Membership changes',
@@ -52,6 +52,9 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   attributeSections(plan, section); // [h17 user attributes]
   section('Skipped', 'gray', plan.skipped.map((k) => [k.kind, k.ref, k.reason]));
   section('Rejected by the source', 'magenta', plan.rejected.map((r) => [r.kind, r.ref, r.reason]));
+  // Older plan files (schema 1 before these fields) have neither list.
+  section('Protected (source entry rejected)', 'magenta', (plan.protected ?? []).map((p) => [p.kind, p.name, p.held, p.rejection]));
+  section('Warnings', 'yellow', (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]));
 
   if (plan.guard.tripped) {
     out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.'));

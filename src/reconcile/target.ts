@@ -14,6 +14,8 @@ export interface CreateOutcome<T> {
 export interface ScimTarget {
   listUsers(signal?: AbortSignal): Promise<ScimUser[]>;
   listGroups(signal?: AbortSignal): Promise<ScimGroup[]>;
+  /** One object by id; undefined when the server answers 404 (confirms a managed object is gone). */
+  get<T extends ScimUser | ScimGroup>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined>;
   createUser(body: NewResource<ScimUser>): Promise<CreateOutcome<ScimUser>>;
   createGroup(body: NewResource<ScimGroup>): Promise<CreateOutcome<ScimGroup>>;
   patch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void>;

@@ -39,7 +39,7 @@ export type ApplyTask =
   | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string }
   | AttributeTask; // [h17]
 
-export type PhaseName = 'users' | 'attribute-definitions' | 'attribute-values' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
+export type PhaseName = 'renames' | 'users' | 'attribute-definitions' | 'attribute-values' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
 
 export interface Phase {
   name: PhaseName;
@@ -60,9 +60,37 @@ export interface AppliedChange {
   message?: string;
 }
 
-/** Phases in apply order; destructive ones are left out when the guard holds them. */
+/**
+ * A task that did part of its work before failing: what was done is counted (`applied`),
+ * the rest is reported as the failure.
+ */
+export class PartialTaskError extends SyncError {
+  readonly applied: Omit<AppliedChange, 'result'>;
+  constructor(applied: Omit<AppliedChange, 'result'>, message: string) {
+    super(ErrorCodes.NOT_FOUND, 'not_found', message);
+    this.applied = applied;
+  }
+}
+
+export function isPartialTaskError(e: unknown): e is PartialTaskError {
+  return e instanceof PartialTaskError;
+}
+
+/**
+ * Phases in apply order; destructive ones are left out when the guard holds them. `renames`
+ * (only when a plan has swaps or cycles) first sets the temporary names (renameVia), so the
+ * final names written in `users` and `groups` are all free.
+ */
 export function planPhases(plan: Plan): Phase[] {
   const held = plan.guard.tripped;
+  const renames: ApplyTask[] = [
+    ...[...plan.users.update, ...plan.users.reactivate]
+      .filter((u) => u.renameVia !== undefined)
+      .map((u): ApplyTask => ({ action: 'user.update', id: u.id, externalId: u.externalId, name: u.userName, ops: [{ op: 'replace', path: 'userName', value: u.renameVia }] })),
+    ...plan.groups.update
+      .filter((g) => g.renameVia !== undefined)
+      .map((g): ApplyTask => ({ action: 'group.update', id: g.id, externalId: g.externalId, name: g.displayName, ops: [{ op: 'replace', path: 'displayName', value: g.renameVia }] })),
+  ];
   const users: ApplyTask[] = [
     ...plan.users.create.map((c): ApplyTask => ({ action: 'user.create', externalId: c.externalId, name: c.userName, resource: c.resource })),
     ...plan.users.update.map((u): ApplyTask => ({ action: u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops })),
@@ -76,6 +104,7 @@ export function planPhases(plan: Plan): Phase[] {
     .map((m): ApplyTask => ({ action: 'group.members', id: m.group.id, externalId: m.group.externalId, name: m.group.displayName, add: m.add, remove: held ? [] : m.remove }))
     .filter((t) => t.action === 'group.members' && (t.add.length > 0 || t.remove.length > 0));
   const phases: Phase[] = [
+    ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
     { name: 'users', tasks: users },
     ...attributePhases(plan), // [h17] after the user exists, before group memberships
     { name: 'groups', tasks: groups },
@@ -116,13 +145,13 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
       return executeAttributeTask(task, { attributes: deps.attributes, ledger, now: deps.now });
     case 'user.create': {
       const { resource, adopted } = await target.createUser(task.resource);
-      if (adopted) refuseForeign(resource, task, deps);
+      if (adopted) await refuseForeign(resource, task, deps);
       await ledger.record('user', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'user.adopt' as const } : {}) };
     }
     case 'group.create': {
       const { resource, adopted } = await target.createGroup(task.resource);
-      if (adopted) refuseForeign(resource, task, deps);
+      if (adopted) await refuseForeign(resource, task, deps);
       await ledger.record('group', resource.id, task.externalId);
       return { ...base, id: resource.id, ...(adopted ? { action: 'group.adopt' as const } : {}) };
     }
@@ -146,10 +175,12 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
       const add = await resolveIds(task.add, ledger);
       const remove = await resolveIds(task.remove, ledger);
       await target.patchMembers(groupId, add.ids, remove.ids);
+      await ledger.noteMemberRemovals?.(groupId, remove.ids, deps.now());
+      const done = { ...base, id: groupId, added: add.ids.length, removed: remove.ids.length };
       if (add.missing.length > 0) {
-        throw new Error(`${add.missing.length} member(s) not added because their user was not created: ${add.missing.slice(0, 5).join(', ')}`);
+        throw new PartialTaskError(done, `${add.missing.length} member(s) not added because their user was not created: ${add.missing.slice(0, 5).join(', ')}`);
       }
-      return { ...base, id: groupId, added: add.ids.length, removed: remove.ids.length };
+      return done;
     }
     case 'group.delete':
       await target.delete('Groups', task.id);
@@ -172,9 +203,14 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
  * takes it over when it carries our externalId — then it is ours from an earlier attempt —
  * or when adoption is enabled. Otherwise it is someone else's object: fail, don't adopt.
  */
-function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): void {
-  if (deps.adoptExisting || resource.externalId === task.externalId) return;
+async function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): Promise<void> {
+  if (resource.externalId === task.externalId) return;
   const noun = task.action === 'user.create' ? 'user' : 'group';
+  // Never, even with adoptExisting: an account this tool manages for someone else stays theirs.
+  if (await deps.ledger.has(noun, resource.id)) {
+    throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `create ${noun} ${task.name}: the name is held by ${noun} ${resource.id}, which this tool manages for another source object; not taken over`);
+  }
+  if (deps.adoptExisting) return;
   throw new SyncError(
     ErrorCodes.CONFLICT,
     'conflict',

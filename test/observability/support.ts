@@ -50,7 +50,7 @@ function scimUser(id: string, ext: string, extra: Partial<ScimUser> = {}): ScimU
  * - users in the source: a (family name changed → update), b (unchanged), c (deactivated on
  *   the platform → reactivate), e (new → create); one row rejected by the source;
  * - d is managed but gone from the source → 1 deactivation (destructive);
- * - group eng exists (renamed Eng → Engineering; members {p-a, p-x} → {a, b}: +1 −1);
+ * - group eng exists (renamed Eng → Engineering; members {p-a, p-d} → {a, b}: +1 −1, d being the leaver);
  * - group ops is new with member e (its membership is not drift).
  * `maxDeletes: 0` makes the single deactivation trip the guard.
  */
@@ -67,11 +67,12 @@ export function scenarioPlan(tenant: string, opts: { tripGuard: boolean }): Plan
         { externalId: 'eng', displayName: 'Engineering', members: ['a', 'b'] },
         { externalId: 'ops', displayName: 'Ops', members: ['e'] },
       ],
-      rejected: [{ kind: 'row', ref: 'users.csv:7', reason: 'missing userName' }],
+      // With a readable id (naming no platform account): a row with no identity at all would hold the deactivation.
+      rejected: [{ kind: 'row', ref: 'users.csv:7', reason: 'missing userName', externalId: 'r-7' }],
       stats: {},
     },
     platformUsers: [scimUser('p-a', 'a'), scimUser('p-b', 'b'), scimUser('p-c', 'c', { active: false }), scimUser('p-d', 'd')],
-    platformGroups: [{ schemas: [], id: 'g-eng', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-x' }] }],
+    platformGroups: [{ schemas: [], id: 'g-eng', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-d' }] }],
     ledger,
     config: provisioningSchema.parse({
       source: { type: 'file', path: 'x.yaml' },

@@ -69,8 +69,11 @@ describe('planner', () => {
     expect(p.users.create).toHaveLength(0);
     const byId = Object.fromEntries(p.users.update.map((u) => [u.id, u]));
     expect(byId['p1']?.changes.map((c) => c.path)).toContain('userName');
-    // userName matched case-insensitively: only externalId differs, userName case is not churned.
-    expect(byId['p2']?.changes.map((c) => c.path)).toEqual(['externalId']);
+    // userName matched case-insensitively, but written exactly: the case-only rename is applied (issue #14).
+    expect(byId['p2']?.changes).toEqual([
+      { path: 'userName', before: 'b@example.com', after: 'B@EXAMPLE.COM' },
+      { path: 'externalId', before: 'b', after: 'b-new' },
+    ]);
   });
 
   it('never touches unmanaged platform objects unless adoption is enabled', () => {
@@ -159,7 +162,8 @@ describe('planner', () => {
     });
     expect(p.groups.update[0]?.changes).toEqual([{ path: 'displayName', before: 'Eng', after: 'Engineering' }]);
     expect(p.memberships[0]?.add.map((m) => m.id)).toEqual(['p-c']);
-    expect(p.memberships[0]?.remove.map((m) => m.id).sort()).toEqual(['p-b', 'p-x']);
+    // p-x is no user this tool knows (not listed, not in the ledger): kept, never removed (issue #14).
+    expect(p.memberships[0]?.remove.map((m) => m.id).sort()).toEqual(['p-b']);
   });
 
   it('maps extra attributes with transforms, templates, constants and create-only values', () => {
@@ -193,5 +197,62 @@ describe('planner', () => {
     });
     const again = plan({ users: [user('a', { attributes: { department: 'R&D', title: 'eng' } })], platformUsers: [existing], ledger, config });
     expect(again.users.update[0]?.changes.map((c) => c.path)).toEqual(['urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department']);
+  });
+
+  it('membership additive never removes; authoritative removes movers and leavers but keeps members it cannot place', () => {
+    const ledger = new Ledger();
+    ['a', 'b', 'gone'].forEach((x) => ledger.record('user', `p-${x}`, x));
+    ledger.record('group', 'g1', 'eng');
+    const platformUsers = [scimUser('p-a', 'a'), scimUser('p-b', 'b'), scimUser('p-gone', 'gone'), scimUser('p-admin', undefined)];
+    const input = {
+      users: [user('a'), user('b')],
+      groups: [{ externalId: 'eng', displayName: 'Eng', members: ['a'] }],
+      platformUsers,
+      platformGroups: [{ schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-b' }, { value: 'p-gone' }, { value: 'p-admin' }] }],
+      ledger,
+    };
+    const big = { maxDeletes: 100, maxDeletePercent: 100, maxMemberRemovals: 100, maxMemberRemovalPercent: 100 };
+    const auth = plan({ ...input, config: cfg({ guards: big }) });
+    expect(auth.membership).toBe('authoritative');
+    expect(auth.memberships[0]?.remove.map((m) => m.id).sort()).toEqual(['p-b', 'p-gone']);
+    const add = plan({ ...input, config: cfg({ guards: big, membership: 'additive' }) });
+    expect(add.memberships).toEqual([]);
+    expect(add.users.deactivate.map((u) => u.id)).toEqual(['p-gone']);
+  });
+
+  it('a chain of renames and a create taking a freed name go through temporary names; a rename onto a name that does not move is left out', () => {
+    const ledger = new Ledger();
+    ['a', 'b', 'c'].forEach((x) => ledger.record('user', `p-${x}`, x));
+    const platformUsers = [scimUser('p-a', 'a'), scimUser('p-b', 'b'), scimUser('p-c', 'c'), scimUser('p-x', undefined, { userName: 'x@example.com' })];
+    const p = plan({
+      // b takes a's name, a takes a new one, n (new) takes b's name, c wants x@ (held by an unmanaged account).
+      users: [user('a', { userName: 'a2@example.com' }), user('b', { userName: 'a@example.com' }), user('n', { userName: 'b@example.com' }), user('c', { userName: 'x@example.com' })],
+      platformUsers,
+      ledger,
+    });
+    const via = Object.fromEntries(p.users.update.map((u) => [u.id, u.renameVia]));
+    expect(via['p-a']).toMatch(/^renaming-[0-9a-f]{8}\.a2@example\.com$/);
+    expect(via['p-b']).toMatch(/^renaming-[0-9a-f]{8}\.a@example\.com$/);
+    expect(p.users.create.map((c) => c.externalId)).toEqual(['n']);
+    // Its only change was the name: nothing left to update.
+    expect(p.users.update.find((u) => u.id === 'p-c')).toBeUndefined();
+    expect(p.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'c@example.com', reason: expect.stringContaining('userName change to x@example.com not applied') }));
+  });
+
+  it('an unidentified group rejection holds group deletions; an identified one protects its group', () => {
+    const ledger = new Ledger();
+    ledger.record('user', 'p-a', 'a');
+    ledger.record('group', 'g1', 'eng');
+    ledger.record('group', 'g2', 'ops');
+    const platformGroups = [{ schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [] }, { schemas: [], id: 'g2', externalId: 'ops', displayName: 'Ops', members: [] }];
+    const base = { users: [user('a')], platformUsers: [scimUser('p-a', 'a')], platformGroups, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 100 } }) };
+    const blind = buildPlan({ tenant: 't', source: 's', desired: { users: [user('a')], groups: [], rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x' }], stats: {} }, platformUsers: base.platformUsers, platformGroups, ledger, config: base.config, allowDeletes: false, now: NOW });
+    expect(blind.groups.delete).toHaveLength(2);
+    expect(blind.guard.tripped).toBe(true);
+    expect(blind.guard.reasons.join()).toMatch(/1 source group entries were rejected without a readable identity/);
+    const named = buildPlan({ tenant: 't', source: 's', desired: { users: [user('a')], groups: [], rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x', displayName: 'OPS' }], stats: {} }, platformUsers: base.platformUsers, platformGroups, ledger, config: base.config, allowDeletes: false, now: NOW });
+    expect(named.groups.delete.map((g) => g.id)).toEqual(['g1']);
+    expect(named.protected).toEqual([expect.objectContaining({ kind: 'group', id: 'g2' })]);
+    expect(named.guard.tripped).toBe(false);
   });
 });

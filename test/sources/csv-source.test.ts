@@ -96,6 +96,17 @@ describe('CSV source', () => {
       ['9', 'duplicate userName A@X.IO (the first row'],
     ].map(([l, r]) => [l, (r as string).slice(0, 40)]));
     expect(s.rejected.every((r) => r.kind === 'row')).toBe(true);
+    // What each rejected row still shows, so the planner protects that account and its groups;
+    // rows whose fields cannot be trusted (wrong count, broken quoting) show nothing.
+    expect(s.rejected.map((r) => [r.externalId, r.userName, r.memberOf])).toEqual([
+      [undefined, 'b@x.io', ['csv:g']],
+      ['E3', undefined, ['csv:g']],
+      ['E4', 'd@x.io', ['csv:g']],
+      [undefined, undefined, undefined],
+      [undefined, undefined, undefined],
+      ['E1', 'g@x.io', ['csv:g']],
+      ['E8', 'A@X.IO', ['csv:g']],
+    ]);
     expect(s.users.map((u) => u.externalId)).toEqual(['E1', 'E9']);
     expect(s.users[1]?.givenName).toBe('multi\nline');
     expect(s.stats).toEqual({ rows: 9, rowsRejected: 7 });

@@ -176,7 +176,8 @@ describe('LDAP source against slapd', () => {
     const s = await source({ users: { baseDn: SUFFIX, filter: '(|(objectClass=inetOrgPerson)(cn=reader))', attributes: { userName: 'mail' } }, groups: undefined }).read();
     // cn=reader is a person without mail: rejected, not dropped; everyone else is read.
     expect(s.users.length).toBeGreaterThan(fx.users.length);
-    expect(s.rejected).toContainEqual({ kind: 'user', ref: sl.readerDn, reason: 'missing mail (userName)' });
+    // With the identity still readable (its entryUUID) so the planner protects its account.
+    expect(s.rejected).toContainEqual({ kind: 'user', ref: sl.readerDn, reason: 'missing mail (userName)', dn: sl.readerDn, externalId: expect.any(String) });
   });
 
   it('check() binds and runs a one-entry search; reads the password from a file', async () => {

@@ -6,6 +6,7 @@ import { collectRange, findRangeSlice, parseRangedName, type RangeFetcher } from
 import { ldapSourceSchema } from '../../src/sources/ldap/schema.ts';
 import { resolveLdapSettings } from '../../src/sources/ldap/settings.ts';
 import { SourceError } from '../../src/platform/errors.ts';
+import { isAdApplicationPartition } from '../../src/sources/ldap/source.ts';
 
 describe('objectGUID', () => {
   it('decodes the mixed-endian layout into the canonical string (known vectors)', () => {
@@ -153,5 +154,15 @@ describe('config and presets', () => {
     expect(issues({ ...minimal, startTls: true }).join()).toMatch(/startTls: startTls is for ldap:\/\//);
     expect(issues({ ...minimal, bindPasswordFile: '/run/x' }).join()).toMatch(/exactly one of bindPassword/);
     expect(issues({ ...minimal, url: 'http://dc1' }).join()).toMatch(/ldaps:\/\/host/);
+  });
+});
+
+describe('search references (referrals)', () => {
+  it("AD's application and configuration partitions are not reported; any other referral is", () => {
+    expect(isAdApplicationPartition('ldap://DomainDnsZones.corp.example.com/DC=DomainDnsZones,DC=corp,DC=example,DC=com')).toBe(true);
+    expect(isAdApplicationPartition('ldap://ForestDnsZones.corp.example.com/DC=ForestDnsZones,DC=corp,DC=example,DC=com')).toBe(true);
+    expect(isAdApplicationPartition('ldap://corp.example.com/CN=Configuration,DC=corp,DC=example,DC=com')).toBe(true);
+    expect(isAdApplicationPartition('ldap://emea.corp.example.com/DC=emea,DC=corp,DC=example,DC=com')).toBe(false);
+    expect(isAdApplicationPartition('ldap://other.example.org/OU=People,DC=other,DC=example,DC=org')).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
  * attributes are synced); exceeding them trips the same guard, which holds every destructive
  * operation of the run, attribute take-aways included, unless --allow-deletes overrides it.
  */
-import type { GuardVerdict } from '../plan-types.ts';
+import type { DeleteApproval, GuardVerdict } from '../plan-types.ts';
 
 export interface AttributeGuardInput {
   /** Values taken away. */
@@ -16,6 +16,8 @@ export interface AttributeGuardInput {
   users: number;
   limits: { maxAttributeClears: number; maxAttributeClearPercent: number };
   allowDeletes: boolean;
+  /** `approve-deletes`: releases the plan only when none of its counts exceeds what was held. */
+  approval?: DeleteApproval | undefined;
 }
 
 export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuardInput): GuardVerdict {
@@ -31,11 +33,17 @@ export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuard
     }
   }
   const exceeded = verdict.tripped || verdict.overridden || reasons.length > 0;
+  const a = input.approval;
+  const approved = a !== undefined && verdict.destructive <= a.destructive && verdict.memberRemovals <= a.memberRemovals && clears <= (a.attributeClears ?? 0);
+  if (exceeded && a !== undefined && !approved && !input.allowDeletes && clears > (a.attributeClears ?? 0)) {
+    reasons.push(`the approval covers ${a.attributeClears ?? 0} user attribute values taken away; this plan has ${clears}: approve again after checking it`);
+  }
+  const override = input.allowDeletes || approved;
   return {
     ...verdict,
     reasons: [...verdict.reasons, ...reasons],
-    tripped: exceeded && !input.allowDeletes,
-    overridden: exceeded && input.allowDeletes,
+    tripped: exceeded && !override,
+    overridden: exceeded && override,
     attributes: { attributeClears: clears, attributeClearUsers: usersAffected, attributeUsers: users, maxAttributeClears: limits.maxAttributeClears, maxAttributeClearPercent: limits.maxAttributeClearPercent },
   };
 }

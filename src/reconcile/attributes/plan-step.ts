@@ -12,7 +12,7 @@ import { isSyncError } from '../../platform/errors.ts';
 import type { ScimUser } from '../../platform/scim/types.ts';
 import type { AttributeValue, StoredAttributeValue, UserAttributeTarget, UserAttributeType } from '../../platform/user-attributes.ts';
 import type { Ledger } from '../ledger.ts';
-import type { Plan } from '../plan-types.ts';
+import type { DeleteApproval, Plan } from '../plan-types.ts';
 import { coerce } from './coerce.ts';
 import { decideDefinitions, diffUsers, type UserValues } from './diff.ts';
 import { mergeAttributeGuard } from './guard.ts';
@@ -26,6 +26,8 @@ export interface AttributePlanInput {
   ledger: Ledger;
   config: ProvisioningConfig;
   allowDeletes: boolean;
+  /** An operator's approval bound to the held plan (daemon `approve-deletes`). */
+  approval?: DeleteApproval | undefined;
   now: number;
   signal?: AbortSignal | undefined;
 }
@@ -128,7 +130,7 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   attrs.movers.sort((a, b) => a.userName.localeCompare(b.userName));
   attrs.summary = summarizeAttributes(attrs);
   plan.attributes = attrs;
-  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length, users: subjects.length, limits: config.guards, allowDeletes: input.allowDeletes });
+  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length, users: subjects.length, limits: config.guards, allowDeletes: input.allowDeletes, approval: input.approval });
   const values = attrs.summary.valuesSet + attrs.summary.valuesClear;
   plan.summary = {
     ...plan.summary,

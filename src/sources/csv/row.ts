@@ -2,7 +2,14 @@
 import type { NormalizedUser } from '../../identity/model.ts';
 import type { CsvSourceConfig } from './schema.ts';
 
-export type RowResult = { ok: true; user: NormalizedUser; groups: string[] } | { ok: false; reason: string };
+/** A row that cannot be used still shows what it could read: the planner protects that account. */
+export interface RowIdentity {
+  externalId?: string;
+  userName?: string;
+  groups: string[];
+}
+
+export type RowResult = { ok: true; user: NormalizedUser; groups: string[] } | { ok: false; reason: string; identity: RowIdentity };
 
 export interface RowMapper {
   (row: string[]): RowResult;
@@ -24,16 +31,21 @@ export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>
       return v === '' ? undefined : v;
     };
     const externalId = cell(iId);
-    if (externalId === undefined) return { ok: false, reason: `empty ${cols.externalId} (externalId)` };
     const userName = cell(iName);
-    if (userName === undefined) return { ok: false, reason: `empty ${cols.userName} (userName)` };
+    const groups = (cell(iGroups) ?? '')
+      .split(c.groupSeparator)
+      .map((g) => g.trim())
+      .filter((g) => g !== '');
+    const identity: RowIdentity = { groups, ...(externalId !== undefined ? { externalId } : {}), ...(userName !== undefined ? { userName } : {}) };
+    if (externalId === undefined) return { ok: false, reason: `empty ${cols.externalId} (externalId)`, identity };
+    if (userName === undefined) return { ok: false, reason: `empty ${cols.userName} (userName)`, identity };
     let active = true;
     if (iActive !== undefined) {
       const raw = (row[iActive] ?? '').trim();
       const v = raw.toLowerCase();
       if (trueValues.has(v)) active = true;
       else if (falseValues.has(v)) active = false;
-      else return { ok: false, reason: `${cols.active} (active) is ${JSON.stringify(raw)}: expected one of ${[...trueValues, ...falseValues].join(', ')} (activeValues)` };
+      else return { ok: false, reason: `${cols.active} (active) is ${JSON.stringify(raw)}: expected one of ${[...trueValues, ...falseValues].join(', ')} (activeValues)`, identity };
     }
     const emails: string[] = [];
     for (const i of emailCols) {
@@ -52,10 +64,6 @@ export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>
     if (given !== undefined) user.givenName = given;
     if (family !== undefined) user.familyName = family;
     if (display !== undefined) user.displayName = display;
-    const groups = (cell(iGroups) ?? '')
-      .split(c.groupSeparator)
-      .map((g) => g.trim())
-      .filter((g) => g !== '');
     return { ok: true, user, groups };
   };
 }

@@ -98,15 +98,15 @@ export class CsvSource implements Source {
       }
       const r = (map as RowMapper)(record);
       if (!r.ok) {
-        rejected.push({ kind: 'row', ref, reason: r.reason });
+        rejected.push({ kind: 'row', ref, reason: r.reason, ...rowIdentity(r.identity.externalId, r.identity.userName, r.identity.groups) });
         continue;
       }
       if (ids.has(r.user.externalId)) {
-        rejected.push({ kind: 'row', ref, reason: `duplicate externalId ${r.user.externalId} (the first row wins)` });
+        rejected.push({ kind: 'row', ref, reason: `duplicate externalId ${r.user.externalId} (the first row wins)`, ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
         continue;
       }
       if (names.has(userKey(r.user.userName))) {
-        rejected.push({ kind: 'row', ref, reason: `duplicate userName ${r.user.userName} (the first row wins)` });
+        rejected.push({ kind: 'row', ref, reason: `duplicate userName ${r.user.userName} (the first row wins)`, ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
         continue;
       }
       ids.add(r.user.externalId);
@@ -130,6 +130,15 @@ export class CsvSource implements Source {
     rejected.sort((a, b) => line(a) - line(b));
     return { users, groups: out, rejected, stats: { rows: rows + skipped, rowsRejected: rejected.length } };
   }
+}
+
+/** The identity fields of a rejected row (SourceRejection); its groups by their csv group ids. */
+function rowIdentity(externalId: string | undefined, userName: string | undefined, groups: string[]): Partial<SourceRejection> {
+  return {
+    ...(externalId !== undefined ? { externalId } : {}),
+    ...(userName !== undefined ? { userName } : {}),
+    ...(groups.length > 0 ? { memberOf: groups.map(csvGroupId) } : {}),
+  };
 }
 
 export function createCsvSource(config: CsvSourceConfig, ctx: CsvSourceContext): Source {

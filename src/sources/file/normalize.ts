@@ -18,6 +18,18 @@ function refOf(list: 'users' | 'groups', index: number, entry: unknown): string 
   return `${list}[${index}]${id}`;
 }
 
+/** What identity a raw (possibly invalid) entry still shows: see SourceRejection. */
+function identityOf(raw: unknown, nameKey: 'userName' | 'displayName'): Pick<SourceRejection, 'externalId' | 'userName' | 'displayName'> {
+  if (typeof raw !== 'object' || raw === null) return {};
+  const r = raw as Record<string, unknown>;
+  const out: Pick<SourceRejection, 'externalId' | 'userName' | 'displayName'> = {};
+  const id = r['externalId'];
+  if ((typeof id === 'string' && id.trim() !== '') || typeof id === 'number') out.externalId = String(id);
+  const name = r[nameKey];
+  if (typeof name === 'string' && name.trim() !== '') out[nameKey] = name.trim();
+  return out;
+}
+
 function nameConflict(entry: UserEntry): string | undefined {
   for (const part of ['givenName', 'familyName'] as const) {
     const top = entry[part];
@@ -58,7 +70,7 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
     usersIn[i] = undefined;
     const ref = refOf('users', i, raw);
     const reject = (reason: string): void => {
-      rejected.push({ kind: 'user', ref, reason });
+      rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
       if ((typeof id === 'string' || typeof id === 'number') && !userById.has(String(id))) rejectedUserRef.set(String(id), ref);
     };
@@ -85,7 +97,7 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
 
   groupsIn.forEach((raw, i) => {
     const ref = refOf('groups', i, raw);
-    const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason });
+    const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason, ...identityOf(raw, 'displayName') });
     const parsed = groupEntrySchema.safeParse(raw);
     if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
     const entry = parsed.data;
@@ -105,7 +117,7 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
       membersUnknown++;
       const badRef = rejectedUserRef.get(member);
       const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
-      reject(`member "${member}" ${why}; the group is kept without it`);
+      rejected.push({ kind: 'group', ref, reason: `member "${member}" ${why}; the group is kept without it`, externalId: entry.externalId, displayName: entry.displayName, member });
     }
     memberships += members.length;
     groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });

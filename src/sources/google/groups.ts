@@ -137,7 +137,7 @@ function flatten(selected: Group[], members: Map<string, Member[]>, input: Group
     else if (selectedIds.has(g.id)) continue; // the same group listed twice
     else if (names.has(name.toLowerCase())) reason = `duplicate group name ${name} (the platform needs unique names)`;
     if (reason !== undefined || typeof g.id !== 'string' || !name) {
-      input.rejected.push({ kind: 'group', ref, reason: reason ?? 'unreadable' });
+      input.rejected.push({ kind: 'group', ref, reason: reason ?? 'unreadable', ...(typeof g.id === 'string' && g.id !== '' ? { externalId: g.id } : {}), ...(name ? { displayName: name } : {}) });
       continue;
     }
     selectedIds.add(g.id);

@@ -89,7 +89,14 @@ export class GoogleWorkspaceSource implements Source {
           if (m.ok && ids.has(m.value.externalId)) continue; // a user listed twice across pages
           if (m.ok && names.has(userKey(m.value.userName))) reason = `duplicate primaryEmail ${m.value.userName}`;
           if (reason !== undefined || !m.ok) {
-            rejected.push({ kind: 'user', ref: raw.primaryEmail ?? raw.id ?? '(unknown user)', reason: reason ?? 'unreadable' });
+            // With the identity still readable, so the planner protects that account (reconcile.md).
+            rejected.push({
+              kind: 'user',
+              ref: raw.primaryEmail ?? raw.id ?? '(unknown user)',
+              reason: reason ?? 'unreadable',
+              ...(typeof raw.id === 'string' && raw.id !== '' ? { externalId: raw.id } : {}),
+              ...(typeof raw.primaryEmail === 'string' && raw.primaryEmail.trim() !== '' ? { userName: raw.primaryEmail.trim() } : {}),
+            });
             if (typeof raw.id === 'string') rejectedIds.add(raw.id);
             continue;
           }

@@ -22,12 +22,15 @@ export interface PagedResult {
   pages: number;
   /** Search continuation references (other naming contexts): not followed. */
   references: number;
+  /** Their URIs (reported as rejections: what lies under them was not read). */
+  referenceUris: string[];
 }
 
 export async function pagedSearch(client: Client, s: LdapSettings, req: SearchRequestSpec, signal?: AbortSignal): Promise<PagedResult> {
   const entries: Entry[] = [];
   let pages = 0;
   let references = 0;
+  const referenceUris: string[] = [];
   try {
     const pagesIter = client.searchPaginated(req.baseDn, {
       scope: req.scope,
@@ -43,12 +46,13 @@ export async function pagedSearch(client: Client, s: LdapSettings, req: SearchRe
       pages++;
       for (const e of page.searchEntries) entries.push(e);
       references += page.searchReferences.length;
+      for (const uri of page.searchReferences) referenceUris.push(String(uri));
     }
   } catch (e) {
     signal?.throwIfAborted();
     throw ldapError(e, 'search', errorContext(s, req.what));
   }
-  return { entries, pages, references };
+  return { entries, pages, references, referenceUris };
 }
 
 /** One entry read by DN (range retrieval, connectivity probe); undefined when it does not exist. */

@@ -17,7 +17,8 @@ import { errorContext, openLdap, type LdapCredentials } from './connect.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { resolveMemberships } from './flatten.ts';
-import { mapGroup, mapUser, type RawGroup } from './map.ts';
+import { mapGroup, mapUser, readId, type RawGroup } from './map.ts';
+import type { IdFormat } from './presets.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import { collectRange, findRangeSlice } from './range.ts';
 import type { LdapSourceConfig } from './schema.ts';
@@ -110,7 +111,7 @@ export class LdapSource implements Source {
     const stats: Stats = { ldapPages: 0, referencesIgnored: 0, usersDisabled: 0, activeUnknown: 0, rangeRequests: 0 };
     const rejected: SourceRejection[] = [];
 
-    const userEntries = await this.searchAll(client, s.users, s.users.attributes, 'users', stats, signal);
+    const userEntries = await this.searchAll(client, s.users, s.users.attributes, 'users', stats, signal, rejected);
     const disabledByFilter = await this.disabledDns(client, stats, signal);
 
     const users: NormalizedUser[] = [];
@@ -130,7 +131,7 @@ export class LdapSource implements Source {
       if (m.ok && byId.has(m.value.user.externalId)) reason = `duplicate externalId ${m.value.user.externalId}`;
       if (m.ok && byName.has(userKey(m.value.user.userName))) reason = `duplicate userName ${m.value.user.userName}`;
       if (reason !== undefined || !m.ok) {
-        rejected.push({ kind: 'user', ref: e.dn, reason: reason ?? 'unreadable' });
+        rejected.push({ kind: 'user', ref: e.dn, reason: reason ?? 'unreadable', ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName) });
         rejectedUserDns.add(key);
         continue;
       }
@@ -168,11 +169,18 @@ export class LdapSource implements Source {
     label: string,
     stats: Stats,
     signal: AbortSignal | undefined,
+    rejected?: SourceRejection[],
   ) {
     const all = [];
     for (const baseDn of spec.baseDns) {
       const r = await pagedSearch(client, this.settings, { baseDn, filter: spec.filter, scope: spec.scope, attributes, what: `${label} under ${baseDn}` }, signal);
       for (const e of r.entries) all.push(e);
+      // Present but unread: whatever lies under a referral we did not follow may include
+      // people we manage. Reported without an identity, so the planner holds deprovisioning.
+      const kind = label === 'groups' ? 'group' : 'user';
+      for (const uri of r.referenceUris.filter((u) => !isAdApplicationPartition(u))) {
+        rejected?.push({ kind, ref: uri, reason: `search reference (referral) returned by the search of ${label} under ${baseDn} was not followed: the ${label} under it were not read` });
+      }
       stats.ldapPages = (stats.ldapPages ?? 0) + r.pages;
       stats.referencesIgnored = (stats.referencesIgnored ?? 0) + r.references;
     }
@@ -193,7 +201,7 @@ export class LdapSource implements Source {
   private async readGroups(client: Client, rejected: SourceRejection[], stats: Stats, signal: AbortSignal | undefined): Promise<RawGroup[]> {
     const s = this.settings;
     const g = s.groups as NonNullable<LdapSettings['groups']>;
-    const entries = await this.searchAll(client, g, g.attributes, 'groups', stats, signal);
+    const entries = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, rejected);
     const out: RawGroup[] = [];
     const ids = new Set<string>();
     const names = new Set<string>();
@@ -218,7 +226,7 @@ export class LdapSource implements Source {
       if (m.ok && ids.has(m.value.externalId)) reason = `duplicate externalId ${m.value.externalId}`;
       if (m.ok && names.has(m.value.displayName.toLowerCase())) reason = `duplicate displayName ${m.value.displayName}`;
       if (reason !== undefined || !m.ok) {
-        rejected.push({ kind: 'group', ref: e.dn, reason: reason ?? 'unreadable' });
+        rejected.push({ kind: 'group', ref: e.dn, reason: reason ?? 'unreadable', ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName) });
         continue;
       }
       ids.add(m.value.externalId);
@@ -227,6 +235,23 @@ export class LdapSource implements Source {
     }
     return out;
   }
+}
+
+/** What a rejected entry still shows (SourceRejection): its id and name when readable, and its DN. */
+function entryIdentity(e: EntryView, idAttr: string, idFormat: IdFormat, nameKey: 'userName' | 'displayName', nameAttr: string): Partial<SourceRejection> {
+  const id = readId(e, idAttr, idFormat);
+  const name = e.first(nameAttr)?.trim();
+  return { dn: e.dn, ...(id.ok ? { externalId: id.value } : {}), ...(name ? { [nameKey]: name } : {}) };
+}
+
+/**
+ * Active Directory answers a search of the domain root with references to its application
+ * partitions (DomainDnsZones, ForestDnsZones) and the configuration partition. They hold DNS
+ * records and forest configuration, never user or group objects, so they are not reported.
+ */
+export function isAdApplicationPartition(uri: string): boolean {
+  const dn = decodeURIComponent(uri.replace(/^ldaps?:\/\/[^/]*\/?/i, '')).toLowerCase();
+  return /^(dc=domaindnszones|dc=forestdnszones|cn=configuration)\b/.test(dn);
 }
 
 function wrap(filter: string): string {

@@ -46,7 +46,9 @@ export class ScimSource implements Source {
         if (m.ok && seenExt.has(m.user.externalId)) reason = `duplicate externalId ${m.user.externalId}`;
         if (m.ok && seenName.has(userKey(m.user.userName))) reason = `duplicate userName ${m.user.userName}`;
         if (reason !== undefined || !m.ok) {
-          rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable' });
+          const externalId = typeof u.externalId === 'string' && u.externalId !== '' ? u.externalId : u.id;
+          const userName = typeof u.userName === 'string' && u.userName.trim() !== '' ? { userName: u.userName.trim() } : {};
+          rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable', externalId, ...userName });
           continue;
         }
         users.push(m.user);
@@ -62,7 +64,7 @@ export class ScimSource implements Source {
       const rawGroups = await scim.listGroups(signal);
       const valid = rawGroups.filter((g) => {
         if (typeof g.displayName === 'string' && g.displayName.trim() !== '') return true;
-        rejected.push({ kind: 'group', ref: `Groups/${g.id}`, reason: 'missing displayName' });
+        rejected.push({ kind: 'group', ref: `Groups/${g.id}`, reason: 'missing displayName', externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id });
         return false;
       });
       const mapped = mapScimGroups(valid, ids);

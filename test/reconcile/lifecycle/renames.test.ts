@@ -1,0 +1,105 @@
+/**
+ * Renames converge in one run: swaps and cycles go through a temporary name (apply phase
+ * `renames`), a case-only rename is applied, and no rename ever loops on 409.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../../src/simulator/index.ts';
+import { createWorkspace, startSim, writeRequests, type DirUser, type Directory } from '../../helpers/reconcile-harness.ts';
+import { apply, byName, expectConverged, groups, user, users } from './support.ts';
+
+function dir(list: DirUser[], groupNames: [string, string] = ['Alpha', 'Beta']): Directory {
+  return {
+    users: list,
+    groups: [
+      { externalId: 'g-1', displayName: groupNames[0], members: ['u-1'] },
+      { externalId: 'g-2', displayName: groupNames[1], members: ['u-2'] },
+    ],
+  };
+}
+
+const conflicts = (sim: Simulator) => writeRequests(sim).filter((r) => r.status === 409);
+
+describe('renames converge', () => {
+  let sim: Simulator;
+  afterEach(() => sim.close());
+
+  it('userName swap: two accounts exchange their names in one run, each keeping its id and its person', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]) });
+    await apply(ws);
+    const [a, b] = [byName(sim, 'a@example.com').id, byName(sim, 'b@example.com').id];
+
+    ws.writeDirectory(dir([user('u-1', 'b@example.com', { givenName: 'a' }), user('u-2', 'a@example.com', { givenName: 'b' }), user('u-3', 'c@example.com')]));
+    sim.clearRequests();
+    const run = await apply(ws);
+    expect(run.plan.users.update.map((u) => u.renameVia !== undefined)).toEqual([true, true]);
+    expect(conflicts(sim)).toEqual([]);
+    expect(sim.store.getUser(a)).toMatchObject({ externalId: 'u-1', userName: 'b@example.com' });
+    expect(sim.store.getUser(b)).toMatchObject({ externalId: 'u-2', userName: 'a@example.com' });
+    expect(users(sim)).toEqual(['a@example.com u-2 active', 'b@example.com u-1 active', 'c@example.com u-3 active']);
+    await expectConverged(ws);
+  });
+
+  it('rename cycle of three: a→b, b→c, c→a lands in one run', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]) });
+    await apply(ws);
+    const ids = ['a', 'b', 'c'].map((x) => byName(sim, `${x}@example.com`).id);
+
+    ws.writeDirectory(dir([user('u-1', 'b@example.com', { givenName: 'a' }), user('u-2', 'c@example.com', { givenName: 'b' }), user('u-3', 'a@example.com', { givenName: 'c' })]));
+    sim.clearRequests();
+    await apply(ws);
+    expect(conflicts(sim)).toEqual([]);
+    expect(ids.map((id) => sim.store.getUser(id)?.userName)).toEqual(['b@example.com', 'c@example.com', 'a@example.com']);
+    expect(users(sim)).toEqual(['a@example.com u-3 active', 'b@example.com u-1 active', 'c@example.com u-2 active']);
+    await expectConverged(ws);
+  });
+
+  it('case-only rename: Bob@Example.com becomes bob@example.com on the same account', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'Bob@Example.com', { givenName: 'bob' })]) });
+    await apply(ws);
+    const id = byName(sim, 'bob@example.com').id;
+    ws.writeDirectory(dir([user('u-1', 'a@example.com'), user('u-2', 'bob@example.com', { givenName: 'bob' })]));
+    const run = await apply(ws);
+    expect(run.plan.users.update.map((u) => [u.id, u.changes])).toEqual([[id, [{ path: 'userName', before: 'Bob@Example.com', after: 'bob@example.com' }]]]);
+    expect(run.plan.users.update[0]?.renameVia).toBeUndefined();
+    expect(sim.store.getUser(id)?.userName).toBe('bob@example.com');
+    await expectConverged(ws);
+  });
+
+  it('group displayName swap and case-only group rename land in one run', async () => {
+    sim = await startSim();
+    const list = [user('u-1', 'a@example.com'), user('u-2', 'b@example.com')];
+    const ws = createWorkspace(sim, { directory: dir(list, ['Alpha', 'Beta']) });
+    await apply(ws);
+    const [g1, g2] = [sim.store.getGroupByDisplayName('Alpha')?.id, sim.store.getGroupByDisplayName('Beta')?.id];
+    ws.writeDirectory(dir(list, ['Beta', 'Alpha']));
+    sim.clearRequests();
+    await apply(ws);
+    expect(conflicts(sim)).toEqual([]);
+    expect(sim.store.getGroup(g1 ?? '')?.displayName).toBe('Beta');
+    expect(sim.store.getGroup(g2 ?? '')?.displayName).toBe('Alpha');
+    expect(groups(sim)).toEqual(['Alpha: b@example.com', 'Beta: a@example.com']);
+    await expectConverged(ws);
+
+    ws.writeDirectory(dir(list, ['BETA', 'Alpha']));
+    await apply(ws);
+    expect(sim.store.getGroup(g1 ?? '')?.displayName).toBe('BETA');
+    await expectConverged(ws);
+  });
+
+  it('a rename onto a name held by an account that is not moving is reported, not retried into a 409 each run', async () => {
+    sim = await startSim();
+    const hand = sim.store.createUser({ userName: 'taken@example.com', active: true });
+    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com')]) });
+    await apply(ws);
+    ws.writeDirectory(dir([user('u-1', 'taken@example.com', { givenName: 'a' }), user('u-2', 'b@example.com')]));
+    sim.clearRequests();
+    const run = await apply(ws);
+    expect(run.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'a@example.com', reason: expect.stringContaining(`userName change to taken@example.com not applied: platform user ${hand.id}`) }));
+    expect(conflicts(sim)).toEqual([]);
+    expect(users(sim)).toEqual(['a@example.com u-1 active', 'b@example.com u-2 active', 'taken@example.com - active']);
+    await expectConverged(ws);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * Runs the model-based reconcile test: for each generated sequence, a fresh simulator and
+ * workspace, the initial directory synced, then every step with its invariants. Shared by
+ * the CI test (seeded, small) and the soak script (longer, any seed).
+ */
+import fc from 'fast-check';
+import { createWorkspace, startSim } from '../../helpers/reconcile-harness.ts';
+import { initialModel, stepArbitraries } from './commands.ts';
+import { MAX_DELETE_PERCENT, MAX_DELETES, MAX_MEMBER_REMOVALS, RealSystem } from './system.ts';
+
+export interface ModelRunOptions {
+  ownership: 'ledger' | 'externalId';
+  seed: number;
+  numRuns: number;
+  maxCommands: number;
+  /** Simulator page cap: small values make every listing page. */
+  maxPageSize?: number;
+}
+
+export async function runModel(opts: ModelRunOptions): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(fc.commands(stepArbitraries, { maxCommands: opts.maxCommands }), fc.integer({ min: 1, max: 4 }), async (steps, pageSize) => {
+      const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize });
+      const model = initialModel();
+      const ws = createWorkspace(sim, {
+        directory: model.toDirectory(),
+        config: {
+          provisioning: {
+            ownership: { mode: opts.ownership },
+            guards: { maxDeletes: MAX_DELETES, maxDeletePercent: MAX_DELETE_PERCENT, maxMemberRemovals: MAX_MEMBER_REMOVALS, maxMemberRemovalPercent: 100 },
+          },
+          platform: { scim: { pageSize: pageSize } },
+        },
+      });
+      const real = new RealSystem(sim, ws, opts.ownership);
+      try {
+        await real.sync(model);
+        await fc.asyncModelRun(() => ({ model, real }), steps);
+      } finally {
+        await sim.close();
+      }
+    }),
+    { seed: opts.seed, numRuns: opts.numRuns },
+  );
+}
