@@ -132,7 +132,7 @@ export class TenantState {
 
   /** `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid for a day). */
   async approveDeletes(by: string, bound: DeleteApproval = { destructive: 0, memberRemovals: 0 }): Promise<void> {
-    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), destructive: bound.destructive, memberRemovals: bound.memberRemovals, attributeClears: bound.attributeClears ?? 0 }), 'EX', 86_400);
+    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), destructive: bound.destructive, memberRemovals: bound.memberRemovals, ...(bound.attributeClears !== undefined ? { attributeClears: bound.attributeClears } : {}) }), 'EX', 86_400);
   }
 
   /** The approval's bound (what was held when it was given); an approval without counts covers nothing. */
@@ -140,7 +140,8 @@ export class TenantState {
     const v = await this.redis.get(this.keys.approval);
     if (v === null) return undefined;
     const a = JSON.parse(v) as Partial<DeleteApproval>;
-    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0), attributeClears: Number(a.attributeClears ?? 0) };
+    // [h17] attributeClears only when the approval bound them (absent: none approved).
+    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0), ...(a.attributeClears !== undefined ? { attributeClears: Number(a.attributeClears) } : {}) };
   }
 
   /** Consumes the approval (one run only). */

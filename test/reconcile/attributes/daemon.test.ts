@@ -71,6 +71,14 @@ describe('daemon: user attributes in the tenant reconcile', () => {
     expect(third['result']).toBe('guard_held');
     for (const n of six) expect(valuesOf(sim, `user${n}@example.com`).region).toBe(n % 2 === 0 || n === 1 ? 'EU' : 'US');
     expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH))).toEqual([]);
+
+    // approve-deletes is bound to the 6 held take-aways: the approved run clears them.
+    const approve = await ws.cli(['approve-deletes', '--tenant', 'acme', '--config', ws.configPath]);
+    expect(approve.code, approve.stderr).toBe(0);
+    expect(approve.stdout).toContain('6 user attribute take-aways');
+    const approved = await waitFor(() => runsFinished([d], 'reconcile')[4], 'the approved run', 30_000);
+    expect(approved['result']).toBe('success');
+    for (const n of six) expect(valuesOf(sim, `user${n}@example.com`)).toEqual({ department: `D${n}` });
     expect((await d.stop()).code).toBe(0);
   });
 
