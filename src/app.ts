@@ -16,6 +16,7 @@ import { processAudit, type AuditJobData } from './jobs/audit-job.ts';
 import { processReconcile, type ReconcileJobData } from './jobs/reconcile-job.ts';
 import { QUEUE_NAMES } from './jobs/keys.ts';
 import { checkRedisRequirements, redisFactory, type RedisClient } from './jobs/redis.ts';
+import { errorReporter } from './jobs/error-log.ts';
 import { registerSchedulers } from './jobs/schedulers.ts';
 import { createTenantRuntime, type TenantRuntime } from './jobs/tenant-runtime.ts';
 import { daemonStatus } from './jobs/status.ts';
@@ -50,9 +51,11 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   const daemonCfg = first.config.daemon;
   const factory = redisFactory(first);
   const connections: RedisClient[] = [];
+  // Every error of a connection, queue, flow or worker is one log line, repeats rate-limited.
+  const reportError = errorReporter(logger);
   const conn = (purpose: string): RedisClient => {
     const c = factory.create(purpose);
-    c.on('error', (e: Error) => logger.warn({ purpose, err: e.message }, 'redis connection error'));
+    c.on('error', reportError(`redis:${purpose}`));
     connections.push(c);
     return c;
   };
@@ -70,6 +73,9 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   };
   const flow = new FlowProducer({ connection: conn('flow'), ...bull });
   const applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+  for (const q of Object.values(queues)) q.on('error', reportError(`queue:${q.name}`));
+  flow.on('error', reportError('flow'));
+  applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
 
   const workers: Worker[] = [];
   let applyWorker: Worker | undefined;
@@ -85,6 +91,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }),
     );
   }
+  // Aborted once the shutdown bound has elapsed: reconciles stop waiting, apply chunks stop between tasks.
   const shutdown = new AbortController();
   // Processors still running: close() waits for these within the bound (BullMQ's own close
   // would wait for them without one).
@@ -106,7 +113,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       recordJob(queue, willRetry ? 'retried' : 'failed', job ? durationOf(job) : undefined);
       logger.warn({ queue, jobId: job?.id, err: err.message, willRetry }, 'job failed');
     });
-    w.on('error', (err: Error) => logger.warn({ queue, err: err.message }, 'worker error'));
+    w.on('error', reportError(`worker:${queue}`));
     workers.push(w);
     return w;
   };
@@ -137,7 +144,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         applyWorker = instrumentWorker(
           new Worker<ChunkJobData | Record<string, unknown>>(
             QUEUE_NAMES.apply,
-            async (job) => (job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, { redis, keyPrefix: factory.keyPrefix, tenants, logger })) : { barrier: true }),
+            async (job, token) =>
+              job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, token, { redis, keyPrefix: factory.keyPrefix, tenants, logger, lockMs, signal: shutdown.signal })) : { barrier: true },
             { connection: conn('worker-apply'), ...bull, ...locks, concurrency: daemonCfg.concurrency.apply },
           ),
           QUEUE_NAMES.apply,
@@ -145,7 +153,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }
       if (want.has('reconcile')) {
         instrumentWorker(
-          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, bullPrefix: prefix, tenants, flow, applyEvents, logger, signal: shutdown.signal }, token)), {
+          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, tenants, flow, applyEvents, applyQueue: queues.apply, logger, signal: shutdown.signal }, token)), {
             connection: conn('worker-reconcile'),
             ...bull,
             concurrency: daemonCfg.concurrency.reconcile,
@@ -165,7 +173,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
           QUEUE_NAMES.audit,
         );
       }
-      for (const [name, q] of Object.entries(queues)) unwatch.push(watchQueueDepth(name, () => q.getJobCounts(...QUEUE_STATES)));
+      // Labelled with the BullMQ queue name, as scimsync_jobs_total and the job duration are.
+      for (const q of Object.values(queues)) unwatch.push(watchQueueDepth(q.name, () => q.getJobCounts(...QUEUE_STATES)));
       // Lag must keep growing between runs, or a stalled export would look healthy.
       const lagTimer = setInterval(() => void refreshAuditGauges(), 30_000);
       lagTimer.unref();
@@ -196,24 +205,38 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     status: () => daemonStatus({ tenants, queues, redis, keyPrefix: factory.keyPrefix }),
     async close() {
       const bound = daemonCfg.shutdownTimeoutSeconds * 1000;
+      const deadline = Date.now() + bound;
+      const left = (): number => Math.max(0, deadline - Date.now());
       logger.info({ boundMs: bound }, 'shutting down: no new jobs; waiting for running jobs');
+      const abandon = (): void => {
+        if (shutdown.signal.aborted) return;
+        logger.warn('running jobs did not finish in time: abandoning them (another replica or the next start recovers them as stalled)');
+        // Processors stop now: a reconcile stops waiting on its fan-out, an apply chunk stops
+        // between tasks (the task in flight is not reported as failed).
+        shutdown.abort(new Error('shutdown'));
+      };
       // Stop fetching new jobs everywhere at once, then give running jobs the bound.
-      await Promise.all(workers.map((w) => w.pause(true).catch(() => undefined)));
+      await withTimeout(Promise.all(workers.map((w) => w.pause(true).catch(() => undefined))), left()).catch(() => undefined);
       const drain = async (): Promise<void> => {
         while (running.size > 0) await Promise.allSettled([...running]);
       };
-      const drained = await withTimeout(drain(), bound).then(
+      const drained = await withTimeout(drain(), left()).then(
         () => true,
         () => false,
       );
-      if (!drained) {
-        logger.warn('running jobs did not finish in time: abandoning them (another replica or the next start recovers them as stalled)');
-        // Processors waiting on something (a reconcile on its fan-out) stop waiting now.
-        shutdown.abort(new Error('shutdown'));
-      }
+      if (!drained) abandon();
       // Forced when jobs were abandoned: a worker's graceful close would wait for them forever
-      // (and a later close(true) only returns that same pending close).
-      await Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
+      // (and a later close(true) only returns that same pending close). A graceful close is
+      // bounded too: a job fetched while pausing may have started after the drain.
+      const closing = Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
+      const closed = await withTimeout(closing, left()).then(
+        () => true,
+        () => false,
+      );
+      if (!closed) {
+        abandon();
+        await withTimeout(closing, 5_000).catch(() => logger.warn('workers did not close; closing their connections'));
+      }
       for (const u of unwatch) u();
       await server?.close();
       await applyEvents.close().catch(() => undefined);

@@ -1,6 +1,6 @@
 /**
  * Read-only probes for `validate --check-connectivity`: one GET to the platform's SCIM
- * endpoint and the source's own `check()`. Each ends ok or failed with the classified
+ * endpoint, the source's own `check()` and each sink's health check (audit/sinks/probe.ts). Each ends ok or failed with the classified
  * message; none throws, so every check is reported even when the first fails.
  */
 import type { LoadedConfig } from '../config/load.ts';
@@ -12,14 +12,15 @@ import type { ListResponse, ServiceProviderConfig } from '../platform/scim/types
 import { createSource, sourceContext } from '../sources/registry.ts';
 
 export interface CheckResult {
-  name: 'platform' | 'source' | 'user-attributes';
+  /** `platform`, `source` or `sink NAME`. */
+  name: string;
   ok: boolean;
   detail: string;
   /** Stable error code when failed (E_AUTH_INVALID…). */
   code?: string;
 }
 
-function failed(name: CheckResult['name'], e: unknown): CheckResult {
+function failed(name: string, e: unknown): CheckResult {
   if (isSyncError(e)) return { name, ok: false, detail: e.message, code: e.code };
   return { name, ok: false, detail: e instanceof Error ? e.message : String(e) };
 }
@@ -76,4 +77,11 @@ export async function checkSource(loaded: LoadedConfig, logger: Logger, signal?:
   } catch (e) {
     return failed('source', e);
   }
+}
+
+/** Every audit sink, probed side by side (audit/sinks/probe.ts); an empty list without an audit section. */
+export async function checkSinks(loaded: LoadedConfig): Promise<CheckResult[]> {
+  const sinks = loaded.config.audit?.sinks ?? [];
+  const { probeSink } = await import('../audit/sinks/probe.ts');
+  return Promise.all(sinks.map((s) => probeSink(s, loaded.configDir)));
 }

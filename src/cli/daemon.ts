@@ -3,12 +3,16 @@ import { Command } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
-import { configOption, globalOptions } from './options.ts';
+import { assertPreflight } from './preflight.ts';
+import { importOneShotLedgers } from './ledger-auto-import.ts';
+import { configOption, globalOptions, logSettings } from './options.ts';
 
 /** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
 function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
   const g = globalOptions(cmd);
-  return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty: g.logFormat === 'pretty' });
+  // A daemon in a terminal is being watched: readable lines, but every level it is configured for.
+  const { pretty } = logSettings(g, 'info');
+  return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty });
 }
 
 export function daemonCommand(): Command {
@@ -19,6 +23,10 @@ export function daemonCommand(): Command {
       runCommand(async (opts: { config: string }, cmd: Command) => {
         const all = await loadAllTenants(opts.config);
         const logger = daemonLogger(cmd, all);
+        // A sink, source or platform setting that would fail at run time stops the start (exit 2).
+        await assertPreflight(all, logger);
+        // Moving from one-shot to the daemon: a state.dir ledger fills an empty Redis ledger once.
+        await importOneShotLedgers(all, logger);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
         const { buildDaemon } = await import('../app.ts');
         const daemon = buildDaemon(all, { logger });

@@ -35,7 +35,8 @@ export async function runDemo(configPath: string, out: NodeJS.WriteStream = proc
   try {
     const loaded = await loadConfig(configPath, { ...process.env, SIM_URL: sim.url, SIM_TOKEN: token, DEMO_AUDIT_FROM: auditFrom.toISOString() });
     await rm(resolve(loaded.configDir, loaded.config.state.dir), { recursive: true, force: true });
-    const logger = createLogger({ level: 'warn' });
+    // Warnings only, readable on a terminal: the demo's output is the plan and the summaries.
+    const logger = createLogger({ level: 'warn', pretty: process.stderr.isTTY === true });
     say(paint('bold', `Platform simulator listening on ${sim.url} (empty tenant)`, out));
     say(paint('bold', `Source: ${resolve(loaded.configDir, 'directory.yaml')}`, out));
     say('');

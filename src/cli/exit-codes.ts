@@ -28,6 +28,11 @@ const CONFIG_CLASS_CODES = new Set<string>([
   ErrorCodes.FEATURE_DISABLED,
 ]);
 
+/** Whether a stable error code means "change the config or the credential" (exit 2). */
+export function isConfigClassCode(code: string): boolean {
+  return CONFIG_CLASS_CODES.has(code);
+}
+
 export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.OK : ExitCode.CONFIG;
   if (error instanceof ConfigError) return ExitCode.CONFIG;

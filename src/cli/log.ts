@@ -46,7 +46,7 @@ export function logCommand(): Command {
 }
 
 async function run(opts: LogOptions): Promise<number> {
-  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
+  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant, platformCredential: false });
   const limit = Number(opts.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('invalid --limit', [`--limit: a whole number ≥ 1, not ${JSON.stringify(opts.limit)}`]);
   const sinceMs = opts.since !== undefined ? parseSince(opts.since) : undefined;

@@ -15,7 +15,8 @@ async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.
 }
 
 async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedConfig[]) => Promise<T>): Promise<T> {
-  const all = await loadAllTenants(configPath);
+  // Redis only: the platform credential is not needed here, so it is not read (or required).
+  const all = await loadAllTenants(configPath, process.env, { platformCredential: false });
   // Loaded on demand: other commands never pay for BullMQ.
   const { openControl } = await import('../jobs/control.ts');
   const control = openControl(all);
@@ -79,13 +80,12 @@ export function resumeCommand(): Command {
 export function approveDeletesCommand(): Command {
   return tenantCommand('approve-deletes', 'approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)', async (c, tenant) => {
     const { state, loaded } = c.tenant(tenant);
-    const held = await state.heldDeletes();
+    // Bound to what is held: a larger plan trips the guard again.
+    const held = await state.approveHeld(process.env['USER'] ?? 'operator');
     if (!held) {
       process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
       return ExitCode.OK;
     }
-    // Bound to what was held: a larger plan trips the guard again.
-    await state.approveDeletes(process.env['USER'] ?? 'operator', { destructive: held.count, memberRemovals: held.memberRemovals ?? 0, attributeClears: held.attributeClears ?? 0 });
     const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
     process.stdout.write(
       `approved ${held.count} held deactivations/deletions, ${held.memberRemovals ?? 0} member removals and ${held.attributeClears ?? 0} user attribute take-aways of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
@@ -118,6 +118,13 @@ export function statusCommand(): Command {
             const last = (r?: Array<{ result: string; finishedAt: string }>): string => (r && r[0] ? `${r[0].result} at ${r[0].finishedAt}` : 'never');
             lines.push(`  reconcile: last ${last(runs?.reconcile)}; next ${next?.reconcile ?? 'not scheduled'}`);
             lines.push(`  audit:     last ${last(runs?.audit)}; next ${next?.audit ?? 'not scheduled'}`);
+            const managed = t['managed'] as { users: number; groups: number } | undefined;
+            const unmanaged = t['unmanagedSkipped'] as { users: number; groups: number } | null | undefined;
+            if (managed) {
+              const skipped = unmanaged ? `; skipped as unmanaged in the last plan: ${unmanaged.users} users, ${unmanaged.groups} groups` : '';
+              const hint = managed.users + managed.groups === 0 && unmanaged && unmanaged.users + unmanaged.groups > 0 ? paint('yellow', ' (empty ledger: import it with scim-audit-sync ledger import)') : '';
+              lines.push(`  managed:   ${managed.users} users, ${managed.groups} groups${skipped}${hint}`);
+            }
             if (audit) lines.push(`  cursor:    ${audit.cursor ?? 'none yet'}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`);
             lines.push(`  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${q.reason}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`);
             lines.push(`  held deletes: ${held ? paint('red', `${held.count} (${held.reasons.join('; ')})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`);

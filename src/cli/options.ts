@@ -9,26 +9,46 @@ import { createLogger, type Logger } from '../observability/logger.ts';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface GlobalOptions {
   /** Stack traces on errors and debug logs. */
   debug: boolean;
   /** Overrides `logging.level` of the config. */
   logLevel?: LogLevel;
-  logFormat: 'json' | 'pretty';
+  /** `auto`: human-readable on a terminal, JSON lines otherwise (pipes, files, containers). */
+  logFormat: LogFormat;
 }
 
 export function addGlobalOptions(program: Command): Command {
   return program
     .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
     .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
-    .addOption(new Option('--log-format <format>', 'log line format on stderr').choices(['json', 'pretty']).default('json'))
+    .addOption(
+      new Option('--log-format <format>', 'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise').choices(LOG_FORMATS).default('auto'),
+    )
     // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
     .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory for very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1'));
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
-  const o = cmd.optsWithGlobals<{ debug?: boolean; logLevel?: LogLevel; logFormat?: 'json' | 'pretty' }>();
-  return { debug: o.debug === true, logFormat: o.logFormat ?? 'json', ...(o.logLevel ? { logLevel: o.logLevel } : {}) };
+  const o = cmd.optsWithGlobals<{ debug?: boolean; logLevel?: LogLevel; logFormat?: LogFormat }>();
+  return { debug: o.debug === true, logFormat: o.logFormat ?? 'auto', ...(o.logLevel ? { logLevel: o.logLevel } : {}) };
+}
+
+/**
+ * How log lines look and from which level they print. On a terminal (`auto`), plan tables,
+ * progress bars and audit summaries are the output: log lines are human-readable and only
+ * warnings and errors show unless --log-level or --debug asks for more, so JSON never
+ * interleaves with what a person reads. Elsewhere (and with --log-format json) they are JSON
+ * lines at the configured level.
+ */
+export function logSettings(g: GlobalOptions, configured: LogLevel, stderr: { isTTY?: boolean } = process.stderr): { level: LogLevel; pretty: boolean } {
+  const terminal = g.logFormat === 'auto' && stderr.isTTY === true;
+  const pretty = g.logFormat === 'pretty' || terminal;
+  const quiet = terminal && LOG_LEVELS.indexOf(configured) > LOG_LEVELS.indexOf('warn') ? 'warn' : configured;
+  return { level: g.logLevel ?? (g.debug ? 'debug' : quiet), pretty };
 }
 
 /** `-c, --config <file>`; also read from SCIM_AUDIT_SYNC_CONFIG (handy in containers). */
@@ -45,9 +65,8 @@ export function jsonOption(): Option {
   return new Option('--json', 'print machine-readable JSON on stdout');
 }
 
-/** The logger for a command: --log-level, else --debug, else the config's logging.level. */
+/** The logger for a command: --log-level, else --debug, else the config's logging.level (warn at most on a terminal). */
 export function commandLogger(cmd: Command, loaded?: Pick<LoadedConfig, 'config'>): Logger {
-  const g = globalOptions(cmd);
-  const level = g.logLevel ?? (g.debug ? 'debug' : (loaded?.config.logging.level ?? 'info'));
-  return createLogger({ level, pretty: g.logFormat === 'pretty', ...(loaded ? { base: { tenant: loaded.config.tenant } } : {}) });
+  const { level, pretty } = logSettings(globalOptions(cmd), loaded?.config.logging.level ?? 'info');
+  return createLogger({ level, pretty, ...(loaded ? { base: { tenant: loaded.config.tenant } } : {}) });
 }

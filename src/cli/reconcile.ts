@@ -1,12 +1,17 @@
 /**
- * `scim-audit-sync plan --config F [--json]` and
- * `scim-audit-sync apply --config F [--json] [--allow-deletes]`.
+ * `scim-audit-sync plan --config F [--json] [--only USER] [--out plan.json]` and
+ * `scim-audit-sync apply --config F [--json] [--allow-deletes] [--only USER | --plan plan.json]`.
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config/load.ts';
-import { ErrorCodes } from '../platform/errors.ts';
+import { ConfigError, ErrorCodes } from '../platform/errors.ts';
 import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
-import { buildReconcileContext } from '../reconcile/from-config.ts';
+import { buildReconcileContext, type BuiltReconcileContext } from '../reconcile/from-config.ts';
+import type { PlannedReconcile } from '../reconcile/engine.ts';
+import { firstLines, planDrift, readPlanFile, toPlanFile, writePlanFile, type PlanFileOptions } from '../reconcile/plan-file.ts';
+import { restrictPlan } from '../reconcile/selection.ts';
+import { warnIfAllUnmanaged } from '../reconcile/ownership.ts';
+import type { Logger } from '../observability/logger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
 import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
@@ -22,7 +27,15 @@ interface ReconcileOptions {
   json?: boolean;
   allowDeletes?: boolean;
   concurrency?: string;
+  /** plan: write the reviewed plan here. */
+  out?: string;
+  /** apply: execute this saved plan. */
+  plan?: string;
+  only?: string;
 }
+
+const onlyOption = (): Option =>
+  new Option('--only <userName|externalId>', 'provision on demand: restrict to one user and their memberships (never deprovisions anyone else)');
 
 export function planCommand(): Command {
   return new Command('plan')
@@ -31,6 +44,8 @@ export function planCommand(): Command {
     .addOption(tenantOption())
     .addOption(jsonOption())
     .addOption(new Option('--allow-deletes', 'evaluate the plan as if the deletion guard were overridden'))
+    .addOption(onlyOption())
+    .addOption(new Option('--out <file>', 'save the plan for review; `apply --plan FILE` then runs exactly it'))
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, false)));
 }
 
@@ -42,7 +57,19 @@ export function applyCommand(): Command {
     .addOption(jsonOption())
     .addOption(new Option('--allow-deletes', 'override the deletion guard for this run'))
     .addOption(new Option('--concurrency <n>', 'parallel requests (default: provisioning.apply.concurrency)'))
+    .addOption(onlyOption())
+    .addOption(new Option('--plan <file>', 'apply exactly this saved plan (from `plan --out`); refuses (exit 2) if the platform or the source changed it since'))
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, true)));
+}
+
+/** The full plan, restricted to one user with --only. */
+async function planFor(ctx: BuiltReconcileContext, options: PlanFileOptions, logger: Logger): Promise<PlannedReconcile> {
+  const planned = await planReconcile(ctx, { allowDeletes: options.allowDeletes });
+  warnIfAllUnmanaged(planned.plan, ctx.ledgerStore.describe, logger);
+  if (options.only === undefined) return planned;
+  const { plan, matched } = restrictPlan(planned.plan, { only: options.only }, options.allowDeletes);
+  if (!matched) logger.warn({ only: options.only }, `--only ${options.only}: no change or skip names this user; it is in sync, or no user has this userName or externalId in the source or on the platform`);
+  return { ...planned, plan };
 }
 
 async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promise<number> {
@@ -50,16 +77,41 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
   const tty = process.stdout.isTTY === true && !opts.json;
   // A human at a terminal gets the table and a progress bar; change lines go to the log (stderr).
   const logger = commandLogger(cmd, loaded);
+  const saved = apply && opts.plan !== undefined ? await readPlanFile(opts.plan) : undefined;
+  if (saved && (opts.only !== undefined || opts.allowDeletes)) {
+    throw new ConfigError('--plan carries its own options', [`--plan: the plan was made with ${JSON.stringify(saved.options)}; drop --only/--allow-deletes, or make a new plan with them`]);
+  }
+  const options: PlanFileOptions = saved?.options ?? { allowDeletes: opts.allowDeletes === true, ...(opts.only !== undefined ? { only: opts.only } : {}) };
   const ctx = buildReconcileContext(loaded, logger);
+  const target = `${ctx.platform.baseUrl.origin}${ctx.platform.resolvePath(loaded.config.platform.scimPath.replace(/\/+$/, ''))}`;
   try {
-    const planned = await planReconcile(ctx, { allowDeletes: opts.allowDeletes === true });
-    const { plan } = planned;
-    logger.info({ summary: plan.summary, guard: plan.guard, timings: planned.timings }, apply ? 'plan computed, applying' : 'plan computed');
+    if (saved && (saved.tenant !== loaded.config.tenant || saved.target !== target)) {
+      throw new ConfigError(`${opts.plan} was made for another target`, [`--plan: made for tenant ${saved.tenant} at ${saved.target}, this config is tenant ${loaded.config.tenant} at ${target}`]);
+    }
+    let planned = await planFor(ctx, options, logger);
+    logger.info({ summary: planned.plan.summary, guard: planned.plan.guard, timings: planned.timings }, apply ? 'plan computed, applying' : 'plan computed');
     if (!apply) {
+      const { plan } = planned;
+      if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options));
       if (opts.json) printJson(plan);
       else process.stdout.write(`${renderPlan(plan, { color: tty })}\n`);
+      if (opts.out !== undefined) process.stderr.write(`plan saved to ${opts.out}; review it, then run: scim-audit-sync apply --plan ${opts.out}\n`);
       return plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK;
     }
+    if (saved) {
+      const drift = planDrift(saved, planned.plan);
+      if (drift.blocking.length > 0) {
+        process.stderr.write(
+          `error [${ErrorCodes.CONFIG_INVALID}]: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(drift.blocking).map((l) => `  - ${l}`).join('\n')}\n`,
+        );
+        return ExitCode.CONFIG;
+      }
+      if (drift.notReviewed.length > 0) {
+        process.stderr.write(`not in the reviewed plan, left for the next plan:\n${firstLines(drift.notReviewed).map((l) => `  - ${l}`).join('\n')}\n`);
+      }
+      planned = { ...planned, plan: saved.plan };
+    }
+    const { plan } = planned;
     if (!opts.json) process.stdout.write(`${renderPlan(plan, { color: tty })}\n\n`);
     const provisioningLog = localProvisioningLog(loaded, logger);
     provisioningLog.planned(plan);

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError } from '../platform/errors.ts';
 import { substituteEnv, type Env } from './env.ts';
 import { formatIssues } from './format-issues.ts';
@@ -42,9 +42,32 @@ export function deepFreeze<T>(value: T): T {
 export interface LoadOptions {
   /** Which tenant of a multi-tenant file; optional when it lists one. */
   tenant?: string | undefined;
+  /**
+   * `false` for the commands that only read or write Redis (status, trigger, resume,
+   * approve-deletes): `platform.token` / `platform.tokenFile` are neither substituted nor read,
+   * so an operator's shell needs no platform credential. The loaded config then carries a
+   * placeholder token (NO_PLATFORM_TOKEN): those commands build no platform client.
+   */
+  platformCredential?: boolean;
 }
 
-function toInput(text: string, env: Env, label: string): unknown {
+/** Stands in for the platform token when a command does not need it; never sent anywhere. */
+export const NO_PLATFORM_TOKEN = 'not-loaded-by-this-command';
+
+/** Drops the platform credential keys of every tenant and puts the placeholder in their place. */
+function withoutPlatformCredential(doc: Document): void {
+  const roots: Array<Array<string | number>> = [];
+  const tenants = doc.get('tenants');
+  if (isSeq(tenants)) tenants.items.forEach((_, i) => roots.push(['tenants', i, 'platform']));
+  else roots.push(['platform']);
+  for (const root of roots) {
+    if (!isMap(doc.getIn(root))) continue;
+    doc.deleteIn([...root, 'tokenFile']);
+    doc.setIn([...root, 'token'], NO_PLATFORM_TOKEN);
+  }
+}
+
+function toInput(text: string, env: Env, label: string, opts: LoadOptions = {}): unknown {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -55,6 +78,7 @@ function toInput(text: string, env: Env, label: string): unknown {
     });
     throw new ConfigError(`${label} is not valid YAML`, issues);
   }
+  if (opts.platformCredential === false) withoutPlatformCredential(doc);
   const envIssues = substituteEnv(doc, env, lineCounter);
   if (envIssues.length > 0) throw new ConfigError(`${label}: environment substitution failed`, envIssues);
 
@@ -62,7 +86,7 @@ function toInput(text: string, env: Env, label: string): unknown {
 }
 
 export async function parseConfig(text: string, configDir: string, env: Env = process.env, label = 'config', opts: LoadOptions = {}): Promise<Omit<LoadedConfig, 'configPath'>> {
-  const input = toInput(text, env, label);
+  const input = toInput(text, env, label, opts);
   const tenants = splitTenants(input, label);
   if (tenants === undefined) return validateInput(input, configDir, label, []);
   const wanted = opts.tenant;
@@ -126,8 +150,8 @@ async function validateInput(input: unknown, configDir: string, label: string, b
 }
 
 /** Every tenant of a config file (one for a single-tenant file), each as a complete config. */
-export async function parseAllTenants(text: string, configDir: string, env: Env = process.env, label = 'config'): Promise<Array<Omit<LoadedConfig, 'configPath'>>> {
-  const input = toInput(text, env, label);
+export async function parseAllTenants(text: string, configDir: string, env: Env = process.env, label = 'config', opts: Pick<LoadOptions, 'platformCredential'> = {}): Promise<Array<Omit<LoadedConfig, 'configPath'>>> {
+  const input = toInput(text, env, label, opts);
   const tenants = splitTenants(input, label);
   if (tenants === undefined) return [await validateInput(input, configDir, label, [])];
   return Promise.all(tenants.map((t) => validateInput(t.input, configDir, label, ['tenants', t.index])));
@@ -150,8 +174,8 @@ export async function loadConfig(path: string, env: Env = process.env, opts: Loa
   return Object.freeze({ ...loaded, configPath });
 }
 
-export async function loadAllTenants(path: string, env: Env = process.env): Promise<LoadedConfig[]> {
+export async function loadAllTenants(path: string, env: Env = process.env, opts: Pick<LoadOptions, 'platformCredential'> = {}): Promise<LoadedConfig[]> {
   const { configPath, text } = await readConfigText(path);
-  const all = await parseAllTenants(text, dirname(configPath), env, configPath);
+  const all = await parseAllTenants(text, dirname(configPath), env, configPath, opts);
   return all.map((l) => Object.freeze({ ...l, configPath }));
 }

@@ -7,7 +7,7 @@ import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
 import { provisioningLogSchema } from '../provisioning-log/config-schema.ts';
 import { uiSchema } from '../ui/config-schema.ts';
-import { assertSecureUrl } from '../platform/http-client.ts';
+import { assertSecureUrl } from '../platform/secure-url.ts';
 import { contentFile, secretFile } from './file-refs.ts';
 import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts'; // [h17 user attributes]
 

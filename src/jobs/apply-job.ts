@@ -1,16 +1,23 @@
 /**
  * Fanned-out apply: a phase's tasks are stored in Redis in chunks; each chunk is a child job
  * of a per-phase barrier (a BullMQ flow) that any replica may process. Job data carries only
- * ids (tenant, run, phase, chunk index), never personal data or secrets. Completed tasks are
- * marked, so a chunk retried after a crash skips what it already did: nothing is applied twice.
+ * ids (tenant, run, phase, chunk index, fencing token), never personal data or secrets.
+ * Completed tasks are marked, so a chunk retried after a crash skips what it already did.
+ *
+ * Before each task a chunk checks that the run's lease still carries the chunk's fencing
+ * token and that it still holds its own job lock: a chunk of a run that lost its lease, or
+ * a chunk another replica recovered while this one stalled, stops without writing. At
+ * shutdown (the daemon's bound elapsed) a chunk stops between tasks and records nothing for
+ * the task in flight: the chunk is recovered as stalled and finished elsewhere.
  */
-import { FlowProducer, type Job, type QueueEvents } from 'bullmq';
-import { isSyncError } from '../platform/errors.ts';
+import { FlowProducer, UnrecoverableError, type Job, type Queue, type QueueEvents } from 'bullmq';
+import { ErrorCodes, isSyncError, SyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordChange } from '../observability/instrument.ts';
 import { executeTask, isPartialTaskError, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { QUEUE_NAMES, tenantKeys } from './keys.ts';
+import { checkFence, leaseLostError } from './lease.ts';
 import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
@@ -20,6 +27,8 @@ export interface ChunkJobData {
   runId: string;
   phase: string;
   index: number;
+  /** Fencing token of the run's lease: the chunk writes only while the lease carries it. */
+  fence: number;
 }
 
 export interface BarrierJobData {
@@ -32,12 +41,23 @@ export interface BarrierJobData {
 export const RUN_TTL_SECONDS = 86_400;
 
 /** Stores the phase's chunks and enqueues the flow; resolves when every chunk has finished. */
-export async function runPhaseFannedOut(
-  deps: { redis: RedisClient; keyPrefix: string; flow: FlowProducer; events: QueueEvents; bullPrefix: string; chunkSize: number; attempts: number; timeoutMs: number; signal?: AbortSignal },
-  tenant: string,
-  runId: string,
-  phase: Phase,
-): Promise<void> {
+export interface FanOutDeps {
+  redis: RedisClient;
+  keyPrefix: string;
+  flow: FlowProducer;
+  events: QueueEvents;
+  /** The apply queue: polled for the barrier, so a vanished flow ends the wait. */
+  queue: Queue;
+  chunkSize: number;
+  attempts: number;
+  /** Upper bound of one phase (a backstop: vanished jobs are noticed within `pollMs`). */
+  timeoutMs: number;
+  pollMs: number;
+  fence: number;
+  signal?: AbortSignal;
+}
+
+export async function runPhaseFannedOut(deps: FanOutDeps, tenant: string, runId: string, phase: Phase): Promise<void> {
   if (phase.tasks.length === 0) return;
   const keys = tenantKeys(deps.keyPrefix, tenant);
   const chunks: ApplyTask[][] = [];
@@ -53,7 +73,7 @@ export async function runPhaseFannedOut(
     children: chunks.map((_, index) => ({
       name: 'chunk',
       queueName: QUEUE_NAMES.apply,
-      data: { tenant, runId, phase: phase.name, index } satisfies ChunkJobData,
+      data: { tenant, runId, phase: phase.name, index, fence: deps.fence } satisfies ChunkJobData,
       opts: {
         jobId: `${tenant}.${runId}.${phase.name}.${index}`,
         attempts: deps.attempts,
@@ -65,19 +85,52 @@ export async function runPhaseFannedOut(
       },
     })),
   });
-  await untilFinished(node.job.waitUntilFinished(deps.events), deps.timeoutMs, deps.signal);
+  const barrierId = node.job.id ?? `${tenant}.${runId}.${phase.name}.barrier`;
+  // Polled as well as awaited: a flow wiped from Redis (restarted without persistence,
+  // evicted, deleted) sends no event, and the wait would otherwise last until the timeout.
+  const probe = async (): Promise<'done' | Error | undefined> => {
+    const state = await deps.queue.getJobState(barrierId);
+    if (state === 'completed') return 'done';
+    if (state !== 'unknown') return undefined;
+    return new SyncError(
+      ErrorCodes.JOBS_VANISHED,
+      'transient',
+      `the apply jobs of phase ${phase.name} (run ${runId}) are gone from Redis: Redis restarted without persistence, evicted them (maxmemory-policy is not noeviction) or they were deleted; this run stops, the next run plans again`,
+    );
+  };
+  await untilFinished(node.job.waitUntilFinished(deps.events), probe, deps.pollMs, deps.timeoutMs, deps.signal);
 }
 
 /**
- * Bounds and aborts the wait for a phase. BullMQ's own `ttl` timer is not cleared when the
- * wait is abandoned, and would hold the process open for hours after a shutdown.
+ * Bounds, polls and aborts the wait for a phase. BullMQ's own `ttl` timer is not cleared when
+ * the wait is abandoned, and would hold the process open for hours after a shutdown. When the
+ * run lost its lease, one last probe says whether its jobs vanished (the clearer error when
+ * Redis lost its data: the lease went with them).
  */
-function untilFinished(wait: Promise<unknown>, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+function untilFinished(wait: Promise<unknown>, probe: () => Promise<'done' | Error | undefined>, pollMs: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
+    let settled = false;
     const timer = setTimeout(() => settle(new Error(`fanned-out phase did not finish within ${timeoutMs} ms`)), timeoutMs);
-    const onAbort = (): void => settle(signal?.reason ?? new Error('aborted'));
+    const poll = setInterval(() => {
+      probe().then(
+        (r) => r !== undefined && settle(r === 'done' ? undefined : r),
+        () => undefined,
+      );
+    }, pollMs);
+    const onAbort = (): void => {
+      const reason: unknown = signal?.reason ?? new Error('aborted');
+      if (!isSyncError(reason) || reason.code !== ErrorCodes.LEASE_LOST) return settle(reason);
+      const last = new Promise<'done' | Error | undefined>((r) => setTimeout(() => r(undefined), 2_000).unref());
+      Promise.race([probe(), last]).then(
+        (r) => settle(r instanceof Error ? r : reason),
+        () => settle(reason),
+      );
+    };
     const settle = (err?: unknown): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
+      clearInterval(poll);
       signal?.removeEventListener('abort', onAbort);
       if (err === undefined) resolve();
       else reject(err instanceof Error ? err : new Error(String(err)));
@@ -91,9 +144,20 @@ function untilFinished(wait: Promise<unknown>, timeoutMs: number, signal: AbortS
   });
 }
 
-/** Processor of one chunk job (runs on any replica). */
-export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisClient; keyPrefix: string; tenants: Map<string, TenantRuntime>; logger: Logger }): Promise<{ done: number; failed: number }> {
-  const { tenant, runId, phase, index } = job.data;
+export interface ChunkDeps {
+  redis: RedisClient;
+  keyPrefix: string;
+  tenants: Map<string, TenantRuntime>;
+  logger: Logger;
+  /** The apply worker's lockDuration: the chunk's lock is checked and extended before each task. */
+  lockMs: number;
+  /** Aborted when the daemon's shutdown bound has elapsed: the chunk stops between tasks. */
+  signal?: AbortSignal;
+}
+
+/** Processor of one chunk job (runs on any replica); `token` is the worker's lock token of this job. */
+export async function processChunk(job: Job<ChunkJobData>, token: string | undefined, deps: ChunkDeps): Promise<{ done: number; failed: number }> {
+  const { tenant, runId, phase, index, fence } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new Error(`tenant ${tenant} is not configured in this replica`);
   const keys = tenantKeys(deps.keyPrefix, tenant);
@@ -103,11 +167,25 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
   const resultKey = keys.runResult(runId);
   const logger = deps.logger.child({ tenant, runId });
   const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
+  const stopped = (): boolean => deps.signal?.aborted === true;
+  /** Why this chunk may not write any more, if so (checked before each task). */
+  const fencedOut = async (): Promise<SyncError | undefined> => {
+    const [state, lock] = await Promise.all([checkFence(deps.redis, keys.lease('reconcile'), fence), token === undefined ? 1 : job.extendLock(token, deps.lockMs)]);
+    if (state !== 'held') return leaseLostError(state, fence);
+    if (Number(lock) !== 1) return new SyncError(ErrorCodes.LEASE_LOST, 'transient', `chunk ${phase}#${index} of run ${runId} was taken over by another replica (its job lock expired while this replica stalled); this replica stops it`);
+    return undefined;
+  };
   let done = 0;
   let failed = 0;
   for (const [i, task] of tasks.entries()) {
+    if (stopped()) return abandon(tasks.length - i);
     const marker = `done:${phase}:${index}:${i}`;
     if ((await deps.redis.hexists(resultKey, marker)) === 1) continue;
+    const lost = await fencedOut();
+    if (lost) {
+      logger.warn({ code: lost.code, phase, chunk: index, left: tasks.length - i }, lost.message);
+      throw new UnrecoverableError(`${lost.code}: ${lost.message}`);
+    }
     try {
       const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false, attributes: rt.attributes });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
@@ -122,6 +200,9 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
         .exec();
       done++;
     } catch (e) {
+      // Cut off by the shutdown (closed connections): not a failure of the task. It stays
+      // undone and is applied by whoever recovers the chunk.
+      if (stopped()) return abandon(tasks.length - i);
       const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
       const message = e instanceof Error ? e.message : String(e);
       recordChange(tenant, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
@@ -146,4 +227,9 @@ export async function processChunk(job: Job<ChunkJobData>, deps: { redis: RedisC
     }
   }
   return { done, failed };
+
+  function abandon(left: number): never {
+    logger.warn({ phase, chunk: index, left }, 'shutdown: apply chunk stopped between tasks; the rest is applied when the chunk is recovered');
+    throw deps.signal?.reason instanceof Error ? deps.signal.reason : new Error('shutdown');
+  }
 }

@@ -27,6 +27,11 @@ export function openControl(all: LoadedConfig[]): Control {
   const queueConn = factory.create('control-queues');
   const opts = { connection: queueConn, prefix: factory.bullPrefix };
   const queues = { reconcile: new Queue(QUEUE_NAMES.reconcile, opts), audit: new Queue(QUEUE_NAMES.audit, opts), apply: new Queue(QUEUE_NAMES.apply, opts) };
+  // The command's own Redis calls fail with the error (and the CLI reports it once): the
+  // emitters' copies of it are not printed again as raw stack traces.
+  const ignore = (): void => undefined;
+  for (const c of [redis, queueConn]) c.on('error', ignore);
+  for (const q of Object.values(queues)) q.on('error', ignore);
   const byId = new Map(all.map((l) => [l.config.tenant, l]));
   return {
     redis,

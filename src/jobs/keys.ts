@@ -12,6 +12,8 @@ export interface TenantKeys {
   ledgerGroupsByExt: string;
   /** Set: `user:<externalId>` / `group:<externalId>` creates sent but not yet confirmed. */
   ledgerPending: string;
+  /** String: when the one-shot ledger (state.dir) was imported into Redis (set once). */
+  ledgerImported: string;
   /** [h17] Hash: user attribute name → JSON { id, created } (definitions this tool knows). */
   ledgerAttributeDefinitions: string;
   /** [h17] Hash: platform user id → JSON { readAt, values } (last read or written attribute values). */
@@ -24,8 +26,10 @@ export interface TenantKeys {
   approval: string;
   /** List (newest first) of JSON run records. */
   history(kind: 'reconcile' | 'audit'): string;
-  /** String with TTL: the lease of the run in progress (one per tenant and kind). */
+  /** String with TTL, `<fencing token> <owner>`: the lease of the run in progress (one per tenant and kind). */
   lease(kind: 'reconcile' | 'audit'): string;
+  /** Counter: the last fencing token issued for the lease (only ever grows). */
+  fence(kind: 'reconcile' | 'audit'): string;
   /** String: JSON array of tasks of one fanned-out chunk. */
   chunk(runId: string, phase: string, index: number): string;
   /** Hash: aggregated results of a fanned-out run. */
@@ -44,6 +48,7 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     ledgerUsersByExt: `${base}:ledger:users-by-ext`,
     ledgerGroupsByExt: `${base}:ledger:groups-by-ext`,
     ledgerPending: `${base}:ledger:pending`,
+    ledgerImported: `${base}:ledger:imported`,
     ledgerAttributeDefinitions: `${base}:ledger:attribute-definitions`,
     ledgerAttributeValues: `${base}:ledger:attribute-values`,
     quarantine: `${base}:quarantine`,
@@ -51,6 +56,7 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     approval: `${base}:approve-deletes`,
     history: (kind) => `${base}:history:${kind}`,
     lease: (kind) => `${base}:lease:${kind}`,
+    fence: (kind) => `${base}:lease:${kind}:fence`,
     chunk: (runId, phase, index) => `${base}:run:${runId}:${phase}:${index}`,
     runResult: (runId) => `${base}:run:${runId}:result`,
     runFailures: (runId) => `${base}:run:${runId}:failures`,

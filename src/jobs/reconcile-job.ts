@@ -1,10 +1,13 @@
 /**
- * The reconcile job of one tenant: lease → quarantine check → plan (the same engine as the
- * CLI) → fan the apply out phase by phase → record the run. Destructive work held by the
- * guard stays held (visible in /status) until `approve-deletes`; the rest is applied.
+ * The reconcile job of one tenant: quarantine check → lease (with a fencing token) → plan
+ * (the same engine as the CLI) → fan the apply out phase by phase → record the run.
+ * Destructive work held by the guard stays held (visible in /status) until `approve-deletes`;
+ * the rest is applied. Nothing is written (ledger, approval, phases) unless the lease still
+ * carries this run's token; a lost lease aborts the run, which ends as `lease_lost`.
  */
+import { ownershipCounts } from '../reconcile/ownership.ts';
 import { randomUUID } from 'node:crypto';
-import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type QueueEvents } from 'bullmq';
+import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type Queue, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordPlan, recordRun, setManagedObjects, setQuarantined } from '../observability/instrument.ts';
@@ -28,10 +31,10 @@ export interface ReconcileJobData {
 export interface ReconcileJobDeps {
   redis: RedisClient;
   keyPrefix: string;
-  bullPrefix: string;
   tenants: Map<string, TenantRuntime>;
   flow: FlowProducer;
   applyEvents: QueueEvents;
+  applyQueue: Queue;
   logger: Logger;
   /** Aborted when the daemon abandons running jobs at shutdown. */
   signal?: AbortSignal;
@@ -58,9 +61,12 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
     return r;
   }
-  // Owned by the job: if this attempt is the job taken over from a dead replica, the lease is ours.
-  const release = await rt.state.acquireLease('reconcile', undefined, `job:${String(job.id)}`);
-  if (!release) {
+  // Owned by the job: if this attempt is the job recovered from a stalled or dead replica, the
+  // lease is ours, under a new token that fences the earlier attempt out. It lives as long as
+  // a job lock: a stall that costs the lock costs the lease too.
+  const lockMs = cfg.daemon.jobLockSeconds * 1000;
+  const lease = await rt.state.acquireLease('reconcile', `job:${String(job.id)}`, lockMs);
+  if (!lease) {
     // An operator's run (trigger, resume, approve-deletes) must not be lost to a running
     // scheduled one: it waits and runs afterwards. A scheduled tick is simply skipped.
     if (job.data.trigger !== 'schedule' && token !== undefined) {
@@ -75,14 +81,18 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     return r;
   }
   const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
+  const signal = deps.signal ? AbortSignal.any([deps.signal, lease.signal]) : lease.signal;
   try {
     // An approval releases only a plan no larger than the one that was held (guard.ts).
     const approval = await rt.state.approval();
     const planned = await planReconcile(
-      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, attributes: rt.attributes },
+      { tenant, config: cfg.provisioning!, source, target: rt.scim, ledgerStore: rt.ledger, attributes: rt.attributes, signal },
       { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
+    // Planning may have taken longer than the lease (a stalled event loop): a plan made under
+    // a lost lease is never applied, and nothing below is written.
+    await lease.assertHeld();
     const approved = approval !== undefined && plan.guard.overridden;
     if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
@@ -102,16 +112,28 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, attributeClears: plan.guard.attributes?.attributeClears ?? 0, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
+    const fanOut = {
+      redis: deps.redis,
+      keyPrefix: deps.keyPrefix,
+      flow: deps.flow,
+      events: deps.applyEvents,
+      queue: deps.applyQueue,
+      chunkSize: d.applyChunkSize,
+      attempts: d.jobAttempts,
+      timeoutMs: 6 * 3_600_000,
+      pollMs: Math.min(5_000, Math.max(250, lockMs / 4)),
+      fence: lease.fence,
+      signal,
+    };
     for (const phase of planPhases(plan)) {
+      if (phase.tasks.length === 0) continue;
+      await lease.assertHeld();
       await job.updateProgress({ phase: phase.name });
-      await runPhaseFannedOut(
-        { redis: deps.redis, keyPrefix: deps.keyPrefix, flow: deps.flow, events: deps.applyEvents, bullPrefix: deps.bullPrefix, chunkSize: d.applyChunkSize, attempts: d.jobAttempts, timeoutMs: 6 * 3_600_000, ...(deps.signal ? { signal: deps.signal } : {}) },
-        tenant,
-        runId,
-        phase,
-      );
+      await runPhaseFannedOut(fanOut, tenant, runId, phase);
       if (await deps.redis.hexists(tenantKeys(deps.keyPrefix, tenant).runResult(runId), 'aborted')) break;
     }
+    // Chunks stop when the lease is lost: their silence must not read as success.
+    await lease.assertHeld();
     const summary = await collectRunResult(deps.redis, deps.keyPrefix, tenant, runId);
     const total = plan.summary.changes;
     const failRate = total > 0 ? (summary.failed.length / Math.max(1, total)) * 100 : 0;
@@ -123,7 +145,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 && attributeErrors === 0 ? 'success' : badRun ? 'failed' : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
+    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);
@@ -138,23 +160,38 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   } catch (e) {
     // Abandoned at shutdown: not a failed run; the job is recovered as stalled and runs again.
     if (deps.signal?.aborted) throw e;
+    // Lost lease: the error itself, or whatever the aborted planning threw (vanished jobs,
+    // the more specific error, are reported as such).
+    const lost = isSyncError(e) && e.code === ErrorCodes.LEASE_LOST ? e : lease.signal.aborted && !(isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED) ? (lease.signal.reason as Error) : undefined;
+    if (lost) {
+      // Not the tenant's fault: no quarantine. The job is retried, or already runs elsewhere.
+      const r = record('lease_lost', { code: ErrorCodes.LEASE_LOST, message: lost.message, fence: lease.fence });
+      recordRun(tenant, 'reconcile', 'lease_lost', r.durationMs / 1000, logger, { runId, code: ErrorCodes.LEASE_LOST, err: lost.message });
+      await rt.state.pushHistory(r, cfg.daemon.historyLength).catch(() => undefined);
+      throw lost;
+    }
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
     const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
-    const lastAttempt = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    // The job itself is gone with its children: no later attempt will report this run.
+    const vanished = isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED;
+    const lastAttempt = unrecoverable || vanished || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     logger.error({ code, err: message, attempt: job.attemptsMade + 1, unrecoverable }, 'reconcile run failed');
     if (lastAttempt) {
       const r = record('failed', { code, message });
       recordRun(tenant, 'reconcile', 'failed', r.durationMs / 1000, logger, { runId, code });
       await rt.state.pushHistory(r, cfg.daemon.historyLength);
-      const qs = await rt.state.recordFailure(`${code}: ${message}`, cfg.daemon.quarantine);
-      setQuarantined(tenant, qs.quarantined);
+      // Redis losing its data is not the tenant's failure: no quarantine for it.
+      if (!vanished) {
+        const qs = await rt.state.recordFailure(`${code}: ${message}`, cfg.daemon.quarantine);
+        setQuarantined(tenant, qs.quarantined);
+      }
     }
     if (unrecoverable) throw new UnrecoverableError(`${code}: ${message}`);
     throw e;
   } finally {
     await source.close?.();
-    await release();
+    await lease.release().catch(() => undefined);
   }
 }
 

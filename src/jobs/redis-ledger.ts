@@ -99,6 +99,25 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     await tx.exec();
   }
 
+  /** Entries per kind and pending creates, without loading them. */
+  async counts(): Promise<{ users: number; groups: number; pending: number }> {
+    const [users, groups, pending] = await Promise.all([this.redis.hlen(this.keys.ledgerUsers), this.redis.hlen(this.keys.ledgerGroups), this.redis.scard(this.keys.ledgerPending)]);
+    return { users, groups, pending };
+  }
+
+  /**
+   * Moving from one-shot to the daemon: writes `data` (the state dir's ledger) when the Redis
+   * ledger is empty and no import happened before; true when it did. Never merges into or
+   * overwrites a ledger the daemon already keeps.
+   */
+  async importIfEmpty(data: LedgerData): Promise<boolean> {
+    const c = await this.counts();
+    if (c.users + c.groups + c.pending > 0) return false;
+    if ((await this.redis.set(this.keys.ledgerImported, new Date().toISOString(), 'NX')) !== 'OK') return false;
+    await this.save(data);
+    return true;
+  }
+
   async markPending(kind: ObjectKind, externalIds: string[]): Promise<void> {
     if (externalIds.length > 0) await this.redis.sadd(this.keys.ledgerPending, ...externalIds.map((x) => `${kind}:${x}`));
   }

@@ -17,17 +17,32 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
     const attempts = cfg.daemon.jobAttempts;
     const rec = cfg.schedules.reconcile;
     if (cfg.provisioning && rec.enabled) {
-      await queues.reconcile.upsertJobScheduler(schedulerId('reconcile', rt.id), { pattern: rec.pattern, tz: 'UTC' }, { name: 'reconcile', data: { tenant: rt.id, trigger: 'schedule' }, opts: jobOptions(attempts) });
+      await upsertIfChanged(queues.reconcile, schedulerId('reconcile', rt.id), rec.pattern, 'reconcile', { tenant: rt.id, trigger: 'schedule' }, attempts);
     } else {
       await queues.reconcile.removeJobScheduler(schedulerId('reconcile', rt.id));
     }
     const aud = cfg.schedules.audit;
     if (cfg.audit && aud.enabled) {
-      await queues.audit.upsertJobScheduler(schedulerId('audit', rt.id), { pattern: aud.pattern, tz: 'UTC' }, { name: 'audit', data: { tenant: rt.id, trigger: 'schedule' }, opts: jobOptions(attempts) });
+      await upsertIfChanged(queues.audit, schedulerId('audit', rt.id), aud.pattern, 'audit', { tenant: rt.id, trigger: 'schedule' }, attempts);
     } else {
       await queues.audit.removeJobScheduler(schedulerId('audit', rt.id));
     }
   }
+}
+
+/**
+ * Upserting a scheduler while its current job runs can make BullMQ run that tick a second
+ * time (taskforcesh/bullmq#2876): every replica re-registering at start (a rolling restart)
+ * would do it. An unchanged scheduler is left alone; a changed one is upserted (the run lease
+ * fences out a duplicate run if the race still happens).
+ */
+async function upsertIfChanged(queue: Queue, id: string, pattern: string, name: string, data: Record<string, unknown>, attempts: number): Promise<void> {
+  const have = await queue.getJobScheduler(id);
+  const template = have?.template as { data?: unknown; opts?: { attempts?: number } } | undefined;
+  const same = have?.pattern === pattern && have.tz === 'UTC' && have.name === name && JSON.stringify(template?.data) === JSON.stringify(data) && template?.opts?.attempts === attempts;
+  // …and still has its next job (a scheduler whose job went missing is healed by the upsert).
+  if (same && have.next !== undefined && (await queue.getJobState(`repeat:${id}:${have.next}`)) !== 'unknown') return;
+  await queue.upsertJobScheduler(id, { pattern, tz: 'UTC' }, { name, data, opts: jobOptions(attempts) });
 }
 
 /**

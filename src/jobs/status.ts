@@ -11,6 +11,7 @@ import { statusDocument, type StatusDocument } from '../observability/status-doc
 import type { RedisClient } from './redis.ts';
 import { schedulerId } from './schedulers.ts';
 import { TenantState } from './tenant-state.ts';
+import { tenantKeys } from './keys.ts';
 
 export interface StatusDeps {
   tenants: Map<string, { id: string; loaded: { config: { audit?: unknown; provisioning?: unknown } } }>;
@@ -23,6 +24,8 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
   const extra: Record<string, Record<string, unknown>> = {};
   for (const rt of deps.tenants.values()) {
     const state = new TenantState(deps.redis, deps.keyPrefix, rt.id);
+    const keys = tenantKeys(deps.keyPrefix, rt.id);
+    const [managedUsers, managedGroups] = await Promise.all([deps.redis.hlen(keys.ledgerUsers), deps.redis.hlen(keys.ledgerGroups)]);
     const [quarantine, held, approval, reconcileRuns, auditRuns, nextReconcile, nextAudit] = await Promise.all([
       state.quarantine(),
       state.heldDeletes(),
@@ -49,6 +52,9 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
       heldDeletes: held ? { ...held, at: new Date(held.at).toISOString(), approved: approval } : null,
       deletesHeld: held?.count ?? 0,
       runs: { reconcile: reconcileRuns, audit: auditRuns },
+      // The ledger in Redis (cluster-wide) and what the latest reconcile skipped as unmanaged.
+      managed: { users: managedUsers, groups: managedGroups },
+      unmanagedSkipped: (reconcileRuns[0]?.detail['ownership'] as { skippedUnmanaged?: unknown } | undefined)?.skippedUnmanaged ?? null,
       audit,
     };
   }

@@ -1,18 +1,18 @@
 /**
- * What the daemon remembers per tenant between runs, in Redis: the run lease (at most one
- * reconcile per tenant at any moment, whatever the number of replicas), quarantine, deletes
+ * What the daemon remembers per tenant between runs, in Redis: the run lease with its fencing
+ * token (at most one reconcile per tenant applies changes at any moment, see lease.ts), quarantine, deletes
  * held by the guard and their approval, and the run history shown by /status.
  */
-import { randomUUID } from 'node:crypto';
 import type { DaemonConfig } from '../config/schema.ts';
 import type { DeleteApproval } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys, type TenantKeys } from './keys.ts';
+import { acquireRunLease, type RunLease } from './lease.ts';
 
 export interface RunRecord {
   runId: string;
   kind: 'reconcile' | 'audit';
-  /** success | partial | failed | guard_held | skipped | quarantined */
+  /** success | partial | failed | guard_held | skipped | quarantined | lease_lost */
   result: string;
   startedAt: string;
   finishedAt: string;
@@ -54,11 +54,6 @@ export interface HeldDeletes {
   attributeClears?: number;
 }
 
-// Free, or already held by the same owner (a job taken over after its replica died): take it.
-const ACQUIRE_LUA = `local v = redis.call('get', KEYS[1]) if v == false or v == ARGV[1] then return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return false`;
-const RELEASE_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-const RENEW_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-
 export class TenantState {
   readonly tenant: string;
   readonly keys: TenantKeys;
@@ -71,23 +66,12 @@ export class TenantState {
   }
 
   /**
-   * Take the run lease; returns a release function, or undefined if another run holds it. The
-   * lease renews itself. `owner` (e.g. the job id) lets a job recovered after its replica died
-   * take over its own lease instead of waiting for it to expire.
+   * Take the run lease with a new fencing token (see lease.ts); undefined if another owner
+   * holds it. `owner` (e.g. the job id) lets a job recovered after its replica stalled or died
+   * take its own lease over: the new token fences the earlier holder out.
    */
-  async acquireLease(kind: 'reconcile' | 'audit', ttlMs = 60_000, owner: string = randomUUID()): Promise<(() => Promise<void>) | undefined> {
-    const key = this.keys.lease(kind);
-    const token = owner;
-    const ok = await this.redis.eval(ACQUIRE_LUA, 1, key, token, String(ttlMs));
-    if (ok !== 'OK') return undefined;
-    const timer = setInterval(() => {
-      void this.redis.eval(RENEW_LUA, 1, key, token, String(ttlMs)).catch(() => undefined);
-    }, Math.floor(ttlMs / 3));
-    timer.unref();
-    return async () => {
-      clearInterval(timer);
-      await this.redis.eval(RELEASE_LUA, 1, key, token);
-    };
+  acquireLease(kind: 'reconcile' | 'audit', owner: string, ttlMs: number): Promise<RunLease | undefined> {
+    return acquireRunLease(this.redis, this.keys.lease(kind), this.keys.fence(kind), owner, ttlMs);
   }
 
   async quarantine(): Promise<QuarantineState> {
@@ -130,9 +114,17 @@ export class TenantState {
     return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0), attributeClears: Number(h['attributeClears'] ?? 0) };
   }
 
-  /** `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid for a day). */
-  async approveDeletes(by: string, bound: DeleteApproval = { destructive: 0, memberRemovals: 0 }): Promise<void> {
-    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), destructive: bound.destructive, memberRemovals: bound.memberRemovals, ...(bound.attributeClears !== undefined ? { attributeClears: bound.attributeClears } : {}) }), 'EX', 86_400);
+  /**
+   * `approve-deletes`: the next reconcile of this tenant runs with the guard overridden (valid
+   * for a day), bound to what is held now: a plan removing more trips the guard again.
+   * Returns what was approved, or undefined when nothing is held.
+   */
+  async approveHeld(by: string): Promise<HeldDeletes | undefined> {
+    const held = await this.heldDeletes();
+    if (!held) return undefined;
+    const bound: DeleteApproval = { destructive: held.count, memberRemovals: held.memberRemovals ?? 0, ...(held.attributeClears ? { attributeClears: held.attributeClears } : {}) }; // [h17] take-aways bound too
+    await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), ...bound }), 'EX', 86_400);
+    return held;
   }
 
   /** The approval's bound (what was held when it was given); an approval without counts covers nothing. */

@@ -4,6 +4,7 @@
  * go to the log lines (the sync's own audit trail), never into metrics. Nothing here sees a
  * credential: the platform hooks carry method, route, status and timings only.
  */
+import { allUnmanagedWarning, ownershipCounts } from '../reconcile/ownership.ts';
 import type { PlatformClientHooks } from '../platform/http-client.ts';
 import { platformMetrics } from '../platform/metrics.ts';
 import type { AppliedChange } from '../reconcile/apply.ts';
@@ -61,6 +62,13 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   r.deletesHeld.set({ tenant }, held);
   observation(tenant).deletesHeld = held;
 
+  const ownership = ownershipCounts(plan);
+  r.unmanagedSkipped.set({ tenant, kind: 'user' }, ownership.skippedUnmanaged.users);
+  r.unmanagedSkipped.set({ tenant, kind: 'group' }, ownership.skippedUnmanaged.groups);
+  observation(tenant).unmanagedSkipped = ownership.skippedUnmanaged;
+  const unmanagedWarning = allUnmanagedWarning(plan, 'Redis');
+  if (unmanagedWarning !== undefined) logger.warn({ ...tenantField(logger, tenant), ...ownership }, unmanagedWarning);
+
   const s = plan.sourceStats;
   const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
@@ -103,6 +111,7 @@ const RUN_LEVEL: Record<RunResult, 'info' | 'warn' | 'error'> = {
   guard_held: 'warn',
   quarantined: 'warn',
   failed: 'error',
+  lease_lost: 'warn',
 };
 
 /**
@@ -118,7 +127,7 @@ export function recordRun(tenant: string, kind: JobKind, result: RunResult, dura
   const o = observation(tenant);
   o.lastRun[kind] = { result, finishedAt: new Date(now).toISOString(), durationSeconds };
   if (result === 'success') {
-    r.lastSuccess.set({ tenant, job: kind }, now / 1000);
+    r.lastSuccess.set({ tenant, kind }, now / 1000);
     o.lastSuccess[kind] = new Date(now).toISOString();
   }
   logger[RUN_LEVEL[result]]({ ...fields, ...tenantField(logger, tenant), job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);

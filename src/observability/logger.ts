@@ -57,7 +57,8 @@ const LEVEL_STYLE: Record<number, { label: string; color: Parameters<typeof styl
 
 /** Turns pino's JSON lines (already redacted) into `12:00:01 INFO  message key=value`. */
 export function prettyStream(out: NodeJS.WritableStream = process.stderr): Writable {
-  const colour = (out as { isTTY?: boolean }).isTTY === true;
+  // Colour on a terminal only, and never with NO_COLOR set (https://no-color.org).
+  const colour = (out as { isTTY?: boolean }).isTTY === true && !process.env['NO_COLOR'];
   return new Writable({
     write(chunk: Buffer, _enc, done): void {
       for (const line of chunk.toString('utf8').split('\n')) {

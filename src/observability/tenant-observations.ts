@@ -21,6 +21,8 @@ export interface TenantObservation {
   /** Destructive operations held by the deletion guard in the latest plan. */
   deletesHeld: number;
   managed: { users: number; groups: number } | null;
+  /** Source objects the latest plan skipped because their platform match is not managed (not in the ledger). */
+  unmanagedSkipped?: { users: number; groups: number };
 }
 
 const byTenant = new Map<string, TenantObservation>();

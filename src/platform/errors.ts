@@ -28,6 +28,10 @@ export const ErrorCodes = {
   CONFIG_INVALID: 'E_CONFIG_INVALID',
   SOURCE_FAILED: 'E_SOURCE_FAILED',
   GUARD_TRIPPED: 'E_GUARD_TRIPPED',
+  /** The daemon's run lease was lost (expired, or taken over by a newer fencing token): the run stops without writing. */
+  LEASE_LOST: 'E_LEASE_LOST',
+  /** The daemon's fanned-out apply jobs disappeared from Redis (restarted without persistence, evicted, deleted). */
+  JOBS_VANISHED: 'E_JOBS_VANISHED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -3,11 +3,15 @@
  * the auth header, HTTPS enforcement, timeouts, the retry policy and error classification.
  * Everything above this module sees either a parsed response or a classified SyncError.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { createDispatcher } from './dispatcher.ts';
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 import { readBodyCapped } from './read-body.ts';
+import { assertSecureUrl } from './secure-url.ts';
+
+export { assertSecureUrl, isLoopbackHost } from './secure-url.ts';
 
 export type AuthScheme = 'Bearer' | 'Api-Key';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,6 +40,8 @@ export interface PlatformClientOptions {
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
   /** Test seam for jitter. */
   random?: () => number;
+  /** Where HTTPS_PROXY / HTTP_PROXY / NO_PROXY are read; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RequestEvent {
@@ -91,38 +97,26 @@ export class AmbiguousRequestError extends SyncError {
 /** Up to this size a response of known length is read in one call, bytes. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
-/** HTTPS only, unless explicitly allowed for a loopback host (tests, simulator, sidecars). */
-export function assertSecureUrl(raw: string, allowInsecureHttp: boolean, keyPath = 'platform.baseUrl'): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} is not a valid URL`);
-  }
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:') {
-    if (!allowInsecureHttp) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} uses plain http://; the platform only accepts HTTPS (set platform.allowInsecureHttp: true only for a loopback test server)`);
-    }
-    if (!isLoopbackHost(url.hostname)) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath}: plain http:// is allowed only for loopback hosts, not ${url.hostname}`);
-    }
-    return url;
-  }
-  throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} must use https:// (got ${url.protocol})`);
-}
+/** Certificate verification failures (Node's and OpenSSL's codes): a trust problem, not a network one. */
+const TLS_VERIFY_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+]);
 
 const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export class PlatformClient {
   readonly baseUrl: URL;
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly authHeader: string;
   private readonly policy: RetryPolicy;
   private readonly opts: PlatformClientOptions;
@@ -137,12 +131,13 @@ export class PlatformClient {
     this.authHeader = `${opts.authScheme ?? 'Bearer'} ${opts.token}`;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.maxResponseBytes = opts.maxResponseBytes ?? 32 * 1024 * 1024; // bytes
-    this.agent = new Agent({
+    this.agent = createDispatcher({
       connections: opts.maxConnections ?? 32,
-      keepAliveTimeout: 30_000, // ms
-      headersTimeout: opts.headersTimeoutMs ?? 30_000, // ms
-      bodyTimeout: opts.bodyTimeoutMs ?? 60_000, // ms
-      connect: { timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.ca ? { ca: opts.ca } : {}) },
+      headersTimeoutMs: opts.headersTimeoutMs ?? 30_000,
+      bodyTimeoutMs: opts.bodyTimeoutMs ?? 60_000,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+      ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
     });
   }
 
@@ -223,7 +218,17 @@ export class PlatformClient {
         if (res === undefined) this.opts.hooks?.onResponse?.(event);
         const notSent = res === undefined && code !== undefined && NETWORK_CODES_NOT_SENT.has(code);
         const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
-        const reason = `network error ${code ?? 'unknown'}`;
+        // The host and URL (without the query, which may hold a filter value) say where it failed.
+        const target = `${this.baseUrl.origin}${reqPath.split('?')[0]}`;
+        const reason = code === 'ENOTFOUND' ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}` : `network error ${code ?? 'unknown'} at ${target}`;
+        // A certificate the configured trust refuses will not be trusted on a retry either.
+        if (res === undefined && code !== undefined && TLS_VERIFY_CODES.has(code)) {
+          throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `${what}: TLS verification of ${this.baseUrl.host} failed (${code}) for ${target}; trust its CA with platform.caFile (or the source's caFile)`, { cause: e });
+        }
+        // A name that does not resolve will not resolve in 200 ms either: fail now, with the fix.
+        if (code === 'ENOTFOUND') {
+          throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine`, { cause: e });
+        }
         if (!idempotent && !notSent) {
           throw new AmbiguousRequestError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; the request may have been processed`, { cause: e });
         }

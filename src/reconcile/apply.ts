@@ -130,6 +130,9 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
       if (result.aborted !== undefined || opts.signal?.aborted) break;
       progress.phase = phase.name;
       report();
+      // Write-ahead, like pending creates: the deactivation times are saved before any
+      // PATCH, so a crash in the middle of the phase cannot lose the grace period.
+      if (stampDeactivations(phase.tasks, ledger, now())) await ledger.save(deps.ledgerStore);
       for (const task of phase.tasks) execute(task);
       await queue.onIdle();
       if (ledger.isDirty) await ledger.save(deps.ledgerStore);
@@ -142,3 +145,14 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
   return result;
 }
 
+/** Records the time of every deactivation of `tasks` in the ledger; true if there was one. */
+function stampDeactivations(tasks: ApplyTask[], ledger: Ledger, at: number): boolean {
+  let any = false;
+  for (const t of tasks) {
+    if (t.action !== 'user.deactivate') continue;
+    if (!ledger.has('user', t.id)) ledger.record('user', t.id, t.externalId);
+    ledger.setDeactivated(t.id, at);
+    any = true;
+  }
+  return any;
+}

@@ -56,7 +56,7 @@ export function planGroups(ctx: PlanContext): GroupPlan {
       continue;
     }
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'group', ref: g.displayName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)' });
+      skipped.push({ kind: 'group', ref: g.displayName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
       continue;
     }
     const want = mapGroup(g, config.mapping.group);

@@ -83,7 +83,9 @@ function resolveMembers(ctx: PlanContext, g: NormalizedGroup, users: UserPlan): 
       out.push({ externalId: ext, userName: account.userName, id: account.id });
       continue;
     }
-    ctx.skipped.push({ kind: 'member', ref: `${g.displayName} ← ${ext}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
+    // People are named by userName in the plan, never by an opaque id (an LDAP entryUUID, an AD objectGUID).
+    const name = ctx.input.desired.users.find((u) => u.externalId === ext)?.userName ?? ext;
+    ctx.skipped.push({ kind: 'member', ref: `${g.displayName} ← ${name}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
   }
   return out;
 }

@@ -87,6 +87,8 @@ export interface Skipped {
   kind: 'user' | 'group' | 'member';
   ref: string;
   reason: string;
+  /** `unmanaged`: matches a platform object this tool does not manage (ownership ledger). */
+  code?: 'unmanaged';
 }
 
 export interface GuardVerdict {
@@ -197,6 +199,8 @@ export interface Plan {
   guard: GuardVerdict;
   sourceStats: Record<string, number>;
   summary: PlanSummary;
+  /** Set when the plan was restricted to one user (`--only`, reconcile/selection.ts). */
+  only?: string;
   /** [h17] User attributes (present when provisioning.userAttributes is configured). */
   attributes?: AttributePlan;
 }

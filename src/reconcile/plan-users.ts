@@ -104,7 +104,7 @@ export function planUsers(ctx: PlanContext): UserPlan {
       continue;
     }
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'user', ref: u.userName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)' });
+      skipped.push({ kind: 'user', ref: u.userName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
       continue;
     }
     const want = mapUser(u, config.mapping.user);

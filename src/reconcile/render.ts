@@ -32,6 +32,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
 
   const section = (title: string, style: Style, rows: string[][]): void => {
     if (rows.length === 0) return;
+    // maxRows 0 asks for counts only: one line, never a heading with nothing under it.
+    if (max === 0) return void out.push(`  ${title.toLowerCase()}: ${rows.length} (use --json to list them)`);
     out.push('', c(['bold', style] as unknown as Style, `${title} (${rows.length})`));
     out.push(...table(rows.slice(0, max)).map((l) => `  ${l}`));
     if (rows.length > max) out.push(`  … and ${rows.length - max} more (use --json for the full plan)`);

@@ -5,7 +5,7 @@
  * replaces, member adds are idempotent, deletes treat 404 as done.
  */
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
-import { ErrorCodes, SyncError } from '../platform/errors.ts';
+import { ErrorCodes, isSyncError, SyncError } from '../platform/errors.ts';
 import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
@@ -187,9 +187,16 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
       await ledger.forget('group', task.id);
       return { ...base, id: task.id };
     case 'user.deactivate':
-      await target.patch('Users', task.id, [{ op: 'replace', path: 'active', value: false }]);
+      // Write-ahead: the time is recorded before the PATCH, so a crash right after it cannot
+      // lose the grace period of deleteAfterDays. A PATCH refused for good takes it back.
       if (!(await ledger.has('user', task.id))) await ledger.record('user', task.id, task.externalId);
       await ledger.setDeactivated(task.id, deps.now());
+      try {
+        await target.patch('Users', task.id, [{ op: 'replace', path: 'active', value: false }]);
+      } catch (e) {
+        if (isSyncError(e) && e.kind !== 'transient') await ledger.setDeactivated(task.id, undefined);
+        throw e;
+      }
       return { ...base, id: task.id };
     case 'user.delete':
       await target.delete('Users', task.id);

@@ -120,10 +120,9 @@ function daemonActions(deps: DaemonUiDeps, token: Secret): UiActions {
       const attempts = rt.loaded.config.daemon.jobAttempts;
       let message: string;
       if (action === 'approve-deletes') {
-        const held = await state.heldDeletes();
+        const held = await state.approveHeld('status page');
         if (!held) message = 'nothing held';
         else {
-          await state.approveDeletes('status page');
           await triggerRun(deps.reconcileQueue, 'reconcile', tenant, attempts, 'approval');
           message = `approved ${held.count} held deletions`;
         }

@@ -25,7 +25,12 @@ describe('demo', () => {
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/succeeded: user\.create 45, group\.create 8, group\.members 8/);
     expect(res.stdout).toMatch(/platform now holds 45 users and 8 groups/);
-    expect(res.stdout.split('== 3.')[1]).toMatch(/No changes\. The platform matches the source\./);
+    const again = res.stdout.split('== 3.')[1]?.split('== 4.')[0] ?? '';
+    expect(again).toMatch(/No changes\. The platform matches the source\./);
+    // Counts only in the second plan: no section heading with nothing under it.
+    expect(again).toMatch(/^ {2}skipped: \d+ \(use --json to list them\)$/m);
+    expect(again).not.toMatch(/^Skipped \(/m);
+    expect(again).not.toContain('… and');
     const path = /audit events written to (.+)$/m.exec(res.stdout)?.[1];
     expect(path).toBe(join(dir, '.demo-state', 'audit', 'audit.ndjson'));
     const lines = (await readFile(path as string, 'utf8')).trim().split('\n');

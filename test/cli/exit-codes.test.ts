@@ -57,7 +57,7 @@ describe('exit codes', () => {
 describe('program', () => {
   it('registers every command of the list, with the global options', async () => {
     const program = buildProgram(await loadCommands());
-    expect(program.commands.map((c) => c.name())).toEqual(['validate', 'plan', 'apply', 'audit', 'demo', 'simulate', 'simulate-google', 'daemon', 'log', 'trigger', 'resume', 'approve-deletes', 'status']);
+    expect(program.commands.map((c) => c.name())).toEqual(['validate', 'plan', 'apply', 'audit', 'demo', 'simulate', 'simulate-google', 'ledger', 'daemon', 'log', 'trigger', 'resume', 'approve-deletes', 'status']);
     expect(program.commands.map((c) => c.name())).toContain('validate');
     expect(program.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--version', '--debug', '--log-level', '--log-format']));
   });
@@ -69,9 +69,10 @@ describe('program', () => {
     // A command name later on the line is an argument, not the command.
     expect(await names(['trigger', 'audit', '--config', 'c.yaml'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
     expect(await names(['status', '--tenant', 'audit'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
+    expect(await names(['ledger', 'import', '--config', 'c.yaml'])).toEqual(['ledger']);
     expect(await names(['log', '--user', 'alice'])).toEqual(['log']);
-    expect(await names(['frobnicate'])).toHaveLength(13);
-    expect(await names(['--help'])).toHaveLength(13);
+    expect(await names(['frobnicate'])).toHaveLength(14);
+    expect(await names(['--help'])).toHaveLength(14);
   });
 
   it('turns usage errors into CommanderError instead of exiting, for subcommands too', async () => {

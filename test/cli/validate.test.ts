@@ -132,21 +132,21 @@ describe('validate --check-connectivity', () => {
     expect(platform.seen.map((s) => s.url)).toEqual(['/api/scim/v2/ServiceProviderConfig', '/api/scim/v2/Users?count=1']);
   });
 
-  it('explains a 401 and exits 1', async () => {
+  it('explains a 401 and exits 2, as the README promises', async () => {
     platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 401, body: { error: 'unauthorized' } });
     const r = await runCli(['validate', '--check-connectivity', '-c', good()]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toContain('platform failed  [E_AUTH_INVALID]');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/platform +failed +\[E_AUTH_INVALID\]/);
     expect(r.stdout).toContain(AUTH_MESSAGES[401]);
     expect(r.stdout).toMatch(/source +ok/);
     // 401 is not retried: exactly one request.
     expect(platform.seen).toHaveLength(1);
   });
 
-  it('explains a 403 and exits 1', async () => {
+  it('explains a 403 and exits 2', async () => {
     platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 403, body: { error: 'key scoped to other deployments' } });
     const r = await runCli(['validate', '--check-connectivity', '--json', '-c', good()]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     const out = JSON.parse(r.stdout) as { ok: boolean; checks: { name: string; ok: boolean; code?: string; detail: string }[] };
     expect(out.ok).toBe(false);
     const check = out.checks.find((c) => c.name === 'platform');

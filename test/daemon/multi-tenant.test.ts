@@ -98,7 +98,7 @@ describe('multi-tenant daemon and trigger', () => {
     ws.writeDirectory({ users: people(1, 5), groups: [] });
     ws.writeConfig({ daemon: { jobLockSeconds: 4 } });
     // Another replica's run holds the tenant's lease for 3 s.
-    await ws.redis().set(`${ws.keyPrefix}:{acme}:lease:reconcile`, 'job:elsewhere', 'PX', 3_000);
+    await ws.redis().set(`${ws.keyPrefix}:{acme}:lease:reconcile`, '1 job:elsewhere', 'PX', 3_000);
     const d = await ws.spawnDaemon();
     await ws.trigger();
     await d.waitForLog((l) => l.msg === 'another reconcile of this tenant is running; this run waits for it');

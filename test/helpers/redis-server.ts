@@ -27,7 +27,8 @@ export interface RedisServerHandle {
   destroy(): Promise<void>;
 }
 
-export async function startRedisServer(): Promise<RedisServerHandle> {
+/** `persistence: false`: no AOF either, so a restart comes back empty (a Redis without persistence). */
+export async function startRedisServer(opts: { persistence?: boolean } = {}): Promise<RedisServerHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -35,7 +36,7 @@ export async function startRedisServer(): Promise<RedisServerHandle> {
 
   const start = async (): Promise<void> => {
     if (child) return;
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...(opts.persistence === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always']), '--dir', dir, '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
     const c = spawn(REDIS_SERVER_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     const keep = (d: Buffer): void => void (stderr = (stderr + d.toString()).slice(-4000));

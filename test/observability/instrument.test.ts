@@ -106,10 +106,10 @@ describe('runs, quarantine, managed objects and jobs', () => {
     expect(await value('scimsync_reconcile_runs_total', { tenant, result: 'success' })).toBe(1);
     expect(await value('scimsync_reconcile_runs_total', { tenant, result: 'failed' })).toBe(1);
     expect(await histogramCount('scimsync_reconcile_run_duration_seconds', { tenant })).toBe(2);
-    const last = await value('scimsync_last_success_timestamp_seconds', { tenant, job: 'reconcile' });
+    const last = await value('scimsync_last_success_timestamp_seconds', { tenant, kind: 'reconcile' });
     expect(last).toBeGreaterThanOrEqual(Math.floor(before));
     expect(last).toBeLessThanOrEqual(Date.now() / 1000);
-    expect(await value('scimsync_last_success_timestamp_seconds', { tenant, job: 'audit' })).toBeGreaterThan(0);
+    expect(await value('scimsync_last_success_timestamp_seconds', { tenant, kind: 'audit' })).toBeGreaterThan(0);
     expect(records().map((r) => [r['level'], r['job'], r['result']])).toEqual([
       [30, 'reconcile', 'success'],
       [50, 'reconcile', 'failed'],

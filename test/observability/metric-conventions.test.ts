@@ -13,7 +13,7 @@ import { VERSION } from '../../src/version.ts';
 import { captureLogger, scenarioPlan } from './support.ts';
 
 const ALLOWED_LABELS = new Set([
-  'tenant', 'result', 'resource', 'operation', 'direction', 'kind', 'job', 'method', 'route', 'status',
+  'tenant', 'result', 'resource', 'operation', 'direction', 'kind', 'method', 'route', 'status',
   'queue', 'state', 'sink', 'type', 'code', 'version', 'node_version', 'reason',
   // audit_sink_events_total{outcome}: delivered|rejected (declared in src/audit/sinks/metrics.ts).
   'outcome',
@@ -96,6 +96,14 @@ describe('metric conventions', () => {
     for (const n of own) {
       const bad = declaredLabels(n).filter((l) => !ALLOWED_LABELS.has(l));
       expect(bad, `labels of ${n}`).toEqual([]);
+    }
+  });
+
+  it('never names a label after a Prometheus target label (job, instance): it would be renamed exported_job and an alert on it would match nothing', () => {
+    expect(declaredLabels('scimsync_last_success_timestamp_seconds')).toEqual(['tenant', 'kind']);
+    for (const n of names) {
+      const clash = declaredLabels(n).filter((l) => l === 'job' || l === 'instance' || l.startsWith('exported_') || l.startsWith('__'));
+      expect(clash, `labels of ${n}`).toEqual([]);
     }
   });
 

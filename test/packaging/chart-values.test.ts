@@ -98,6 +98,28 @@ describe('values.schema.json', () => {
     }
   });
 
+  it('refuses clear-text secrets in config (token, password, bindPassword, apiKey), accepting a file or a ${VAR} reference', () => {
+    const platform = { baseUrl: 'https://acme.example.com', tokenFile: '/var/run/secrets/scim-audit-sync/platform-token' };
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['the platform token', { platform: { baseUrl: 'https://acme.example.com', token: 'tok-cleartext-1' } }, 'config.platform.token'],
+      ['an LDAP bind password', { platform, provisioning: { source: { type: 'ldap', url: 'ldaps://dc.example.com', bindDn: 'cn=r', bindPassword: 'hunter2', users: { baseDn: 'dc=example' } } } }, 'config.provisioning.source.bindPassword'],
+      ['a Splunk HEC token', { platform, audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', token: 'hec-cleartext' }] } }, 'config.audit.sinks[0].token'],
+      ['an Elasticsearch API key', { platform, audit: { sinks: [{ type: 'elasticsearch', name: 'e', url: 'https://es:9200', auth: { type: 'api-key', apiKey: 'ZXM6a2V5' } }] } }, 'config.audit.sinks[0].auth.apiKey'],
+      ['a basic-auth password', { platform, audit: { sinks: [{ type: 'http', name: 'h', url: 'https://h', auth: { type: 'basic', username: 'u', password: 'pw' } }] } }, 'config.audit.sinks[0].auth.password'],
+    ];
+    for (const [what, config, path] of cases) {
+      const bad = structuredClone(defaults);
+      bad['config'] = config;
+      expect(validate(schema, bad).map((i) => i.path), what).toContain(path);
+    }
+    const ok = structuredClone(defaults);
+    ok['config'] = { platform: { baseUrl: 'https://acme.example.com', token: '${SCIM_TOKEN}' }, audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', tokenFile: '/var/run/secrets/scim-audit-sync/hec' }] } };
+    expect(validate(schema, ok)).toEqual([]);
+    const withDefault = structuredClone(defaults);
+    withDefault['config'] = { platform: { baseUrl: 'https://acme.example.com', token: '${SCIM_TOKEN:-cleartext}' } };
+    expect(validate(schema, withDefault).map((i) => i.path)).toContain('config.platform.token');
+  });
+
   it('refuses in config every key the chart sets itself', () => {
     const owned = chartOwnedPaths();
     expect(owned).toEqual(['daemon.http', 'daemon.shutdownTimeoutSeconds', 'redis.url', 'redis.keyPrefix', 'redis.passwordFile']);

@@ -22,8 +22,8 @@ interface Rule {
   annotations: Record<string, string>;
 }
 
-/** Labels Prometheus attaches when scraping through the ServiceMonitor (and `exported_job` for the metric's own `job`). */
-const TARGET_LABELS = ['namespace', 'service', 'pod', 'container', 'endpoint', 'job', 'instance', 'exported_job'];
+/** Labels Prometheus attaches when scraping through the ServiceMonitor (no metric has its own `job`, so no `exported_job`). */
+const TARGET_LABELS = ['namespace', 'service', 'pod', 'container', 'endpoint', 'job', 'instance'];
 
 const series = new Set(allSeriesNames());
 

@@ -174,7 +174,19 @@ describe('PlatformClient and non-idempotent requests', () => {
     const err = await failure(client.requestJson('POST', '/x', { route: 'test', body: {} }));
     expect(err).not.toBeInstanceOf(AmbiguousRequestError);
     expect(err.code).toBe(ErrorCodes.TRANSIENT);
-    expect(retries).toEqual(['network error ECONNREFUSED', 'network error ECONNREFUSED']);
+    expect(retries).toEqual([`network error ECONNREFUSED at ${url}/x`, `network error ECONNREFUSED at ${url}/x`]);
+    expect(err.message).toBe(`POST test: network error ECONNREFUSED at ${url}/x after 3 attempts`);
+  });
+});
+
+describe('PlatformClient network failures name the host and URL', () => {
+  it('a host that does not resolve (ENOTFOUND) fails at once, naming the host and the URL, without retries', async () => {
+    const retries: string[] = [];
+    client = new PlatformClient({ baseUrl: 'https://scim.invalid/base', token: TOKEN, retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 }, hooks: { onRetry: (e) => retries.push(e.reason) } });
+    const err = await failure(client.requestJson('GET', '/Users', { route: 'scim_users', what: 'GET Users', query: { filter: 'userName eq "ann"' } }));
+    expect(retries).toEqual([]);
+    expect(err.code).toBe(ErrorCodes.TRANSIENT);
+    expect(err.message).toBe('GET Users: cannot resolve host scim.invalid (ENOTFOUND) for https://scim.invalid/base/Users; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine');
   });
 });
 

@@ -35,6 +35,7 @@ describe('adopting existing platform users', () => {
       kind: 'user',
       ref: 'ada.lovelace@example.com',
       reason: expect.stringContaining('not managed by this tool (set provisioning.matching.adoptExisting: true'),
+      code: 'unmanaged',
     });
     // The source group lists her and she exists on the platform: she is a wanted member even unmanaged (issue #14).
     expect(skip.out.plan.skipped).not.toContainEqual(expect.objectContaining({ kind: 'member', ref: 'Team ← u-100' }));

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const ENTRY = fileURLToPath(new URL('../../src/simulator/cli-entry.ts', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../src/cli/simulator-entry.ts', import.meta.url));
 
 export interface SpawnedSimulator {
   child: ChildProcess;

@@ -193,9 +193,9 @@ describe('Google Workspace → platform (CLI)', () => {
     expect(noScope.code).toBe(2);
     expect(noScope.stderr).toMatch(/error \[E_AUTH_FORBIDDEN\]: .*lacks scope https:\/\/www\.googleapis\.com\/auth\/admin\.directory\.group\.readonly/);
 
-    // validate --check-connectivity says the same, as a failed source check (exit 1).
+    // validate --check-connectivity says the same, as a failed source check; a refused credential exits 2 there too.
     const v = await runCli(['validate', '--config', writeConfig('config.yaml'), '--check-connectivity']);
-    expect(v.code).toBe(1);
+    expect(v.code).toBe(2);
     expect(v.stdout).toMatch(/source\s+failed\s+\[E_AUTH_FORBIDDEN\] .*lacks scope .*group\.readonly/);
     ws.sim.setServiceAccounts([ws.sa.account]);
     const ok = await runCli(['validate', '--config', writeConfig('config.yaml'), '--check-connectivity']);

@@ -140,11 +140,11 @@ describe('LDAP source against slapd', () => {
     await expect(source({ allowInsecure: false, startTls: true }).check()).rejects.toThrow(/^TLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
   });
 
-  it('a wrong password fails loudly with the bind DN and the LDAP code, never the password', async () => {
+  it('a wrong password fails loudly with the bind DN and the LDAP code, never the password; it is a refused credential (E_AUTH_INVALID, exit 2)', async () => {
     const err = await source({ bindPassword: 'not-the-password' }).read().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
-    expect((err as SourceError).message).toBe(`LDAP bind failed for ${sl.readerDn}: invalid credentials (49)`);
-    expect((err as SourceError).code).toBe('E_SOURCE_FAILED');
+    expect((err as SourceError).message).toBe(`LDAP bind failed for ${sl.readerDn}: invalid credentials (49): check provisioning.source.bindDn and bindPassword / bindPasswordFile`);
+    expect((err as SourceError).code).toBe('E_AUTH_INVALID');
     expect(JSON.stringify((err as SourceError).toJSON())).not.toContain('not-the-password');
   });
 

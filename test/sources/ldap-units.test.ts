@@ -166,3 +166,19 @@ describe('search references (referrals)', () => {
     expect(isAdApplicationPartition('ldap://other.example.org/OU=People,DC=other,DC=example,DC=org')).toBe(false);
   });
 });
+
+describe('LDAP errors keep the server explanation and say what to change', () => {
+  it('adminLimitExceeded on a paged search names the page size and how to lower it, with the server text', async () => {
+    const { AdminLimitExceededError, InvalidCredentialsError } = await import('ldapts');
+    const { ldapError } = await import('../../src/sources/ldap/classify.ts');
+    const ctx = { url: 'ldaps://dc1.corp.example:636', bindDn: 'CN=svc-scim,OU=Service,DC=corp,DC=example', timeoutSeconds: 120, connectTimeoutSeconds: 10, pageSize: 5000, what: 'users under OU=Staff,DC=corp,DC=example' };
+    const limit = ldapError(new AdminLimitExceededError('00002024: LdapErr: DSID-0C0909A3, comment: Size of the page exceeds MaxPageSize'), 'search', ctx);
+    expect(limit.message).toBe(
+      'LDAP search of users under OU=Staff,DC=corp,DC=example failed: administrative limit exceeded (11); the server said: "00002024: LdapErr: DSID-0C0909A3, comment: Size of the page exceeds MaxPageSize": the page size (provisioning.source.pageSize: 5000) is above the server\'s limit (Active Directory MaxPageSize, 1000 by default; OpenLDAP limits size.pr); lower provisioning.source.pageSize',
+    );
+    expect(limit.code).toBe('E_SOURCE_FAILED');
+    const creds = ldapError(new InvalidCredentialsError('80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563'), 'bind', ctx);
+    expect(creds.code).toBe('E_AUTH_INVALID');
+    expect(creds.message).toContain('invalid credentials (49); the server said: "80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563": check provisioning.source.bindDn');
+  });
+});

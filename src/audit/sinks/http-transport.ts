@@ -8,7 +8,8 @@
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { createDispatcher } from '../../platform/dispatcher.ts';
 import { ErrorCodes, SyncError, errorCodeOf } from '../../platform/errors.ts';
 import { isRetryableStatus, parseRetryAfter, type RetryPolicy } from '../../platform/retry.ts';
 import type { SinkInstrument } from './instrument.ts';
@@ -52,17 +53,18 @@ export interface HttpResponse {
 }
 
 export class HttpTransport {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly opts: HttpTransportOptions;
 
   constructor(opts: HttpTransportOptions) {
     this.opts = opts;
-    this.agent = new Agent({
+    // Through HTTPS_PROXY / HTTP_PROXY unless NO_PROXY names the host (platform/dispatcher.ts).
+    this.agent = createDispatcher({
       connections: 4, // one sink writes sequentially; a few sockets cover ack polling
-      keepAliveTimeout: 30_000, // ms
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-      connect: { timeout: Math.min(opts.timeoutMs, 10_000), ...(opts.tls ?? {}) },
+      headersTimeoutMs: opts.timeoutMs,
+      bodyTimeoutMs: opts.timeoutMs,
+      connectTimeoutMs: Math.min(opts.timeoutMs, 10_000),
+      ...(opts.tls ? { tls: opts.tls } : {}),
     });
   }
 

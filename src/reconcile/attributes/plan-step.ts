@@ -140,7 +140,7 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   };
 }
 
-function summarizeAttributes(a: AttributePlan): AttributePlan['summary'] {
+export function summarizeAttributes(a: AttributePlan): AttributePlan['summary'] {
   const changes = a.users.flatMap((u) => u.changes);
   return {
     definitionsCreate: a.definitions.create.length,

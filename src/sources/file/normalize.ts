@@ -11,6 +11,7 @@ import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } f
 import { userKey } from '../../identity/model.ts';
 import { formatIssues } from '../../config/format-issues.ts';
 import { groupEntrySchema, userEntrySchema, type UserEntry } from './entry-schema.ts';
+import { fastGroupEntry, fastUserEntry } from './fast-entry.ts';
 
 function refOf(list: 'users' | 'groups', index: number, entry: unknown): string {
   const raw = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)['externalId'] : undefined;
@@ -74,9 +75,12 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
       if ((typeof id === 'string' || typeof id === 'number') && !userById.has(String(id))) rejectedUserRef.set(String(id), ref);
     };
-    const parsed = userEntrySchema.safeParse(raw);
-    if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: userEntrySchema, input: raw }).join('; '));
-    const entry = parsed.data;
+    let entry = fastUserEntry(raw);
+    if (!entry) {
+      const parsed = userEntrySchema.safeParse(raw);
+      if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: userEntrySchema, input: raw }).join('; '));
+      entry = parsed.data;
+    }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
     const firstById = userById.get(entry.externalId);
@@ -98,9 +102,12 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
   groupsIn.forEach((raw, i) => {
     const ref = refOf('groups', i, raw);
     const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason, ...identityOf(raw, 'displayName') });
-    const parsed = groupEntrySchema.safeParse(raw);
-    if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
-    const entry = parsed.data;
+    let entry = fastGroupEntry(raw);
+    if (!entry) {
+      const parsed = groupEntrySchema.safeParse(raw);
+      if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
+      entry = parsed.data;
+    }
     const firstById = groupById.get(entry.externalId);
     if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
     const firstByName = groupByName.get(entry.displayName.toLowerCase());

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { secretFile } from '../../config/file-refs.ts';
-import { assertSecureUrl } from '../../platform/http-client.ts';
+import { assertSecureUrl } from '../../platform/secure-url.ts';
 
 const groupsSchema = z
   .strictObject({

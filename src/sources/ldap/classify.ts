@@ -2,7 +2,23 @@
  * LDAP failures → SourceError, once, with a message an operator can act on. Messages name the
  * URL, the bind DN or the base DN, never the password.
  */
-import { SourceError, errorCodeOf } from '../../platform/errors.ts';
+import { ErrorCodes, SourceError, errorCodeOf, type ErrorCode } from '../../platform/errors.ts';
+
+/**
+ * The source's credential was refused (bind: invalid credentials, inappropriate
+ * authentication): like the platform's 401, only a config or secret change fixes it, so it
+ * carries E_AUTH_INVALID (exit 2, never retried) and stays a SourceError for everything else.
+ */
+export class SourceCredentialError extends SourceError {
+  override readonly code: ErrorCode = ErrorCodes.AUTH_INVALID;
+}
+
+/** The server's own diagnostic text of an ldapts result error, without its ` Code: 0x…` suffix. */
+export function serverSaid(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const text = e.message.replace(/\s*Code: 0x[0-9a-f]+$/i, '').trim();
+  return text === '' ? undefined : text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
 
 /** RFC 4511 result codes worth a readable name in messages. */
 const RESULT_NAMES: Record<number, string> = {
@@ -58,6 +74,8 @@ export interface LdapErrorContext {
   what?: string;
   timeoutSeconds: number;
   connectTimeoutSeconds: number;
+  /** provisioning.source.pageSize, named in the hint for an administrative limit. */
+  pageSize?: number;
 }
 
 export function ldapError(e: unknown, stage: LdapStage, ctx: LdapErrorContext): SourceError {
@@ -67,15 +85,26 @@ export function ldapError(e: unknown, stage: LdapStage, ctx: LdapErrorContext): 
   const sys = errorCodeOf(e);
   const opts = { cause: e };
 
+  // The server's own explanation is kept: it often names the exact limit or the AD sub-error.
+  const said = code !== undefined ? serverSaid(e) : undefined;
+  const server = said ? `; the server said: "${said}"` : '';
   if (stage === 'bind' && code !== undefined) {
-    const hint = code === 49 ? '' : HINTS[code] ? `: ${HINTS[code]}` : '';
-    return new SourceError(`LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${hint}`, opts);
+    if (code === 49 || code === 48) {
+      return new SourceCredentialError(`LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${server}: check provisioning.source.bindDn and bindPassword / bindPasswordFile`, opts);
+    }
+    const hint = HINTS[code] ? `: ${HINTS[code]}` : '';
+    return new SourceError(`LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${server}${hint}`, opts);
   }
   if (code !== undefined) {
     const target = ctx.what ? ` of ${ctx.what}` : '';
-    const hint = HINTS[code] ? `: ${HINTS[code]}` : '';
+    const hint =
+      code === 11 && stage === 'search'
+        ? `: the page size${ctx.pageSize !== undefined ? ` (provisioning.source.pageSize: ${ctx.pageSize})` : ''} is above the server's limit (Active Directory MaxPageSize, 1000 by default; OpenLDAP limits size.pr); lower provisioning.source.pageSize`
+        : HINTS[code]
+          ? `: ${HINTS[code]}`
+          : '';
     const op = stage === 'starttls' ? 'StartTLS' : 'search';
-    return new SourceError(`LDAP ${op}${target} failed: ${describeResult(code)}${hint}`, opts);
+    return new SourceError(`LDAP ${op}${target} failed: ${describeResult(code)}${server}${hint}`, opts);
   }
   if (sys !== undefined && NETWORK_CODES.has(sys)) {
     return new SourceError(`cannot connect to ${ctx.url}: ${sys}`, opts);

@@ -22,6 +22,7 @@ export function errorContext(s: LdapSettings, what?: string): LdapErrorContext {
     ...(what === undefined ? {} : { what }),
     timeoutSeconds: s.timeoutSeconds,
     connectTimeoutSeconds: s.connectTimeoutMs / 1000,
+    pageSize: s.pageSize,
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { contentFile, secretFile } from '../../config/file-refs.ts';
-import { assertSecureUrl } from '../../platform/http-client.ts';
+import { assertSecureUrl } from '../../platform/secure-url.ts';
 
 export const scimSourceSchema = z
   .strictObject({

@@ -142,6 +142,7 @@ describe('http sink', () => {
   });
 
   it('refuses plain http unless allowed', async () => {
-    await expect(openSink(base({ allowInsecureHttp: false }))).rejects.toMatchObject({ code: 'E_CONFIG_INVALID' });
+    // The sink's config schema refuses it at load (so `validate` and the daemon's start do too).
+    await expect(openSink(base({ allowInsecureHttp: false }))).rejects.toThrow(/uses plain http:\/\/; use https:\/\/ or set allowInsecureHttp: true/);
   });
 });

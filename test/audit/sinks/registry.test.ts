@@ -44,10 +44,15 @@ describe('sink registry and config', () => {
     expect(name.success).toBe(false);
   });
 
-  it('refuses insecure or credential-bearing URLs at build time', () => {
-    const http = sinkConfigSchema.parse({ name: 'h', type: 'http', url: 'http://collector.internal/in' });
+  it('refuses insecure or credential-bearing URLs in the schema (load time) and at build time, with the same rule', () => {
+    const insecure = sinkConfigSchema.safeParse({ name: 'h', type: 'http', url: 'http://collector.internal/in' });
+    expect(insecure.success ? [] : insecure.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', 'uses plain http://; use https:// or set allowInsecureHttp: true for a trusted network']]);
+    const withCreds = sinkConfigSchema.safeParse({ name: 'e', type: 'elasticsearch', url: 'https://elastic:pw@es.internal' });
+    expect(withCreds.success ? [] : withCreds.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', "must not contain credentials: use the sink's auth settings"]]);
+    // A config that skipped the schema is still refused by the sink's constructor.
+    const http = { ...sinkConfigSchema.parse({ name: 'h', type: 'http', url: 'https://collector.internal/in' }), url: 'http://collector.internal/in' };
     expect(() => createSink(http, ctx)).toThrow(/allowInsecureHttp/);
-    const creds = sinkConfigSchema.parse({ name: 'e', type: 'elasticsearch', url: 'https://elastic:pw@es.internal' });
+    const creds = { ...sinkConfigSchema.parse({ name: 'e', type: 'elasticsearch', url: 'https://es.internal' }), url: 'https://elastic:pw@es.internal' };
     expect(() => createSink(creds, ctx)).toThrow(/must not contain credentials/);
   });
 

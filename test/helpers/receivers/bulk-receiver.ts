@@ -35,6 +35,8 @@ export async function startBulkReceiver(authorization?: string): Promise<BulkRec
     if (r.authorization !== undefined && req.headers['authorization'] !== r.authorization) {
       return { status: 401, body: { error: { type: 'security_exception', reason: 'unable to authenticate' }, status: 401 } };
     }
+    // The ping (GET /) answers the cluster info, as Elasticsearch does.
+    if (req.method === 'GET' && req.path === '/') return { status: 200, body: { cluster_name: 'test-cluster', version: { number: '8.15.0' } } };
     if (!req.path.startsWith('/_bulk')) return { status: 404, body: { error: 'no handler' } };
     if (req.headers['content-type'] !== 'application/x-ndjson') return { status: 406, body: { error: 'wrong content type' } };
     const scripted = r.script.shift();

@@ -45,6 +45,8 @@ export async function startHecReceiver(token: string): Promise<HecReceiver> {
   };
   r.http = await startHttpReceiver((req) => {
     const auth = req.headers['authorization'];
+    // The health endpoint needs no token (as in Splunk).
+    if (req.path.startsWith('/services/collector/health')) return { status: 200, body: { text: 'HEC is healthy', code: 17 } };
     if (!auth) return { status: 401, body: { text: 'Token is required', code: 2 } };
     if (auth !== `Splunk ${token}`) return { status: 403, body: { text: 'Invalid token', code: 4 } };
     const channel = req.headers['x-splunk-request-channel'];

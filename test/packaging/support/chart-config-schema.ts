@@ -1,6 +1,7 @@
 /**
  * The JSON schema of the chart's `config` value, derived from the daemon's own zod schema
- * (src/config/schema.ts) so `helm install` refuses exactly the keys the daemon would. Rules
+ * (src/config/schema.ts) so `helm install` refuses exactly the keys the daemon would, and
+ * clear-text secrets on top (refuseClearTextSecrets). Rules
  * a JSON schema cannot express (token xor tokenFile, URL checks) stay with the daemon, which
  * validates again at start. write-values-schema.ts splices the result into
  * values.schema.json; the tests fail when the two drift apart.
@@ -48,6 +49,42 @@ function tidy(node: unknown): unknown {
   return out;
 }
 
+/** `${VAR}`: the value comes from an environment variable (set from a Secret), not from the values file. */
+export const ENV_REFERENCE = '^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$';
+
+/**
+ * Clear-text secrets are refused in the chart's `config`: values files end up in Git and in
+ * the Helm release (a Secret readable by anyone who can read releases). Every key that has a
+ * `<key>File` twin (token, password, bindPassword, apiKey…) accepts only a `${VAR}` reference;
+ * the secret itself comes from a Secret: mounted as a file (`<key>File`, the chart's
+ * `credentials` / `platformToken`) or exposed as the variable.
+ */
+export function refuseClearTextSecrets(node: unknown, path = ''): string[] {
+  const restricted: string[] = [];
+  const walk = (n: unknown, at: string): void => {
+    if (Array.isArray(n)) {
+      n.forEach((x, i) => walk(x, `${at}[${i}]`));
+      return;
+    }
+    if (!isObject(n)) return;
+    const props = n['properties'];
+    if (isObject(props)) {
+      for (const key of Object.keys(props)) {
+        if (!(`${key}File` in props)) continue;
+        props[key] = {
+          type: 'string',
+          pattern: ENV_REFERENCE,
+          description: `No clear-text secret in the chart's config: use ${key}File (a file mounted from a Secret by the chart, see credentials) or "\${VAR}" with VAR set from a Secret.`,
+        };
+        restricted.push(`${at}.${key}`);
+      }
+    }
+    for (const [k, v] of Object.entries(n)) walk(v, `${at}/${k}`);
+  };
+  walk(node, path);
+  return restricted;
+}
+
 function withoutKeys(schema: JsonSchema, keys: readonly string[]): JsonSchema {
   const props = { ...(schema['properties'] as Record<string, unknown>) };
   for (const k of keys) {
@@ -81,7 +118,10 @@ export function chartConfigSchema(): ChartConfigSchema {
   for (const section of ['daemon', 'redis'] as const) {
     definitions[`config.${section}`] = withoutKeys(definitions[`config.${section}`] as JsonSchema, CHART_OWNED_KEYS[section]);
   }
+  refuseClearTextSecrets(definitions);
   const [single, multi] = generated['anyOf'] as [JsonSchema, JsonSchema];
+  refuseClearTextSecrets(single);
+  refuseClearTextSecrets(multi);
   // `platform` is checked by the chart's template instead, which can say "platform or tenants".
   const { required: _platform, ...singleTenant } = single;
   return {

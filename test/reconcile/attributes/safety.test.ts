@@ -271,3 +271,31 @@ describe('lifecycle events', () => {
     expect((await ws.planInProcess()).summary.changes).toBe(0);
   });
 });
+
+describe('on demand and reviewed plans', () => {
+  it('--only writes the selected user\'s values and nobody else\'s', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
+    await ws.applyInProcess();
+    ws.writeDirectory({ users: [staff(1, { l: 'de', department: 'Finance' }), staff(2, { l: 'fr', department: 'Sales' })], groups: [] });
+    const run = await ws.apply(['--only', 'user2@example.com']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.out.plan.attributes?.users.map((u) => u.userName)).toEqual(['user2@example.com']);
+    expect(valuesOf(sim, 'user2@example.com').region).toBe('FR');
+    expect(valuesOf(sim, 'user1@example.com').region).toBe('EU');
+  });
+
+  it('apply --plan refuses a reviewed plan whose attribute values changed since', async () => {
+    sim = await startSim();
+    const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
+    await ws.applyInProcess();
+    ws.writeDirectory({ users: [staff(1, { l: 'de', department: 'Finance' }), staff(2, { l: 'us', department: 'Sales' })], groups: [] });
+    const saved = await ws.cli(['plan', '--config', ws.configPath, '--out', 'reviewed.json']);
+    expect(saved.code, saved.stderr).toBe(0);
+    ws.writeDirectory({ users: [staff(1, { l: 'at', department: 'Finance' }), staff(2, { l: 'us', department: 'Sales' })], groups: [] });
+    const refused = await ws.cli(['apply', '--config', ws.configPath, '--plan', 'reviewed.json']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('changed since the plan: set region of user1@example.com');
+    expect(valuesOf(sim, 'user1@example.com').region).toBe('EU');
+  });
+});

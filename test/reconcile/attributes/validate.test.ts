@@ -28,11 +28,11 @@ describe('validate --check-connectivity with user attributes', () => {
     expect(run.stdout + run.stderr).not.toContain('api-token-9b2c');
   });
 
-  it('without apiToken the SCIM-only token is refused by the attribute API (403) and the probe says so', async () => {
+  it('without apiToken the SCIM-only token is refused by the attribute API (403): the probe says so, exit 2', async () => {
     ws.writeConfig(merge(attributeConfig(), { platform: { token: 'scim-only-4f1e' } }));
     const run = await ws.cli(['validate', '--config', ws.configPath, '--check-connectivity', '--json']);
     const out = JSON.parse(run.stdout) as { checks: Array<{ name: string; ok: boolean; code?: string }> };
     expect(out.checks.find((c) => c.name === 'user-attributes')).toMatchObject({ ok: false, code: 'E_AUTH_FORBIDDEN' });
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2); // a refused credential is a config fix, as for the other checks
   });
 });

@@ -20,9 +20,8 @@ describe('approval bound to the held plan (daemon state)', () => {
     const state = new TenantState(redis, `test-approval-${randomUUID()}`, 'acme');
     expect(await state.approval()).toBeUndefined();
     await state.setHeldDeletes({ count: 8, memberRemovals: 3, reasons: ['8 deactivations/deletions exceed guards.maxDeletes (5)'], at: Date.now(), runId: 'r1' });
-    const held = await state.heldDeletes();
-    expect(held).toMatchObject({ count: 8, memberRemovals: 3 });
-    await state.approveDeletes('ops', { destructive: held?.count ?? 0, memberRemovals: held?.memberRemovals ?? 0 });
+    expect(await state.heldDeletes()).toMatchObject({ count: 8, memberRemovals: 3 });
+    expect(await state.approveHeld('ops')).toMatchObject({ count: 8, memberRemovals: 3 });
     const approval = await state.approval();
     expect(approval).toEqual({ destructive: 8, memberRemovals: 3 });
 

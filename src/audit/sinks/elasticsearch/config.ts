@@ -3,6 +3,7 @@ import { sinkBase } from '../common-config.ts';
 import { oneOf } from '../secrets.ts';
 import { basicSchema } from '../http/config.ts';
 import { tlsSchema } from '../tls.ts';
+import { refineSinkUrl } from '../url.ts';
 import { checkIndexPattern } from './index-pattern.ts';
 
 const apiKeySchema = z
@@ -38,5 +39,5 @@ export const elasticsearchSinkSchema = z.strictObject({
   timeoutSeconds: z.number().positive().max(600).default(60),
   allowInsecureHttp: z.boolean().default(false),
   tls: tlsSchema,
-});
+}).superRefine(refineSinkUrl);
 export type ElasticsearchSinkConfig = z.infer<typeof elasticsearchSinkSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sinkBase } from '../common-config.ts';
 import { oneOf } from '../secrets.ts';
 import { tlsSchema } from '../tls.ts';
+import { refineSinkUrl } from '../url.ts';
 
 const bearerSchema = z
   .strictObject({
@@ -38,5 +39,5 @@ export const httpSinkSchema = z.strictObject({
   /** Plain http:// sends events (and credentials) unencrypted: only for a trusted network. */
   allowInsecureHttp: z.boolean().default(false),
   tls: tlsSchema,
-});
+}).superRefine(refineSinkUrl);
 export type HttpSinkConfig = z.infer<typeof httpSinkSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sinkBase } from '../common-config.ts';
 import { oneOf } from '../secrets.ts';
 import { tlsSchema } from '../tls.ts';
+import { refineSinkUrl } from '../url.ts';
 
 /** Splunk HTTP Event Collector, `/services/collector/event` with the JSON event envelope. */
 export const splunkHecSinkSchema = z
@@ -34,5 +35,6 @@ export const splunkHecSinkSchema = z
     allowInsecureHttp: z.boolean().default(false),
     tls: tlsSchema,
   })
-  .refine((c) => oneOf(c, 'token'), { message: 'set exactly one of token (e.g. "${HEC_TOKEN}") or tokenFile', path: ['token'] });
+  .refine((c) => oneOf(c, 'token'), { message: 'set exactly one of token (e.g. "${HEC_TOKEN}") or tokenFile', path: ['token'] })
+  .superRefine(refineSinkUrl);
 export type SplunkHecSinkConfig = z.infer<typeof splunkHecSinkSchema>;

@@ -1,0 +1,36 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startSimulatorProcess } from './lib/simulator-process.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { createLogger } from '../src/observability/logger.ts';
+import { buildReconcileContext } from '../src/reconcile/from-config.ts';
+import { Ledger } from '../src/reconcile/ledger.ts';
+import { buildPlan } from '../src/reconcile/planner.ts';
+const g = globalThis as unknown as { gc: () => void };
+const mb = (l: string) => { g.gc(); const m = process.memoryUsage(); console.log(`${l.padEnd(12)} rss ${(m.rss/1048576).toFixed(0)} heap ${(m.heapUsed/1048576).toFixed(0)}`); };
+const dirPath = process.argv[2]!;
+const dir = await mkdtemp(join(tmpdir(), 'stage-exp-'));
+const configPath = join(dir, 'config.yaml');
+await writeFile(configPath, stringify({ tenant: 'bench', platform: { baseUrl: '${SIM_URL}', token: 'bench-token', allowInsecureHttp: true, maxConnections: 64, scim: { pageSize: 1000 } }, provisioning: { source: { type: 'file', path: dirPath } }, state: { dir: 'state' }, logging: { level: 'warn' } }));
+const ledgerOut = join(dir, 'state', 'bench', 'ledger.json');
+const sim = await startSimulatorProcess({ token: 'bench-token', maxPageSize: 1000, seedDirectory: dirPath, ledgerOut });
+try {
+  mb('start');
+  const loaded = await loadConfig(configPath, { SIM_URL: sim.url });
+  const ctx = buildReconcileContext(loaded, createLogger({ level: 'warn' }));
+  mb('ctx');
+  const desired = await ctx.source.read();
+  mb('source');
+  const users = await ctx.target.listUsers();
+  mb('users');
+  const groups = await ctx.target.listGroups();
+  mb('groups');
+  const ledger = await Ledger.load(ctx.ledgerStore);
+  mb('ledger');
+  const plan = buildPlan({ tenant: 'b', source: 'x', desired, platformUsers: users, platformGroups: groups, ledger, config: ctx.config, allowDeletes: false, now: Date.now() });
+  mb('plan');
+  console.log(plan.summary.changes, desired.users.length, users.length, groups.length);
+  await ctx.close();
+} finally { await sim.stop(); }
