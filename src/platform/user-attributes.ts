@@ -8,8 +8,9 @@
 import { ErrorCodes, SyncError, isSyncError } from './errors.ts';
 import { AmbiguousRequestError, type PlatformClient } from './http-client.ts';
 
-export const USER_ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'string_array', 'number_array'] as const;
-export type UserAttributeType = (typeof USER_ATTRIBUTE_TYPES)[number];
+import type { UserAttributeType } from './user-attribute-types.ts';
+
+export { USER_ATTRIBUTE_TYPES, type UserAttributeType } from './user-attribute-types.ts';
 export type AttributeValue = string | number | boolean | string[] | number[];
 
 export interface AttributeDefinition {

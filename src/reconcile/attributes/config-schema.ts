@@ -3,7 +3,7 @@
  * which value from the source. Same value sources and transforms as `provisioning.mapping`.
  */
 import { z } from 'zod';
-import { USER_ATTRIBUTE_TYPES } from '../../platform/user-attributes.ts';
+import { USER_ATTRIBUTE_TYPES } from '../../platform/user-attribute-types.ts';
 
 export const userAttributeRuleSchema = z
   .strictObject({
