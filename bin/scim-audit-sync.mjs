@@ -15,7 +15,7 @@ if (major < 22 || (major === 22 && minor < 19)) {
 
 // --low-memory (or SCIM_AUDIT_SYNC_LOW_MEMORY=1): V8 favours memory over speed. Set before any
 // module loads; about 40% less peak RSS for a 100,000-user plan at roughly twice the CPU time.
-// It also parses an audit export on the main thread instead of a parse thread (no second heap).
+// (The audit export has a single mode: it needs no such flag to stay small.)
 if (process.argv.includes('--low-memory') || process.env.SCIM_AUDIT_SYNC_LOW_MEMORY === '1') {
   process.env.SCIM_AUDIT_SYNC_LOW_MEMORY = '1';
   const v8 = await import('node:v8');

@@ -8,7 +8,7 @@ import type { LoadedConfig } from './config/load.ts';
 import { ConfigError } from './platform/errors.ts';
 import type { Logger } from './observability/logger.ts';
 import { initMetrics } from './observability/metrics.ts';
-import { recordJob, setDeletesHeld, setQuarantined } from './observability/instrument.ts';
+import { auditRecorder, recordJob, setDeletesHeld, setQuarantined } from './observability/instrument.ts';
 import { createObservabilityServer, type ObservabilityServer } from './observability/http-server.ts';
 import { QUEUE_STATES, watchQueueDepth } from './jobs/metrics.ts';
 import { processChunk, type ChunkJobData } from './jobs/apply-job.ts';
@@ -129,7 +129,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         })
         .catch(() => undefined);
       if (!rt.loaded.config.audit) continue;
-      await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis, factory.keyPrefix, rt.id) }).catch(() => undefined);
+      await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis, factory.keyPrefix, rt.id), observer: auditRecorder(rt.id, undefined) }).catch(() => undefined);
     }
   };
 

@@ -13,7 +13,7 @@
  */
 import type { AuditEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
-import { OccurrenceCounter, canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder } from './event-key.ts';
+import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type PassKeys } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
 
 export type FieldStyle = 'ecs' | 'plain';
@@ -81,16 +81,10 @@ export class EventBuilder {
   private readonly sortedIdx: number[];
   /** `<length>:<name>` per column in sorted order: the fixed part of the canonical row. */
   private readonly canonicalNames: string[];
-  private readonly occurrences = new OccurrenceCounter();
   private readonly iso = new IsoFormatter();
   /** `"name":` per column (with its leading comma after the first), as in this style's document. */
   private readonly members: string[];
   private readonly quoted: string[];
-
-  /** No id column: every key is a hash of its row (see WindowPass.mayBeKnown). */
-  get keysAreHashes(): boolean {
-    return this.plan.id < 0;
-  }
 
   constructor(columns: readonly string[], opts: BuilderOptions) {
     this.columns = columns;
@@ -113,11 +107,19 @@ export class EventBuilder {
     return ms;
   }
 
-  /** `hash`: the row's canonical hash when already computed (the parse thread does it), else computed here. */
-  build(values: readonly string[], timestampMs: number, hash?: string): AuditEvent {
+  /**
+   * The row's key in this pass: its id cell, else the SHA-256 of its canonical form (see
+   * event-key.ts), numbered when identical rows repeat; undefined for an id the pass already had.
+   */
+  keyOf(values: readonly string[], pass: PassKeys): string | undefined {
+    const idValue = this.plan.id >= 0 ? values[this.plan.id] : undefined;
+    return idValue ? pass.id(idValue) : pass.hashed(hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)));
+  }
+
+  /** The event of a row under its key (keyOf()). */
+  build(values: readonly string[], timestampMs: number, key: string): AuditEvent {
     const { plan, members, quoted } = this;
     const idValue = plan.id >= 0 ? values[plan.id] : undefined;
-    const key = idValue ? idValue : this.occurrences.next(hash ?? hashRow(canonicalRowOf(this.canonicalNames, values, this.sortedIdx)), timestampMs);
     let cols = '';
     for (let i = 0; i < members.length; i++) {
       const v = q(values[i] ?? '');

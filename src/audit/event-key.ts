@@ -3,9 +3,11 @@
  * the canonical row. Canonical = columns sorted by name, each name and value length-prefixed,
  * so reordering the export's columns keeps keys, and no value can be confused with a separator.
  *
- * Two rows with identical content (same instant, same user, same action…) are two events;
- * the second one in a same-instant group gets `#2`, the third `#3`. The counter is scoped to
- * the group of rows sharing one timestamp, so it is the same on every re-export of the window.
+ * Two rows with identical content (same instant, same user, same action…) are two events:
+ * PassKeys numbers the second one `#2`, the third `#3`, counting over a whole pass
+ * of a window. The hash covers the row's time, so identical rows always fall into the same
+ * window and every pass over it counts them all: the numbering is the same on every re-read,
+ * whatever the row order.
  */
 import { hash } from 'node:crypto';
 
@@ -34,24 +36,23 @@ export function hashRow(canonical: string): string {
 }
 
 /**
- * Numbers repeated keys within one same-timestamp group (bounded: cleared when the time
- * changes). Most groups hold one row: the first key is kept aside, the map only holds more.
+ * The keys of one window pass: numbers identical rows under a hash key (`#2`, `#3`, counted
+ * over the whole pass, in any order) and spots an event the export lists twice under its id.
  */
-export class OccurrenceCounter {
-  private lastTs = Number.NaN;
-  private first = '';
+export class PassKeys {
   private readonly seen = new Map<string, number>();
 
-  next(key: string, timestampMs: number): string {
-    if (timestampMs !== this.lastTs) {
-      if (this.seen.size > 0) this.seen.clear();
-      this.lastTs = timestampMs;
-      this.first = key;
-      return key;
-    }
-    if (this.seen.size === 0) this.seen.set(this.first, 1);
-    const n = (this.seen.get(key) ?? 0) + 1;
-    this.seen.set(key, n);
-    return n === 1 ? key : `${key}#${n}`;
+  /** A row's hash key, numbered when an identical row came before in this pass. */
+  hashed(key: string): string {
+    const n = this.seen.get(key);
+    this.seen.set(key, (n ?? 0) + 1);
+    return n === undefined ? key : `${key}#${n + 1}`;
+  }
+
+  /** A row's id key, or undefined when this pass already had it (the same event listed twice). */
+  id(key: string): string | undefined {
+    if (this.seen.has(key)) return undefined;
+    this.seen.set(key, 1);
+    return key;
   }
 }

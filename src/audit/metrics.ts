@@ -1,6 +1,7 @@
 /**
  * Export-engine metrics on the shared registry (the sinks' own request metrics live in
- * sinks/metrics.ts). Labels: tenant and sink names only.
+ * sinks/metrics.ts). Labels: tenant and sink names only. Set only by `auditRecorder`
+ * (src/observability/instrument.ts) from the engine's events; the engine never touches them.
  */
 import { Counter, Gauge } from 'prom-client';
 import { METRIC_PREFIX, registry } from '../observability/metrics.ts';
@@ -17,11 +18,5 @@ export const auditMetrics = {
   windowRetries: new Counter({ name: `${p}window_retries_total`, help: 'Export windows retried after a transient failure', labelNames: ['tenant'] as const, registers: [registry] }),
   lag: new Gauge({ name: `${p}lag_seconds`, help: 'Wall clock minus the committed cursor', labelNames: ['tenant'] as const, registers: [registry] }),
   checkpointAge: new Gauge({ name: `${p}checkpoint_age_seconds`, help: 'Time since the last committed checkpoint', labelNames: ['tenant'] as const, registers: [registry] }),
-  backfillProgress: new Gauge({ name: `${p}backfill_progress_ratio`, help: 'Share of the current multi-window run already committed (1 when idle)', labelNames: ['tenant'] as const, registers: [registry] }),
+  backfillProgress: new Gauge({ name: `${p}backfill_progress_ratio`, help: 'Share of the current run\'s range it has committed (a re-run starts at 0; 1 when done)', labelNames: ['tenant'] as const, registers: [registry] }),
 };
-
-/** Refresh the time-based gauges from a committed state (the daemon calls this on a timer too). */
-export function updateAuditGauges(tenant: string, cursorMs: number | null, updatedAtMs: number | null, nowMs: number): void {
-  if (cursorMs !== null) auditMetrics.lag.set({ tenant }, Math.max(0, (nowMs - cursorMs) / 1000));
-  if (updatedAtMs !== null) auditMetrics.checkpointAge.set({ tenant }, Math.max(0, (nowMs - updatedAtMs) / 1000));
-}

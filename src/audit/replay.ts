@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../platform/errors.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter, type DeadLetterStore } from './dead-letter/store.ts';
 import { eventFromDoc, type AuditEvent } from './event.ts';
-import { auditMetrics } from './metrics.ts';
+import { ignoreAuditEvents, type AuditObserver } from './observer.ts';
 import type { Sink } from './sinks/sink.ts';
 
 export interface ReplayDeps {
@@ -17,6 +17,8 @@ export interface ReplayDeps {
   /** The configured sinks; the one named in the call is used. */
   sinks: Sink[];
   logger?: Logger;
+  /** Receives the delivered counts (metrics): `auditRecorder`. */
+  observer?: AuditObserver;
   now?: () => number;
   signal?: AbortSignal;
   /** Open/close the sink around the replay (default true). */
@@ -70,7 +72,7 @@ export async function replayDeadLetters(deps: ReplayDeps, sinkName: string, opts
       if (events.length === 0) return back;
       const result = await sink.write(events, deps.signal);
       summary.delivered += result.delivered;
-      auditMetrics.eventsDelivered.inc({ tenant: deps.tenant, sink: sinkName }, result.delivered);
+      (deps.observer ?? ignoreAuditEvents)({ type: 'delivered', sink: sinkName, delivered: result.delivered, alreadyHeld: 0, deadLettered: 0 });
       for (const r of result.rejected) {
         const prev = byKey.get(r.event.key);
         back.push({ ...(prev as DeadLetter), code: r.code, reason: r.reason, attempts: (prev?.attempts ?? 0) + 1, atMs: now(), event: r.event });

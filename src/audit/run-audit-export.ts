@@ -12,14 +12,14 @@ import { isFatalExportError } from '../platform/audit-export.ts';
 import { parseInstant } from './config-schema.ts';
 import { DedupeSet } from './dedupe-set.ts';
 import { SinkFailedError, type SinkLane } from './fan-out.ts';
-import { auditMetrics, updateAuditGauges } from './metrics.ts';
+import { ignoreAuditEvents } from './observer.ts';
 import { RunContext } from './run-context.ts';
 import type { AuditEngineDeps, AuditRunOptions, AuditRunSummary } from './run-types.ts';
 import { planRange, planWindows, type ExportWindow } from './windows.ts';
 import { WindowPass } from './window-pass.ts';
-import { parseMode } from './csv/read-csv.ts';
 
 export type { AuditEngineDeps, AuditRunOptions, AuditRunSummary, AuditProgress } from './run-types.ts';
+export type { AuditEngineEvent, AuditObserver } from './observer.ts';
 
 function emptySummary(tenant: string, cursorMs: number | null): AuditRunSummary {
   return {
@@ -54,12 +54,13 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
       await new WindowPass(ctx, { startMs, endMs: w.endMs }).run(deps.platform);
       return;
     } catch (e) {
-      if (ctx.signal?.aborted || e instanceof SinkFailedError || isFatalExportError(e) || attempt >= policy.maxAttempts) throw e;
+      // Aborted (Ctrl-C, job cancelled): say so, not the stream error the abort caused.
+      if (ctx.signal?.aborted) throw ctx.signal.reason ?? e;
+      if (e instanceof SinkFailedError || isFatalExportError(e) || attempt >= policy.maxAttempts) throw e;
       const retryAfterSeconds = isSyncError(e) ? e.retryAfterSeconds : undefined;
       const delayMs = backoffDelay(policy, attempt, retryAfterSeconds === undefined ? undefined : retryAfterSeconds * 1000);
       ctx.summary.windowRetries++;
-      auditMetrics.windowRetries.inc({ tenant: ctx.tenant });
-      ctx.logger?.warn({ attempt, delayMs, code: isSyncError(e) ? e.code : undefined, err: (e as Error).message, windowStart: new Date(w.startMs).toISOString() }, 'audit export window failed, retrying');
+      ctx.observer({ type: 'window-retry', attempt, delayMs, code: isSyncError(e) ? e.code : undefined, message: (e as Error).message, windowStartMs: w.startMs });
       await sleep(delayMs, ctx.signal);
     }
   }
@@ -86,12 +87,13 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
   const started = now();
   const { config, tenant, state } = deps;
   const manageSinks = deps.manageSinks ?? true;
+  const observer = deps.observer ?? ignoreAuditEvents;
   await state.acquire(deps.owner ?? `${hostname()}:${process.pid}`);
   const opened: typeof deps.sinks = [];
   let summary: AuditRunSummary | undefined;
   try {
     const st = await state.load();
-    updateAuditGauges(tenant, st.cursorMs, st.updatedAtMs, started);
+    observer({ type: 'state', cursorMs: st.cursorMs, updatedAtMs: st.updatedAtMs, nowMs: started });
     summary = emptySummary(tenant, st.cursorMs);
     const range = planRange({
       cursorMs: st.cursorMs,
@@ -131,13 +133,13 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       rangeStartMs: range.startMs,
       rangeEndMs: range.endMs,
       now,
-      logger: deps.logger,
+      observer,
       signal: deps.signal,
       onProgress: deps.onProgress,
       summary,
     });
     ctx.windowCount = windows.length;
-    deps.logger?.info({ from: new Date(range.startMs).toISOString(), to: new Date(range.endMs).toISOString(), windows: windows.length, cursor: st.cursorMs === null ? null : new Date(st.cursorMs).toISOString(), csvParse: parseMode() }, 'audit export run starting');
+    observer({ type: 'run-started', fromMs: range.startMs, toMs: range.endMs, windows: windows.length, cursorMs: st.cursorMs });
     const minIntervalMs = config.backfill.maxWindowsPerMinute > 0 ? 60_000 / config.backfill.maxWindowsPerMinute : 0;
     let lastWindowAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < windows.length; i++) {
@@ -151,7 +153,7 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
     }
     summary.durationMs = now() - started;
     const { tenant: _tenant, ...fields } = summary;
-    deps.logger?.info({ ...fields, schemaDrift: summary.schemaDrift.length }, 'audit export run finished');
+    observer({ type: 'run-finished', summary: { ...fields, schemaDrift: summary.schemaDrift.length } });
     return summary;
   } catch (e) {
     if (summary && typeof e === 'object' && e !== null) {
@@ -160,7 +162,7 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
     }
     throw e;
   } finally {
-    for (const sink of opened.reverse()) await sink.close().catch((e: unknown) => deps.logger?.error({ err: (e as Error).message, sink: sink.name }, 'audit sink close failed'));
+    for (const sink of opened.reverse()) await sink.close().catch((e: unknown) => observer({ type: 'sink-close-failed', sink: sink.name, message: (e as Error).message }));
     await state.release();
   }
 }

@@ -4,7 +4,6 @@
  * Invariant: a key enters the dedupe set only after every sink acknowledged its event (or
  * its dead letter is durable), and the cursor moves only in a commit that carries those keys.
  */
-import type { Logger } from 'pino';
 import { columnDrift } from './columns.ts';
 import type { AuditConfig } from './config-schema.ts';
 import { DedupeSet } from './dedupe-set.ts';
@@ -12,7 +11,7 @@ import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
 import { PARSE_DEAD_LETTER } from './dead-letter/store.ts';
 import type { AuditEvent } from './event.ts';
 import { fanOut, type SinkLane } from './fan-out.ts';
-import { auditMetrics, updateAuditGauges } from './metrics.ts';
+import type { AuditObserver } from './observer.ts';
 import type { AuditProgress, AuditRunSummary } from './run-types.ts';
 import type { AuditStateStore, BackfillProgress } from './state/store.ts';
 
@@ -29,7 +28,7 @@ export interface RunContextInit {
   rangeStartMs: number;
   rangeEndMs: number;
   now: () => number;
-  logger: Logger | undefined;
+  observer: AuditObserver;
   signal: AbortSignal | undefined;
   onProgress: ((p: AuditProgress) => void) | undefined;
   summary: AuditRunSummary;
@@ -41,7 +40,7 @@ export class RunContext {
   readonly dedupe: DedupeSet;
   readonly lanes: SinkLane[];
   readonly now: () => number;
-  readonly logger: Logger | undefined;
+  readonly observer: AuditObserver;
   readonly signal: AbortSignal | undefined;
   readonly summary: AuditRunSummary;
   readonly overlapMs: number;
@@ -50,6 +49,8 @@ export class RunContext {
   backfill: BackfillProgress | null;
   windowIndex = 0;
   windowCount = 0;
+  /** How far this run got through its range (committed), epoch ms: the progress shown. */
+  private doneMs: number;
   private columnsDirty = false;
   private backfillDirty = false;
   private readonly state: AuditStateStore;
@@ -72,7 +73,8 @@ export class RunContext {
     this.rangeStartMs = init.rangeStartMs;
     this.rangeEndMs = init.rangeEndMs;
     this.now = init.now;
-    this.logger = init.logger;
+    this.observer = init.observer;
+    this.doneMs = init.rangeStartMs;
     this.signal = init.signal;
     this.onProgress = init.onProgress;
     this.summary = init.summary;
@@ -86,8 +88,7 @@ export class RunContext {
       const { added, removed } = columnDrift(prev, columns);
       if (added.length > 0 || removed.length > 0) {
         this.summary.schemaDrift.push({ added, removed });
-        auditMetrics.schemaDrift.inc({ tenant: this.tenant }, added.length + removed.length);
-        this.logger?.warn({ added, removed }, 'audit export columns changed (schema drift); events keep all current columns');
+        this.observer({ type: 'schema-drift', added, removed });
       }
     }
     if (prev === null || prev.length !== columns.length || prev.some((c, i) => c !== columns[i])) {
@@ -106,8 +107,7 @@ export class RunContext {
       s.delivered[sink] = (s.delivered[sink] ?? 0) + r.delivered + r.alreadyHeld;
       if (r.alreadyHeld > 0) s.alreadyHeld[sink] = (s.alreadyHeld[sink] ?? 0) + r.alreadyHeld;
       if (r.deadLettered > 0) s.deadLettered[sink] = (s.deadLettered[sink] ?? 0) + r.deadLettered;
-      auditMetrics.eventsDelivered.inc({ tenant: this.tenant, sink }, r.delivered + r.alreadyHeld);
-      if (r.deadLettered > 0) auditMetrics.eventsDeadLettered.inc({ tenant: this.tenant, sink }, r.deadLettered);
+      this.observer({ type: 'delivered', sink, ...r });
     }
   }
 
@@ -118,11 +118,13 @@ export class RunContext {
     for (const r of rows) this.dedupe.add(r.key, r.keepUntilMs);
     this.summary.parseErrors += rows.length;
     this.summary.deadLettered[PARSE_DEAD_LETTER] = (this.summary.deadLettered[PARSE_DEAD_LETTER] ?? 0) + rows.length;
-    auditMetrics.parseErrors.inc({ tenant: this.tenant }, rows.length);
-    auditMetrics.eventsDeadLettered.inc({ tenant: this.tenant, sink: PARSE_DEAD_LETTER }, rows.length);
+    this.observer({ type: 'parse-errors', rows: rows.length });
   }
 
-  /** Commit the cursor (never backwards) together with the keys added since the last commit. */
+  /**
+   * Commit the cursor (never backwards) together with the keys added since the last commit.
+   * `cursorCandidateMs` is also how far this run got (inside `[windowStartMs, windowEndMs]`).
+   */
   async checkpoint(cursorCandidateMs: number, windowStartMs: number, windowEndMs: number, phase: AuditProgress['phase']): Promise<void> {
     const cursorMs = this.cursorMs === null ? cursorCandidateMs : Math.max(this.cursorMs, cursorCandidateMs);
     const pruneBeforeMs = cursorMs - this.overlapMs;
@@ -149,25 +151,29 @@ export class RunContext {
     this.dedupe.prune(pruneBeforeMs);
     this.cursorMs = cursorMs;
     this.summary.cursorMs = cursorMs;
-    updateAuditGauges(this.tenant, cursorMs, nowMs, nowMs);
-    const span = this.rangeEndMs - this.rangeStartMs;
-    const ratio = span <= 0 ? 1 : Math.min(1, Math.max(0, (cursorMs - this.rangeStartMs) / span));
-    auditMetrics.backfillProgress.set({ tenant: this.tenant }, finished ? 1 : ratio);
-    this.progress(phase, windowStartMs, windowEndMs, finished ? 1 : ratio);
+    this.doneMs = Math.max(this.doneMs, Math.min(windowEndMs, Math.max(windowStartMs, cursorCandidateMs)));
+    const ratio = finished ? 1 : this.ratio();
+    this.observer({ type: 'committed', cursorMs, atMs: nowMs, progress: ratio });
+    this.progress(phase, windowStartMs, windowEndMs, ratio);
   }
 
-  progress(phase: AuditProgress['phase'], windowStartMs: number, windowEndMs: number, ratio?: number): void {
-    if (!this.onProgress) return;
+  /** Share of this run's range it has committed (not the stored cursor's place: a re-run starts at 0). */
+  private ratio(): number {
     const span = this.rangeEndMs - this.rangeStartMs;
-    const r = ratio ?? (this.cursorMs === null || span <= 0 ? 0 : Math.min(1, Math.max(0, (this.cursorMs - this.rangeStartMs) / span)));
+    return span <= 0 ? 0 : Math.min(1, Math.max(0, (this.doneMs - this.rangeStartMs) / span));
+  }
+
+  progress(phase: AuditProgress['phase'], windowStartMs: number, windowEndMs: number, ratio = this.ratio()): void {
+    if (!this.onProgress) return;
     this.onProgress({
       phase,
       windowIndex: this.windowIndex,
       windowCount: this.windowCount,
+      windowsDone: this.summary.windowsDone,
       windowStartMs,
       windowEndMs,
       cursorMs: this.cursorMs,
-      ratio: r,
+      ratio,
       eventsRead: this.summary.eventsRead,
     });
   }

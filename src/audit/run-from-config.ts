@@ -4,6 +4,7 @@
  */
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { AuditObserver } from './observer.ts';
 import { runAuditExport, type AuditProgress, type AuditRunOptions, type AuditRunSummary } from './run-audit-export.ts';
 import { buildAuditRuntime, type AuditRuntimeOptions } from './runtime.ts';
 
@@ -17,17 +18,18 @@ export interface AuditOutput {
 export interface RunFromConfigOptions extends AuditRunOptions, AuditRuntimeOptions {
   signal?: AbortSignal;
   onProgress?: (p: AuditProgress) => void;
+  observer?: AuditObserver;
   /** Wall clock, epoch ms (test seam). */
   now?: () => number;
 }
 
 export async function runAuditFromConfig(loaded: LoadedConfig, logger: Logger, opts: RunFromConfigOptions = {}): Promise<{ summary: AuditRunSummary; outputs: AuditOutput[] }> {
-  const rt = await buildAuditRuntime(loaded, logger, opts);
+  const rt = buildAuditRuntime(loaded, logger, opts);
   try {
     const summary = await runAuditExport(
       {
         ...rt,
-        logger,
+        ...(opts.observer ? { observer: opts.observer } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
         ...(opts.now ? { now: opts.now } : {}),

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { PlatformClient } from '../platform/http-client.ts';
 import type { AuditConfig } from './config-schema.ts';
 import type { DeadLetterStore } from './dead-letter/store.ts';
+import type { AuditObserver } from './observer.ts';
 import type { Sink } from './sinks/sink.ts';
 import type { AuditStateStore } from './state/store.ts';
 
@@ -10,10 +11,15 @@ export interface AuditProgress {
   phase: 'window-start' | 'checkpoint' | 'window-done';
   windowIndex: number;
   windowCount: number;
+  /** Windows of this run finished so far. */
+  windowsDone: number;
   windowStartMs: number;
   windowEndMs: number;
   cursorMs: number | null;
-  /** Committed share of this run's range, 0..1. */
+  /**
+   * Share of this run's range done by this run, 0..1: 0 at the start (whatever the stored
+   * cursor, e.g. a re-run that re-reads a long overlap), 1 once its last window is done.
+   */
   ratio: number;
   eventsRead: number;
 }
@@ -26,7 +32,8 @@ export interface AuditEngineDeps {
   deadLetters: DeadLetterStore;
   /** One per `audit.sinks` entry, already built (createSink). */
   sinks: Sink[];
-  logger?: Logger;
+  /** Receives the engine's events: metrics and log lines (`auditRecorder`); none when absent. */
+  observer?: AuditObserver;
   /** Wall clock, epoch ms (test seam). */
   now?: () => number;
   signal?: AbortSignal;
@@ -59,9 +66,9 @@ export interface AuditRunSummary {
   duplicatesSkipped: number;
   /** Rows that could not become events (also counted in deadLettered._parse). */
   parseErrors: number;
-  /** Acknowledged per sink (including events a sink already held). */
+  /** Acknowledged per sink, including those it already held after a crash (see alreadyHeld). */
   delivered: Record<string, number>;
-  /** Not rewritten to a sink because it already held them after a crash. */
+  /** Part of `delivered` not written again because the sink already held them after a crash. */
   alreadyHeld: Record<string, number>;
   /** Per sink name, `_parse` for unparsable rows. */
   deadLettered: Record<string, number>;

@@ -1,6 +1,6 @@
 /** `audit status`: where the cursor is, how far behind, backfill progress, dead letters. No lease needed. */
 import type { DeadLetterStore } from './dead-letter/store.ts';
-import { updateAuditGauges } from './metrics.ts';
+import type { AuditObserver } from './observer.ts';
 import type { AuditStateStore } from './state/store.ts';
 
 export interface AuditStatus {
@@ -20,10 +20,10 @@ export interface AuditStatus {
   deadLetterStore: string;
 }
 
-export async function auditStatus(deps: { tenant: string; state: AuditStateStore; deadLetters: DeadLetterStore; now?: () => number }): Promise<AuditStatus> {
+export async function auditStatus(deps: { tenant: string; state: AuditStateStore; deadLetters: DeadLetterStore; now?: () => number; observer?: AuditObserver }): Promise<AuditStatus> {
   const nowMs = (deps.now ?? Date.now)();
   const [st, counts] = await Promise.all([deps.state.load(), deps.deadLetters.counts()]);
-  updateAuditGauges(deps.tenant, st.cursorMs, st.updatedAtMs, nowMs);
+  deps.observer?.({ type: 'state', cursorMs: st.cursorMs, updatedAtMs: st.updatedAtMs, nowMs });
   const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
   const bf = st.backfill;
   return {

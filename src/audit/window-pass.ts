@@ -20,7 +20,7 @@ import { readCsv, type BadRow, type CsvHandler } from './csv/read-csv.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
 import { BAD_ROW_KEY_PREFIX } from './dedupe-set.ts';
 import type { AuditEvent } from './event.ts';
-import { auditMetrics } from './metrics.ts';
+import { PassKeys } from './event-key.ts';
 import type { RunContext } from './run-context.ts';
 import { createTimestampParser, type TimestampParser } from './timestamp.ts';
 import { precisionUnitMs, requestFor, type ExportWindow, type WindowRequest } from './windows.ts';
@@ -43,18 +43,14 @@ export class WindowPass {
   private readonly parseTimestamp: TimestampParser;
   private builder: EventBuilder | undefined;
   private batch: AuditEvent[] = [];
-  /** Keys in the current batch, built on the first lookup (events after every key held need none). */
-  private batchKeys: Set<string> | undefined;
-  /** The batch being delivered while the next one is built, and its keys. */
+  /** Keys seen in this pass: identical rows numbered, an id listed twice spotted (see event-key.ts). */
+  private readonly keys = new PassKeys();
+  /** The batch being delivered while the next one is built. */
   private inflight: Promise<void> | undefined;
-  private inflightBatch: readonly AuditEvent[] = [];
-  private inflightKeys: Set<string> | undefined;
   private bad: BadLetter[] = [];
   private ascending = true;
   private lastTs = Number.NEGATIVE_INFINITY;
   private sinceCheckpoint = 0;
-  /** Latest time of an event this pass handed on (in the batch, in flight or delivered). */
-  private maxAcceptedTs = Number.NEGATIVE_INFINITY;
   private row = 0;
   private unreported = { read: 0, duplicates: 0 };
 
@@ -81,16 +77,18 @@ export class WindowPass {
   async consume(body: Readable): Promise<void> {
     const handler: CsvHandler = {
       header: (cells) => this.onHeader(cells),
-      row: (values, line, hash) => this.onRow(values, line, hash),
+      row: (values, line) => this.onRow(values, line),
       bad: (b: BadRow) => this.onBad(b),
     };
     try {
-      await readCsv(body, handler, { idColumn: this.ctx.config.columns.id });
+      await readCsv(body, handler);
       await this.flush();
       await this.settle();
     } catch (e) {
       // Never leave a delivery running behind a failed pass (a retry would write concurrently).
-      await this.inflight?.catch(() => undefined);
+      // A sink that failed the batch in flight decides: the run stops, as for any sink
+      // failure — retrying the window would re-send that batch to the sinks that did take it.
+      await this.settle();
       throw e;
     } finally {
       this.reportCounts();
@@ -112,12 +110,10 @@ export class WindowPass {
       const wanted = config.timestamp.column ? `the configured column "${config.timestamp.column}"` : `none of ${COLUMN_CANDIDATES.timestamp.join(', ')}`;
       throw new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export has no timestamp column (${wanted}; columns are ${columns.join(', ')}): set audit.timestamp.column`);
     }
-    if (config.columns.id && this.builder.plan.id < 0) {
-      this.ctx.logger?.warn({ column: config.columns.id }, 'configured audit id column is missing from the export; keys fall back to a hash of the row');
-    }
+    if (config.columns.id && this.builder.plan.id < 0) this.ctx.observer({ type: 'id-column-missing', column: config.columns.id });
   }
 
-  private onRow(values: string[], line: number, hash: string | undefined): Promise<void> | undefined {
+  private onRow(values: string[], line: number): Promise<void> | undefined {
     this.row++;
     this.ctx.summary.rowsRead++;
     const builder = this.builder;
@@ -129,35 +125,14 @@ export class WindowPass {
     this.unreported.read++;
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
-    const event = builder.build(values, ts, hash);
-    if (this.mayBeKnown(ts) && this.isKnown(event.key)) {
+    const key = builder.keyOf(values, this.keys);
+    if (key === undefined || this.ctx.dedupe.has(key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;
       return undefined;
     }
-    this.batch.push(event);
-    this.batchKeys?.add(event.key);
-    if (ts > this.maxAcceptedTs) this.maxAcceptedTs = ts;
+    this.batch.push(builder.build(values, ts, key));
     return this.batch.length >= this.ctx.config.batchSize ? this.flush() : undefined;
-  }
-
-  /**
-   * Whether an event at `ts` can have been seen already. A hashed key covers the whole row,
-   * time included, and rows repeated within one timestamp are numbered (#2…), so the same
-   * key never comes with a later time: an event after every key held is new. Keys from an
-   * id column carry no such guarantee and are always looked up.
-   */
-  private mayBeKnown(ts: number): boolean {
-    return !this.builder!.keysAreHashes || ts <= this.maxAcceptedTs || ts <= this.ctx.dedupe.maxEventTimestampMs;
-  }
-
-  /** Delivered or dead-lettered before, in the batch being built, or in the one in flight. */
-  private isKnown(key: string): boolean {
-    if (this.ctx.dedupe.has(key)) return true;
-    this.batchKeys ??= new Set(this.batch.map((e) => e.key));
-    if (this.batchKeys.has(key)) return true;
-    this.inflightKeys ??= new Set(this.inflightBatch.map((e) => e.key));
-    return this.inflightKeys.has(key);
   }
 
   private onBad(b: { raw: string; code: string; reason: string; line?: number; row?: number }): Promise<void> | undefined {
@@ -181,11 +156,10 @@ export class WindowPass {
     return this.bad.length >= this.ctx.config.batchSize ? this.flush() : undefined;
   }
 
-  /** Per-event counters go to the metrics once per batch (a labelled inc per row is measurable). */
+  /** Per-event counts are reported once per batch. */
   private reportCounts(): void {
     const { read, duplicates } = this.unreported;
-    if (read > 0) auditMetrics.eventsRead.inc({ tenant: this.ctx.tenant }, read);
-    if (duplicates > 0) auditMetrics.duplicatesSkipped.inc({ tenant: this.ctx.tenant }, duplicates);
+    if (read > 0 || duplicates > 0) this.ctx.observer({ type: 'events-read', read, duplicates });
     this.unreported = { read: 0, duplicates: 0 };
   }
 
@@ -206,9 +180,6 @@ export class WindowPass {
     }
     if (batch.length > 0) {
       this.batch = [];
-      this.inflightBatch = batch;
-      this.inflightKeys = this.batchKeys;
-      this.batchKeys = undefined;
       const p = this.ctx.deliver(batch);
       // Marked handled now; the failure surfaces where the promise is awaited (settle()).
       p.catch(() => undefined);
@@ -226,12 +197,7 @@ export class WindowPass {
     const p = this.inflight;
     if (!p) return;
     this.inflight = undefined;
-    try {
-      await p;
-    } finally {
-      this.inflightBatch = [];
-      this.inflightKeys = undefined;
-    }
+    await p;
   }
 
   private async midCheckpoint(): Promise<void> {

@@ -12,12 +12,15 @@ import { ConfigError } from '../platform/errors.ts';
 import { parseInstant } from '../audit/config-schema.ts';
 import { partialSummary, runAuditExport, type AuditRunSummary } from '../audit/run-audit-export.ts';
 import { replayDeadLetters } from '../audit/replay.ts';
-import { buildAuditRuntime } from '../audit/runtime.ts';
+import { buildAuditRuntime, type AuditRuntime } from '../audit/runtime.ts';
 import { auditStatus, type AuditStatus } from '../audit/status.ts';
+import type { Logger } from '../observability/logger.ts';
+import { auditRecorder } from '../observability/instrument.ts';
+import { createAuditProgress } from './audit-progress.ts';
+import { openAuditRedis } from './audit-redis.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines, table } from './output.ts';
-import { createProgress } from './progress.ts';
 
 interface ExportOptions {
   config: string;
@@ -36,12 +39,30 @@ function instantOption(value: string, flag: string): Date {
 const iso = (ms: number | null): string => (ms === null ? '(none)' : new Date(ms).toISOString());
 const perSink = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(', ') || '0';
 
+/**
+ * `delivered` counts what each sink acknowledged; after a crash part of it was already in the
+ * sink (found by its resume scan) and not written again: said on the line, and a `written`
+ * line gives what was really written this run.
+ */
+function deliveredRows(s: AuditRunSummary): Array<[string, string]> {
+  const held = Object.entries(s.alreadyHeld).filter(([, n]) => n > 0);
+  if (held.length === 0) return [['delivered', perSink(s.delivered)]];
+  const delivered = Object.entries(s.delivered)
+    .map(([k, v]) => `${k}=${v}${s.alreadyHeld[k] ? ` (${s.alreadyHeld[k]} already held from before a crash)` : ''}`)
+    .join(', ');
+  const written = Object.fromEntries(Object.entries(s.delivered).map(([k, v]) => [k, v - (s.alreadyHeld[k] ?? 0)]));
+  return [
+    ['delivered', delivered],
+    ['written this run', perSink(written)],
+  ];
+}
+
 export function renderExportSummary(s: AuditRunSummary): string[] {
   return table([
     ['range', `${iso(s.rangeStartMs)} .. ${iso(s.rangeEndMs)}`],
     ['windows', `${s.windowsDone}/${s.windowsPlanned}${s.windowRetries ? ` (${s.windowRetries} retried)` : ''}`],
     ['events read', String(s.eventsRead)],
-    ['delivered', perSink(s.delivered)],
+    ...deliveredRows(s),
     ['dead-lettered', perSink(s.deadLettered)],
     ['duplicates skipped', String(s.duplicatesSkipped)],
     ['schema drift', s.schemaDrift.map((d) => `+[${d.added.join(', ')}] -[${d.removed.join(', ')}]`).join('; ') || 'none'],
@@ -82,49 +103,49 @@ function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
 async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   const from = opts.from !== undefined ? instantOption(opts.from, '--from') : undefined;
   const to = opts.to !== undefined ? instantOption(opts.to, '--to') : undefined;
-  const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
-  const logger = commandLogger(cmd, loaded);
-  const rt = await buildAuditRuntime(loaded, logger);
-  const progress = createProgress({ label: 'audit export', quiet: opts.json === true });
-  const abort = abortOnSignals();
-  try {
-    let summary: AuditRunSummary;
+  return withRuntime(opts, cmd, async (loaded, rt, logger) => {
+    const progress = createAuditProgress({ quiet: opts.json === true });
+    const abort = abortOnSignals();
     try {
-      summary = await runAuditExport(
-        {
-          ...rt,
-          logger,
-          signal: abort.signal,
-          onProgress: (p) => progress.update({ phase: `window ${p.windowIndex + 1}/${p.windowCount}, ${p.eventsRead} events`, done: Math.round(p.ratio * 1000), total: 1000, failed: 0 }),
-        },
-        { ...(from ? { from } : {}), ...(to ? { to } : {}) },
-      );
-    } catch (e) {
+      let summary: AuditRunSummary;
+      try {
+        summary = await runAuditExport(
+          { ...rt, observer: auditRecorder(rt.tenant, logger), signal: abort.signal, onProgress: (p) => progress.update(p) },
+          { ...(from ? { from } : {}), ...(to ? { to } : {}) },
+        );
+      } catch (e) {
+        progress.stop();
+        const partial = partialSummary(e);
+        if (partial && !opts.json) printLines(['audit export stopped; progress up to the cursor below is committed:', ...renderExportSummary(partial).map((l) => `  ${l}`)], process.stderr);
+        throw e;
+      }
       progress.stop();
-      const partial = partialSummary(e);
-      if (partial && !opts.json) printLines(['audit export stopped; progress up to the cursor below is committed:', ...renderExportSummary(partial).map((l) => `  ${l}`)], process.stderr);
-      throw e;
+      const deadLettered = Object.values(summary.deadLettered).reduce((a, b) => a + b, 0);
+      // stdout belongs to a `stdout` sink's NDJSON when one is configured: the report goes to stderr.
+      const out = loaded.config.audit?.sinks.some((s) => s.type === 'stdout') ? process.stderr : process.stdout;
+      if (opts.json) printJson(summary, out);
+      else printLines([paint('green', 'audit export finished', out), ...renderExportSummary(summary).map((l) => `  ${l}`)], out);
+      return deadLettered > 0 ? ExitCode.FAILED : ExitCode.OK;
+    } finally {
+      abort.dispose();
     }
-    progress.stop();
-    const deadLettered = Object.values(summary.deadLettered).reduce((a, b) => a + b, 0);
-    // stdout belongs to a `stdout` sink's NDJSON when one is configured: the report goes to stderr.
-    const out = loaded.config.audit?.sinks.some((s) => s.type === 'stdout') ? process.stderr : process.stdout;
-    if (opts.json) printJson(summary, out);
-    else printLines([paint('green', 'audit export finished', out), ...renderExportSummary(summary).map((l) => `  ${l}`)], out);
-    return deadLettered > 0 ? ExitCode.FAILED : ExitCode.OK;
-  } finally {
-    abort.dispose();
-    await rt.close();
-  }
+  });
 }
 
-async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: Awaited<ReturnType<typeof buildAuditRuntime>>) => Promise<T>): Promise<T> {
+/** The runtime of one command, with the Redis connection the config asks for (opened and closed here). */
+async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: AuditRuntime, logger: Logger) => Promise<T>): Promise<T> {
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
-  const rt = await buildAuditRuntime(loaded, commandLogger(cmd, loaded));
+  const logger = commandLogger(cmd, loaded);
+  const redis = await openAuditRedis(loaded);
   try {
-    return await fn(loaded, rt);
+    const rt = buildAuditRuntime(loaded, logger, redis ? { redis } : {});
+    try {
+      return await fn(loaded, rt, logger);
+    } finally {
+      await rt.close();
+    }
   } finally {
-    await rt.close();
+    await redis?.close();
   }
 }
 
@@ -147,8 +168,8 @@ export function auditCommand(): Command {
     .addOption(jsonOption())
     .action(
       runCommand((opts: { config: string; json?: boolean }, cmd: Command) =>
-        withRuntime(opts, cmd, async (_loaded, rt) => {
-          const st = await auditStatus(rt);
+        withRuntime(opts, cmd, async (_loaded, rt, logger) => {
+          const st = await auditStatus({ ...rt, observer: auditRecorder(rt.tenant, logger) });
           if (opts.json) printJson(st);
           else printLines(renderStatus(st));
           return ExitCode.OK;
@@ -165,10 +186,10 @@ export function auditCommand(): Command {
     .addOption(jsonOption())
     .action(
       runCommand((opts: { config: string; sink: string; batchSize: string; json?: boolean }, cmd: Command) =>
-        withRuntime(opts, cmd, async (loaded, rt) => {
+        withRuntime(opts, cmd, async (_loaded, rt, logger) => {
           const batchSize = Number(opts.batchSize);
           if (!Number.isInteger(batchSize) || batchSize < 1) throw new ConfigError(`--batch-size must be a positive integer, got ${opts.batchSize}`);
-          const r = await replayDeadLetters({ ...rt, logger: commandLogger(cmd, loaded) }, opts.sink, { batchSize });
+          const r = await replayDeadLetters({ ...rt, logger, observer: auditRecorder(rt.tenant, logger) }, opts.sink, { batchSize });
           if (opts.json) printJson(r);
           else printLines(table([['sink', r.sink], ['taken', String(r.taken)], ['delivered', String(r.delivered)], ['rejected again', String(r.rejectedAgain)], ['kept (no event)', String(r.kept)]]));
           return r.rejectedAgain > 0 ? ExitCode.FAILED : ExitCode.OK;

@@ -29,7 +29,7 @@ export function addGlobalOptions(program: Command): Command {
       new Option('--log-format <format>', 'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise').choices(LOG_FORMATS).default('auto'),
     )
     // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
-    .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory for very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1'));
+    .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)'));
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {

@@ -7,7 +7,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { ErrorCodes, isSyncError } from '../platform/errors.ts';
 import type { Logger } from '../observability/logger.ts';
-import { recordRun } from '../observability/instrument.ts';
+import { auditRecorder, recordRun } from '../observability/instrument.ts';
 import { runAuditExport } from '../audit/run-audit-export.ts';
 import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
@@ -44,7 +44,7 @@ export async function processAudit(
       state: new RedisAuditStateStore(deps.redis, deps.keyPrefix, tenant),
       deadLetters: new RedisDeadLetterStore(deps.redis, deps.keyPrefix, tenant),
       sinks,
-      logger,
+      observer: auditRecorder(tenant, logger),
       owner: `${hostname()}:${process.pid}`,
       ...(deps.signal ? { signal: deps.signal } : {}),
       onProgress: (p) => void job.updateProgress({ ratio: p.ratio, windowIndex: p.windowIndex, windowCount: p.windowCount }).catch(() => undefined),

@@ -11,6 +11,9 @@ import type { AppliedChange } from '../reconcile/apply.ts';
 import { reconcileMetrics, type JobKind, type RunResult, type ScimOperation, type ScimResource } from '../reconcile/metrics.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import { jobMetrics, type JobResult } from '../jobs/metrics.ts';
+import { auditMetrics } from '../audit/metrics.ts';
+import { PARSE_DEAD_LETTER } from '../audit/dead-letter/store.ts';
+import type { AuditObserver } from '../audit/observer.ts';
 import type { Logger } from './logger.ts';
 import { observation } from './tenant-observations.ts';
 import { countAttributeChange, isAttributeAction, recordAttributePlan } from '../reconcile/attributes/metrics.ts'; // [h17]
@@ -155,4 +158,59 @@ export function setManagedObjects(tenant: string, users: number, groups: number)
 export function recordJob(queue: string, result: JobResult, durationSeconds?: number): void {
   jobMetrics.jobs.inc({ queue, result });
   if (durationSeconds !== undefined) jobMetrics.duration.observe({ queue }, durationSeconds);
+}
+
+/**
+ * The audit engine's events (src/audit/observer.ts) → the audit metrics and the engine's log
+ * lines, for one tenant. Counts come per batch or per commit, never per row.
+ */
+export function auditRecorder(tenant: string, logger: Logger | undefined): AuditObserver {
+  const m = auditMetrics;
+  const t = { tenant };
+  const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+  return (e) => {
+    switch (e.type) {
+      case 'run-started':
+        logger?.info({ from: iso(e.fromMs), to: iso(e.toMs), windows: e.windows, cursor: iso(e.cursorMs) }, 'audit export run starting');
+        return;
+      case 'run-finished':
+        logger?.info(e.summary, 'audit export run finished');
+        return;
+      case 'state':
+        if (e.cursorMs !== null) m.lag.set(t, Math.max(0, (e.nowMs - e.cursorMs) / 1000));
+        if (e.updatedAtMs !== null) m.checkpointAge.set(t, Math.max(0, (e.nowMs - e.updatedAtMs) / 1000));
+        return;
+      case 'events-read':
+        if (e.read > 0) m.eventsRead.inc(t, e.read);
+        if (e.duplicates > 0) m.duplicatesSkipped.inc(t, e.duplicates);
+        return;
+      case 'delivered':
+        if (e.delivered + e.alreadyHeld > 0) m.eventsDelivered.inc({ tenant, sink: e.sink }, e.delivered + e.alreadyHeld);
+        if (e.deadLettered > 0) m.eventsDeadLettered.inc({ tenant, sink: e.sink }, e.deadLettered);
+        return;
+      case 'parse-errors':
+        m.parseErrors.inc(t, e.rows);
+        m.eventsDeadLettered.inc({ tenant, sink: PARSE_DEAD_LETTER }, e.rows);
+        return;
+      case 'schema-drift':
+        m.schemaDrift.inc(t, e.added.length + e.removed.length);
+        logger?.warn({ added: e.added, removed: e.removed }, 'audit export columns changed (schema drift); events keep all current columns');
+        return;
+      case 'id-column-missing':
+        logger?.warn({ column: e.column }, 'configured audit id column is missing from the export; keys fall back to a hash of the row');
+        return;
+      case 'window-retry':
+        m.windowRetries.inc(t);
+        logger?.warn({ attempt: e.attempt, delayMs: e.delayMs, code: e.code, err: e.message, windowStart: iso(e.windowStartMs) }, 'audit export window failed, retrying');
+        return;
+      case 'committed':
+        m.lag.set(t, Math.max(0, (e.atMs - e.cursorMs) / 1000));
+        m.checkpointAge.set(t, 0);
+        m.backfillProgress.set(t, e.progress);
+        return;
+      case 'sink-close-failed':
+        logger?.error({ err: e.message, sink: e.sink }, 'audit sink close failed');
+        return;
+    }
+  };
 }

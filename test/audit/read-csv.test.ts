@@ -1,11 +1,9 @@
 /** The CSV reader on its own: item kinds, physical line numbers and raw text of bad rows. */
 import { Readable } from 'node:stream';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readCsv, type BadRow } from '../../src/audit/csv/read-csv.ts';
 
 type CsvItem = { kind: 'header'; cells: string[] } | { kind: 'row'; values: string[]; line: number } | ({ kind: 'bad' } & BadRow);
-
-let inline = false;
 
 async function collect(body: Readable, out: CsvItem[] = []): Promise<CsvItem[]> {
   await readCsv(body, {
@@ -16,7 +14,7 @@ async function collect(body: Readable, out: CsvItem[] = []): Promise<CsvItem[]> 
       await new Promise((r) => setTimeout(r, 1));
       out.push({ kind: 'bad', ...b });
     },
-  }, { inline });
+  });
   return out;
 }
 
@@ -27,11 +25,7 @@ async function items(text: string, chunk = 7): Promise<CsvItem[]> {
   return collect(Readable.from(parts));
 }
 
-describe.each([{ mode: 'parse thread', inlineMode: false }, { mode: 'inline (low-memory)', inlineMode: true }])('readCsv, $mode', ({ inlineMode }) => {
-  beforeAll(() => {
-    inline = inlineMode;
-  });
-
+describe('readCsv', () => {
   it('numbers rows by physical line across CRLF multi-line cells and blank lines, in small chunks', async () => {
     // Mixed line endings too: CRLF, then blank LF lines.
     const text = '\uFEFFa,b,c\r\n1,"two\r\nlines",3\r\n\r\n4,5\r\n6,7,8\r\n\n\n9,"x ""q"" y",10\r\n';
@@ -64,5 +58,74 @@ describe.each([{ mode: 'parse thread', inlineMode: false }, { mode: 'inline (low
     await expect(collect(body, seen)).rejects.toMatchObject({ code: 'E_TRANSIENT', kind: 'transient', message: expect.stringContaining('UND_ERR_SOCKET') });
     expect(seen[0]).toEqual({ kind: 'header', cells: ['a', 'b'] });
     expect(seen.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('stops pulling the body while the handler holds a row, then reads it all once released', async () => {
+    const rows = 1000;
+    const line = (i: number): string => `${String(i).padStart(6, '0')},${'x'.repeat(56)}\n`; // 64 bytes
+    let pulled = 0;
+    async function* source(): AsyncGenerator<Buffer> {
+      yield Buffer.from('id,data\n');
+      for (let i = 0; i < rows; i++) {
+        pulled++;
+        yield Buffer.from(line(i));
+      }
+    }
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let firstRow!: () => void;
+    const firstRowSeen = new Promise<void>((r) => (firstRow = r));
+    const got: string[] = [];
+    const done = readCsv(Readable.from(source()), {
+      header: () => undefined,
+      row: (values) => {
+        got.push(values[0] as string);
+        if (got.length === 1) {
+          firstRow();
+          return gate;
+        }
+        return undefined;
+      },
+      bad: () => undefined,
+    });
+    await firstRowSeen;
+    let whileBlocked = -1;
+    for (let waited = 0; waited < 3000 && pulled !== whileBlocked; waited += 100) {
+      whileBlocked = pulled;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pulled).toBe(whileBlocked); // it stopped
+    // Bounded by the stream's own small buffer, not the body.
+    expect(whileBlocked).toBeLessThan(40);
+    expect(got).toHaveLength(1);
+    release();
+    await done;
+    expect(pulled).toBe(rows);
+    expect(got).toEqual(Array.from({ length: rows }, (_, i) => String(i).padStart(6, '0')));
+  });
+
+  it('rejects with the handler’s own error (sync or async) without waiting for a stalled body, and ends it', async () => {
+    for (const fail of ['sync', 'async'] as const) {
+      const stalled = new Readable({ read() {} });
+      stalled.push('a,b\n1,2\n3,4\n'); // then nothing more, and no end
+      const boom = new Error(`sink broke (${fail})`);
+      const result = readCsv(stalled, {
+        header: () => undefined,
+        row: () => {
+          if (fail === 'sync') throw boom;
+          return Promise.reject(boom);
+        },
+        bad: () => undefined,
+      }).then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+      const timeout = new Promise((r) => setTimeout(() => r('still waiting after 1 s'), 1000));
+      const outcome = await Promise.race([result, timeout]);
+      stalled.destroy();
+      await result;
+      expect(outcome).toBe(boom);
+      expect(stalled.destroyed).toBe(true);
+    }
   });
 });

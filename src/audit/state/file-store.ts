@@ -158,7 +158,9 @@ export class FileAuditStateStore implements AuditStateStore {
   }
 
   async commit(u: CommitUpdate): Promise<void> {
-    if (!this.locked || !holdsFileLock(this.lockPath)) throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit state commit without the run lock (${this.lockPath})`);
+    if (!this.locked || !(await holdsFileLock(this.lockPath))) {
+      throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit run lock ${this.lockPath} was lost (taken over by another run); stopping without committing`);
+    }
     const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
     if (u.columns !== undefined) line.col = u.columns;
     if (u.backfill !== undefined) line.bf = u.backfill;

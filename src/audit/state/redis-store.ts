@@ -1,7 +1,10 @@
 /**
  * The audit state in Redis: a hash for the cursor, a sorted set for the overlap keys and a
- * lease key. A commit is one Lua script — check the lease, move the cursor forward only,
- * add keys, prune old ones — so a crash or a lost lease can never leave half a commit.
+ * lease key. A commit ends in one Lua script — check the lease, move the cursor forward
+ * only, add keys, prune old ones — so a crash or a lost lease never leaves half a commit.
+ * A commit of many keys first adds them in bounded slices (each checks the lease); only the
+ * final script moves the cursor and prunes, so a crash between slices leaves the previous
+ * commit's cursor and overlap keys intact, plus keys of events that were in fact delivered.
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -12,15 +15,21 @@ import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
 const COMMIT = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE_LOST') end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if ARGV[3] ~= '' then
-  local cur = redis.call('HGET', KEYS[2], 'cursorMs')
-  if (not cur) or tonumber(ARGV[3]) > tonumber(cur) then redis.call('HSET', KEYS[2], 'cursorMs', ARGV[3]) end
-end
+local cur = redis.call('HGET', KEYS[2], 'cursorMs')
+if (not cur) or tonumber(ARGV[3]) > tonumber(cur) then redis.call('HSET', KEYS[2], 'cursorMs', ARGV[3]) end
 redis.call('HSET', KEYS[2], 'updatedAtMs', ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'columns', ARGV[6]) end
 if ARGV[7] == '-' then redis.call('HDEL', KEYS[2], 'backfill') elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[2], 'backfill', ARGV[7]) end
 for i = 8, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i + 1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[4])
+return 1
+`;
+
+/** A slice of a large commit's keys: added only (no cursor, no prune, no state change). */
+const ADD_KEYS = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE_LOST') end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+for i = 3, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1]) end
 return 1
 `;
 
@@ -93,29 +102,29 @@ export class RedisAuditStateStore implements AuditStateStore {
 
   async commit(u: CommitUpdate): Promise<void> {
     if (!this.token) throw new SyncError(ErrorCodes.CONFLICT, 'fatal', 'audit state commit without the run lease');
-    // Keys first in bounded slices (harmless if the final commit never happens: they only
-    // suppress re-delivery of events that were in fact delivered), then the atomic commit.
     let added = u.added;
     while (added.length > MAX_KEYS_PER_CALL) {
-      await this.run(added.slice(0, MAX_KEYS_PER_CALL), { ...u, columns: undefined, backfill: undefined }, false);
+      const slice: (string | number)[] = [this.token, this.leaseMs];
+      for (const [k, ts] of added.slice(0, MAX_KEYS_PER_CALL)) slice.push(ts, k);
+      await this.eval(ADD_KEYS, [this.keys.lock, this.keys.dedupe], slice);
       added = added.slice(MAX_KEYS_PER_CALL);
     }
-    await this.run(added, u, true);
-  }
-
-  private async run(added: Array<[string, number]>, u: CommitUpdate, moveCursor: boolean): Promise<void> {
     const args: (string | number)[] = [
-      this.token as string,
+      this.token,
       this.leaseMs,
-      moveCursor ? u.cursorMs : '',
+      u.cursorMs,
       u.pruneBeforeMs,
       u.nowMs,
       u.columns ? JSON.stringify(u.columns) : '',
       u.backfill === null ? '-' : u.backfill === undefined ? '' : JSON.stringify(u.backfill),
     ];
     for (const [k, ts] of added) args.push(ts, k);
+    await this.eval(COMMIT, [this.keys.lock, this.keys.state, this.keys.dedupe], args);
+  }
+
+  private async eval(script: string, keys: string[], args: (string | number)[]): Promise<void> {
     try {
-      await this.redis.eval(COMMIT, 3, this.keys.lock, this.keys.state, this.keys.dedupe, ...args);
+      await this.redis.eval(script, keys.length, ...keys, ...args);
     } catch (e) {
       if (String((e as Error).message).includes('LEASE_LOST')) {
         throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit run lease ${this.keys.lock} was lost (expired or taken by another run); stopping without committing`);

@@ -14,6 +14,8 @@ export interface JsonlSinkOptions {
   reject?: (e: AuditEvent) => boolean;
   /** Throw a transient SyncError on the Nth write call (1-based) and every one after. */
   failFromWrite?: number;
+  /** Wait this long in every write before answering (a slow destination), ms. */
+  delayMs?: number;
 }
 
 export class JsonlSink implements Sink {
@@ -39,6 +41,7 @@ export class JsonlSink implements Sink {
 
   async write(events: AuditEvent[]): Promise<WriteResult> {
     this.writes++;
+    if (this.opts.delayMs) await new Promise((resolve) => setTimeout(resolve, this.opts.delayMs));
     if (this.opts.failFromWrite !== undefined && this.writes >= this.opts.failFromWrite) {
       throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `sink ${this.name}: destination unavailable (test)`);
     }

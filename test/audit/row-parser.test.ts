@@ -1,18 +1,19 @@
 /**
- * FrameParser on its own: what a body parses into does not depend on how it was cut into
+ * RowParser on its own: what a body parses into does not depend on how it was cut into
  * chunks (records, physical lines, bad rows with their raw text and place between the good
  * records), checked against a small hand-written reference parser that works on the decoded
  * text (no byte offsets) and against csv-parse/sync for the good values.
  */
 import { parse as parseSync } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { FrameParser, MAX_RAW_CHARS, type Frame } from '../../src/audit/csv/frame-parser.ts';
+import { MAX_RAW_CHARS, RowParser, isBadRow, type CsvItem } from '../../src/audit/csv/row-parser.ts';
 
 type Item = { kind: 'rec'; values: string[]; line: number } | { kind: 'bad'; line: number; raw: string; code: string };
 
 interface Parsed {
   items: Item[];
-  frames: Frame[];
+  /** The items of each write() and of end(), as returned. */
+  chunks: CsvItem[][];
   /** Each bad row with its reason and the global index of the good record it came before. */
   bad: Array<{ line: number; raw: string; code: string; reason: string; beforeRecord: number }>;
 }
@@ -23,47 +24,25 @@ function cut(buf: Buffer, size: number): Buffer[] {
   return parts;
 }
 
-function checkFrame(f: Frame): void {
-  expect(f.firsts.length).toBe(f.records + 1);
-  expect(f.lines.length).toBe(f.records);
-  expect(f.firsts[0]).toBe(0);
-  expect(f.firsts[f.records]).toBe(f.ends.length);
-  for (let r = 0; r < f.records; r++) expect(f.firsts[r + 1]!).toBeGreaterThanOrEqual(f.firsts[r]!);
-  for (let j = 1; j < f.ends.length; j++) expect(f.ends[j]!).toBeGreaterThanOrEqual(f.ends[j - 1]!);
-  expect(f.ends.length === 0 ? 0 : f.ends[f.ends.length - 1]).toBe(f.text.length);
-  for (let b = 1; b < f.bad.length; b++) expect(f.bad[b]!.before).toBeGreaterThanOrEqual(f.bad[b - 1]!.before);
-  for (const b of f.bad) expect(b.before).toBeLessThanOrEqual(f.records);
-}
-
-/** Feeds the body chunk by chunk (a copy of each chunk, as the worker gets it) and flattens the frames in file order. */
+/** Feeds the body chunk by chunk (a copy of each chunk) and flattens the items in file order. */
 async function parseChunks(chunks: Buffer[]): Promise<Parsed> {
-  const p = new FrameParser();
-  const frames: Frame[] = [];
-  for (const c of chunks) frames.push(p.write(Buffer.from(c)));
-  frames.push(await p.end());
+  const p = new RowParser();
+  const out: CsvItem[][] = [];
+  for (const c of chunks) out.push(p.write(Buffer.from(c)));
+  out.push(await p.end());
   const items: Item[] = [];
   const bad: Parsed['bad'] = [];
-  let base = 0;
-  for (const f of frames) {
-    checkFrame(f);
-    let b = 0;
-    const flushBad = (upTo: number): void => {
-      while (b < f.bad.length && f.bad[b]!.before <= upTo) {
-        const x = f.bad[b++]!;
-        items.push({ kind: 'bad', line: x.line, raw: x.raw, code: x.code });
-        bad.push({ line: x.line, raw: x.raw, code: x.code, reason: x.reason, beforeRecord: base + x.before });
-      }
-    };
-    for (let r = 0; r < f.records; r++) {
-      flushBad(r);
-      const values: string[] = [];
-      for (let j = f.firsts[r]!; j < f.firsts[r + 1]!; j++) values.push(f.text.slice(j === 0 ? 0 : f.ends[j - 1], f.ends[j]));
-      items.push({ kind: 'rec', values, line: f.lines[r]! });
+  let records = 0;
+  for (const item of out.flat()) {
+    if (isBadRow(item)) {
+      items.push({ kind: 'bad', line: item.line, raw: item.raw, code: item.code });
+      bad.push({ line: item.line, raw: item.raw, code: item.code, reason: item.reason, beforeRecord: records });
+    } else {
+      items.push({ kind: 'rec', values: item.values, line: item.line });
+      records++;
     }
-    flushBad(Number.POSITIVE_INFINITY);
-    base += f.records;
   }
-  return { items, frames, bad };
+  return { items, chunks: out, bad };
 }
 
 function parseText(text: string | Buffer, size = Number.POSITIVE_INFINITY): Promise<Parsed> {
@@ -194,7 +173,7 @@ const SAMPLE_EXPECTED: Item[] = [
   { kind: 'bad', line: 18, raw: '11,"never closed,\r\nstill 🔐 open', code: 'CSV_QUOTE_NOT_CLOSED' },
 ];
 
-describe('FrameParser', () => {
+describe('RowParser', () => {
   it('the reference reader agrees with the hand-written expectation and with csv-parse/sync', () => {
     expect(reference(SAMPLE)).toEqual(SAMPLE_EXPECTED);
     const good = SAMPLE_EXPECTED.flatMap((i) => (i.kind === 'rec' ? [i.values] : []));
@@ -310,19 +289,10 @@ describe('FrameParser', () => {
       ]);
       expect(got.bad.map((b) => b.beforeRecord)).toEqual([2, 3, 4, 4]);
     }
-    // All in one frame: `before` is the index of the good record in that frame.
+    // All in one chunk: the ragged rows of the last record only complete at end().
     const whole = await parseText(text);
-    const frame = whole.frames[0]!;
-    expect(frame.records).toBe(4);
-    expect(frame.bad.map((b) => [b.raw, b.before])).toEqual([
-      ['short,row', 2],
-      ['way,too,"many\r\ncells",here', 3],
-    ]);
-    // The last record's ragged rows only complete at end().
-    expect(whole.frames[1]!.bad.map((b) => [b.raw, b.before])).toEqual([
-      ['x', 0],
-      ['y', 0],
-    ]);
+    expect(whole.chunks[0]!.filter(isBadRow).map((b) => b.raw)).toEqual(['short,row', 'way,too,"many\r\ncells",here']);
+    expect(whole.chunks[1]!.filter(isBadRow).map((b) => b.raw)).toEqual(['x', 'y']);
   });
 
   it('makes an unterminated quote at the end one bad row whose raw text runs to the end', async () => {
@@ -395,13 +365,10 @@ describe('FrameParser', () => {
       for (const size of [1, 2, Number.POSITIVE_INFINITY]) {
         const got = await parseText(text, size);
         expect(got.items, JSON.stringify(text)).toEqual([]);
-        for (const f of got.frames) expect([f.records, f.text, f.ends.length, Array.from(f.firsts), f.bad.length]).toEqual([0, '', 0, [0], 0]);
+        for (const c of got.chunks) expect(c).toEqual([]);
       }
     }
-    const p = new FrameParser();
-    const f = await p.end();
-    expect(f.records).toBe(0);
-    expect(f.bad).toEqual([]);
+    expect(await new RowParser().end()).toEqual([]);
   });
 
   it('keeps a stray carriage return that starts a row: its own line and raw text', async () => {

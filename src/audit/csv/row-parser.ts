@@ -1,8 +1,7 @@
 /**
- * csv-parse over an export body, fed chunk by chunk, turning each chunk into one `Frame`:
- * the records it completed, packed into one string with their field boundaries, the
- * physical line each record starts on, and the rows that could not be parsed (with their
- * raw text and line, placed between the good records they stood between).
+ * csv-parse over an export body, fed chunk by chunk: each chunk gives the items it
+ * completed, in file order — records (their cells and the physical line they start on) and
+ * the rows that could not be parsed (their raw text, line and csv-parse's code).
  *
  * Parser settings:
  * - BOM, CRLF/LF, quoted commas, newlines and doubled quotes: csv-parse.
@@ -12,21 +11,11 @@
  *   cell cannot swallow the rows after it. Blank lines are not rows.
  *
  * Line numbers and raw text come from byte offsets (csv-parse's `info.bytes` when a record
- * ends), counted over the chunks still held, instead of csv-parse's `raw` option, which
- * copies every byte of the export a second time. Only the chunks of records not yet
- * complete are held.
+ * ends), counted over the chunks still held: csv-parse's own line count counts a quoted CRLF
+ * twice, and its `raw` option would copy every byte of the export a second time. Only the
+ * chunks of records not yet complete are held.
  */
 import { Parser, type CsvError } from 'csv-parse';
-import { planColumns, uniqueColumnNames } from '../columns.ts';
-import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder } from '../event-key.ts';
-
-export const HASH_CHARS = 64;
-const NO_HASH = '-'.repeat(HASH_CHARS);
-
-export interface FrameParserOptions {
-  /** The configured id column, if any: rows are hashed only when the header has no id column. */
-  idColumn?: string | undefined;
-}
 
 /** Dead-letter entries keep at most this much of a bad row's raw text, characters. */
 export const MAX_RAW_CHARS = 64 * 1024;
@@ -42,29 +31,17 @@ export interface BadRow {
   reason: string;
 }
 
-/** A bad row and the index of the good record (in its frame) it came before. */
-export interface FramedBadRow extends BadRow {
-  before: number;
+/** A record: its cells and the physical line it starts on (1 = the header). */
+export interface CsvRecord {
+  values: string[];
+  line: number;
 }
 
-/**
- * The records one chunk completed. Record `r` has the fields `text.slice(ends[j - 1] ?? 0,
- * ends[j])` for `j` in `[firsts[r], firsts[r + 1])`, and starts on physical line `lines[r]`.
- * Plain data (strings and typed arrays), so it crosses a worker boundary as one copy.
- */
-export interface Frame {
-  records: number;
-  /**
-   * With keys to hash (no id column), the SHA-256 (hex) of each record's canonical row,
-   * HASH_CHARS per record (the header's place is filled with `-`); else empty.
-   */
-  hashes: string;
-  text: string;
-  ends: Uint32Array;
-  /** records + 1 entries: the index in `ends` of each record's first field, then the total. */
-  firsts: Uint32Array;
-  lines: Float64Array;
-  bad: FramedBadRow[];
+/** What one chunk completed, in file order: records, and bad rows (told apart by `raw`). */
+export type CsvItem = CsvRecord | BadRow;
+
+export function isBadRow(item: CsvItem): item is BadRow {
+  return (item as BadRow).raw !== undefined;
 }
 
 interface Held {
@@ -88,7 +65,7 @@ function isHighSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
 }
 
-export class FrameParser {
+export class RowParser {
   private readonly parser: CollectingParser;
   private held: Held[] = [];
   /** Bytes received so far. */
@@ -96,22 +73,11 @@ export class FrameParser {
   /** Offset where the next record's bytes begin, and the physical line at that offset. */
   private pos = 0;
   private posLine = 1;
-  private fields: string[] = [];
-  private ends: number[] = [];
-  private firsts: number[] = [];
-  private lines: number[] = [];
-  private bad: FramedBadRow[] = [];
-  private hashes: string[] = [];
-  private header = true;
-  private readonly idColumn: string | undefined;
-  /** Set from the header when keys are hashes: the canonical row's fixed parts. */
-  private hasher: { names: string[]; sorted: number[] } | undefined;
-  private textLength = 0;
+  private items: CsvItem[] = [];
   private failure: Error | undefined;
   private ended = false;
 
-  constructor(opts: FrameParserOptions = {}) {
-    this.idColumn = opts.idColumn;
+  constructor() {
     this.parser = new CollectingParser({
       bom: true,
       relax_quotes: true,
@@ -127,8 +93,8 @@ export class FrameParser {
     this.parser.resume();
   }
 
-  /** Parses one chunk of the body; returns the records it completed. */
-  write(chunk: Buffer): Frame {
+  /** Parses one chunk of the body; returns the items it completed. */
+  write(chunk: Buffer): CsvItem[] {
     if (chunk.length > 0) {
       this.held.push({ buf: chunk, at: this.received });
       this.received += chunk.length;
@@ -139,7 +105,7 @@ export class FrameParser {
   }
 
   /** The end of the body: the last record (or the unterminated one) comes out now. */
-  async end(): Promise<Frame> {
+  async end(): Promise<CsvItem[]> {
     await new Promise<void>((resolve) => {
       if (this.ended || this.failure) return resolve();
       this.parser.once('end', resolve);
@@ -149,62 +115,28 @@ export class FrameParser {
     return this.take();
   }
 
-  private take(): Frame {
+  private take(): CsvItem[] {
     if (this.failure) throw this.failure;
-    const records = this.lines.length;
-    this.firsts.push(this.ends.length);
-    const frame: Frame = {
-      records,
-      hashes: this.hashes.join(''),
-      text: this.fields.join(''),
-      ends: Uint32Array.from(this.ends),
-      firsts: Uint32Array.from(this.firsts),
-      lines: Float64Array.from(this.lines),
-      bad: this.bad,
-    };
-    this.fields = [];
-    this.ends = [];
-    this.firsts = [];
-    this.lines = [];
-    this.bad = [];
-    this.hashes = [];
-    this.textLength = 0;
+    const items = this.items;
+    this.items = [];
     this.release();
-    return frame;
+    return items;
   }
 
-  private onRecord(fields: string[]): void {
-    this.lines.push(this.advance(this.parser.info.bytes).line);
-    if (this.header) {
-      this.header = false;
-      const columns = uniqueColumnNames(fields);
-      if (planColumns(columns, { id: this.idColumn }).id < 0) {
-        const sorted = sortedColumnOrder(columns);
-        this.hasher = { names: canonicalNames(columns, sorted), sorted };
-      }
-      if (this.hasher) this.hashes.push(NO_HASH);
-    } else if (this.hasher) {
-      this.hashes.push(hashRow(canonicalRowOf(this.hasher.names, fields, this.hasher.sorted)));
-    }
-    this.firsts.push(this.ends.length);
-    for (const f of fields) {
-      this.fields.push(f);
-      this.textLength += f.length;
-      this.ends.push(this.textLength);
-    }
+  private onRecord(values: string[]): void {
+    this.items.push({ values, line: this.advance(this.parser.info.bytes).line });
   }
 
   private onSkip(err: CsvError | undefined): undefined {
     // An unterminated quote is reported at the end, before csv-parse moves its byte count.
     const end = err?.code === 'CSV_QUOTE_NOT_CLOSED' ? this.received : this.parser.info.bytes;
     const { line, start } = this.advance(end);
-    this.bad.push({
+    this.items.push({
       line,
       raw: this.rawText(start, end),
       code: err?.code ?? 'CSV_ERROR',
       // csv-parse's own line count differs from ours (it counts a quoted CRLF twice): keep one number.
       reason: (err?.message ?? 'unparsable CSV row').replace(/ (?:on|at) line \d+/, ''),
-      before: this.lines.length,
     });
     return undefined;
   }
@@ -247,7 +179,12 @@ export class FrameParser {
   /** Line feeds in [from, to). */
   private countLf(from: number, to: number): number {
     let n = 0;
-    for (const span of this.spans(from, to)) for (let i = span.indexOf(LF); i !== -1; i = span.indexOf(LF, i + 1)) n++;
+    for (const h of this.held) {
+      const hEnd = h.at + h.buf.length;
+      if (hEnd <= from || h.at >= to) continue;
+      const end = Math.min(to, hEnd) - h.at;
+      for (let i = h.buf.indexOf(LF, Math.max(from, h.at) - h.at); i !== -1 && i < end; i = h.buf.indexOf(LF, i + 1)) n++;
+    }
     return n;
   }
 
