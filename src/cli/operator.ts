@@ -88,7 +88,7 @@ export function approveDeletesCommand(): Command {
     }
     const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
     process.stdout.write(
-      `approved ${held.count} held deactivations/deletions and ${held.memberRemovals ?? 0} member removals of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
+      `approved ${held.count} held deactivations/deletions, ${held.memberRemovals ?? 0} member removals and ${held.attributeClears ?? 0} user attribute take-aways of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
     );
     return ExitCode.OK;
   });

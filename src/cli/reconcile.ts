@@ -148,5 +148,6 @@ export function exitFor(plan: Plan, result: ApplyResult): number {
     return fatal ? ExitCode.CONFIG : ExitCode.FAILED;
   }
   if (plan.guard.tripped) return ExitCode.GUARD;
-  return result.failed.length > 0 ? ExitCode.FAILED : ExitCode.OK;
+  // [h17] A user-attribute error (wrong-type definition, refused API) is a failure the operator must fix.
+  return result.failed.length > 0 || (plan.attributes?.errors.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
 }

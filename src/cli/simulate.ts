@@ -32,6 +32,8 @@ interface SimulateOptions {
   auditCrlf?: boolean;
   auditBom?: boolean;
   quirks?: ServerQuirk[];
+  /** [h17] List shape of the user-attribute endpoints. */
+  userAttributeLists?: 'array' | 'envelope';
 }
 
 function integer(min: number): (raw: string) => number {
@@ -94,6 +96,7 @@ export function simulatorOptionsFrom(o: SimulateOptions): SimulatorOptions {
       ...(o.auditCrlf ? { crlf: true } : {}),
       ...(o.auditBom ? { bom: true } : {}),
     },
+    ...(o.userAttributeLists ? { userAttributes: { listShape: o.userAttributeLists } } : {}), // [h17]
     faults,
     ...(o.quirks && o.quirks.length > 0 ? { quirks: o.quirks } : {}),
     // A long-running process must not keep every request in memory.
@@ -126,6 +129,7 @@ export function simulateCommand(): Command {
     .addOption(new Option('--audit-bom', 'UTF-8 BOM at the start of the export'))
     .addOption(new Option('--quirks <list>', 'imitate real-server behaviours, comma-separated (listed below)').argParser(quirkList))
     .addHelpText('after', quirksHelp())
+    .addOption(new Option('--user-attribute-lists <shape>', 'user-attribute lists as a bare array or the { data, pagination } envelope').choices(['array', 'envelope']).default('array')) // [h17]
     .action(
       runCommand(async (o: SimulateOptions, cmd: Command) => {
         const log = commandLogger(cmd);

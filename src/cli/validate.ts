@@ -10,6 +10,7 @@ import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../platform/errors.ts';
 import { checkPlatform, checkSinks, checkSource, type CheckResult } from './connectivity.ts';
+import { checkUserAttributes } from './attribute-connectivity.ts'; // [h17]
 import { redactConfig, summarizeConfig } from './config-summary.ts';
 import { ExitCode, isConfigClassCode, runCommand } from './exit-codes.ts';
 import { preflightIssues } from './preflight.ts';
@@ -60,10 +61,11 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
 
   const checks: CheckResult[] = [];
   if (opts.checkConnectivity) {
-    const [platform, source, sinks] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger), checkSinks(loaded)]);
+    const [platform, source, sinks, attributes] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger), checkSinks(loaded), checkUserAttributes(loaded)]);
     checks.push(platform);
     if (source) checks.push(source);
     checks.push(...sinks);
+    if (attributes) checks.push(attributes); // [h17 user attributes]
   }
   const ok = checks.every((c) => c.ok);
   // A refused credential (401/403) needs a config or secret change, like the other commands: exit 2.

@@ -9,6 +9,7 @@ import { provisioningLogSchema } from '../provisioning-log/config-schema.ts';
 import { uiSchema } from '../ui/config-schema.ts';
 import { assertSecureUrl } from '../platform/secure-url.ts';
 import { contentFile, secretFile } from './file-refs.ts';
+import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts'; // [h17 user attributes]
 
 const secretFields = {
   token: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
@@ -29,6 +30,9 @@ export const platformSchema = z
   .strictObject({
     baseUrl: z.string({ error: BASE_URL_HINT }).url({ protocol: /^https?$/, error: BASE_URL_HINT }),
     ...secretFields,
+    /** [h17] Token of the platform API (`/api/v1`, user attributes) when it differs from the SCIM token; default: the SCIM token. */
+    apiToken: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
+    apiTokenFile: secretFile().optional(),
     authScheme: z.enum(['Bearer', 'Api-Key']).default('Bearer'),
     scimPath: z.string().startsWith('/').default('/api/scim/v2'),
     allowInsecureHttp: z.boolean().default(false),
@@ -57,6 +61,10 @@ export const platformSchema = z
   .refine((p) => (p.token === undefined) !== (p.tokenFile === undefined), {
     message: 'set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)',
     path: ['token'],
+  })
+  .refine((p) => p.apiToken === undefined || p.apiTokenFile === undefined, {
+    message: 'set at most one of platform.apiToken or platform.apiTokenFile (neither: the SCIM token is used)',
+    path: ['apiToken'],
   })
   .superRefine((p, ctx) => {
     // The same rule the HTTP client enforces, reported at load rather than at first request.
@@ -121,6 +129,9 @@ export const provisioningSchema = z.strictObject({
       group: z.record(z.string().min(1), mappingRuleSchema).default({}),
     })
     .prefault({}),
+  /** [h17] Platform user attributes (data access: region, department…) ← source values; docs/user-attributes.md. */
+  userAttributes: userAttributesSchema,
+  userAttributeSync: userAttributeSyncSchema,
   /** SCIM filter expressions over normalized source objects; out-of-scope objects are not provisioned. */
   scope: z
     .strictObject({
@@ -159,6 +170,10 @@ export const provisioningSchema = z.strictObject({
       maxMemberRemovals: z.number().int().min(0).default(500),
       /** Max member removals as a percentage of the members of the managed groups the source lists. */
       maxMemberRemovalPercent: z.number().min(0).max(100).default(50),
+      /** [h17] Max user attribute values cleared (or access-relevant values taken away) in one run. */
+      maxAttributeClears: z.number().int().min(0).default(50),
+      /** [h17] Max share of the users whose attributes are synced that lose a value in one run, percent. */
+      maxAttributeClearPercent: z.number().min(0).max(100).default(20),
     })
     .prefault({}),
   /**

@@ -187,7 +187,7 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
       throw new UnrecoverableError(`${lost.code}: ${lost.message}`);
     }
     try {
-      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false });
+      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false, attributes: rt.attributes });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
       await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
       await deps.redis

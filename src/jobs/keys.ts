@@ -14,6 +14,10 @@ export interface TenantKeys {
   ledgerPending: string;
   /** String: when the one-shot ledger (state.dir) was imported into Redis (set once). */
   ledgerImported: string;
+  /** [h17] Hash: user attribute name → JSON { id, created } (definitions this tool knows). */
+  ledgerAttributeDefinitions: string;
+  /** [h17] Hash: platform user id → JSON { readAt, values } (last read or written attribute values). */
+  ledgerAttributeValues: string;
   /** Hash: failures, until (ms), reason, since (ms). */
   quarantine: string;
   /** Hash: count, reasons (JSON), at (ms), runId — deletes held by the guard until approved. */
@@ -45,6 +49,8 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     ledgerGroupsByExt: `${base}:ledger:groups-by-ext`,
     ledgerPending: `${base}:ledger:pending`,
     ledgerImported: `${base}:ledger:imported`,
+    ledgerAttributeDefinitions: `${base}:ledger:attribute-definitions`,
+    ledgerAttributeValues: `${base}:ledger:attribute-values`,
     quarantine: `${base}:quarantine`,
     heldDeletes: `${base}:held-deletes`,
     approval: `${base}:approve-deletes`,

@@ -87,7 +87,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const approval = await rt.state.approval();
     const planned = await planReconcile(
       // The plan phase reads through a read-only view (non-GET → E_READ_ONLY); apply chunks use rt.scim.
-      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger, signal },
+      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger, attributes: rt.attributes, signal },
       { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
@@ -107,8 +107,10 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     await rt.ledger.forgetMany('group', pruned.group);
     await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
     await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
+    // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
+    await rt.ledger.recordAttributePlanning({ states: ledger.attributes.takeChangedStates(), forgotten: ledger.attributes.takeForgottenDefinitions(), definitions: ledger.attributes.takeChangedDefinitions() });
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, attributeClears: plan.guard.attributes?.attributeClears ?? 0, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
 
     const d = cfg.daemon;
     const fanOut = {
@@ -139,10 +141,12 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const badRun =
       summary.aborted !== undefined ||
       (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
-    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 ? 'success' : badRun ? 'failed' : 'partial';
+    // [h17] A user-attribute error (wrong-type definition, refused attribute API) makes the run partial.
+    const attributeErrors = plan.attributes?.errors.length ?? 0;
+    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 && attributeErrors === 0 ? 'success' : badRun ? 'failed' : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved });
+    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);

@@ -4,6 +4,7 @@
  * child jobs on different replicas never overwrite each other's records.
  */
 import type { LedgerData, LedgerEntry, LedgerStore, LedgerWriter, ObjectKind } from '../reconcile/ledger.ts';
+import type { AttributeState, LedgerDefinition } from '../reconcile/attributes/ledger-section.ts'; // [h17]
 import type { RedisClient } from './redis.ts';
 import { tenantKeys, type TenantKeys } from './keys.ts';
 
@@ -27,14 +28,22 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
   }
 
   async load(): Promise<LedgerData | undefined> {
-    const [users, groups, pending] = await Promise.all([
+    const [users, groups, pending, attrDefs, attrValues] = await Promise.all([
       this.redis.hgetall(this.keys.ledgerUsers),
       this.redis.hgetall(this.keys.ledgerGroups),
       this.redis.smembers(this.keys.ledgerPending),
+      this.redis.hgetall(this.keys.ledgerAttributeDefinitions),
+      this.redis.hgetall(this.keys.ledgerAttributeValues),
     ]);
-    const parse = (h: Record<string, string>): Record<string, LedgerEntry> =>
-      Object.fromEntries(Object.entries(h).map(([id, json]) => [id, JSON.parse(json) as LedgerEntry]));
-    return { version: 1, users: parse(users), groups: parse(groups), pending };
+    const parse = <T>(h: Record<string, string>): Record<string, T> => Object.fromEntries(Object.entries(h).map(([id, json]) => [id, JSON.parse(json) as T]));
+    const hasAttributes = Object.keys(attrDefs).length > 0 || Object.keys(attrValues).length > 0;
+    return {
+      version: 1,
+      users: parse<LedgerEntry>(users),
+      groups: parse<LedgerEntry>(groups),
+      pending,
+      ...(hasAttributes ? { attributes: { definitions: parse<LedgerDefinition>(attrDefs), values: parse<AttributeState>(attrValues) } } : {}),
+    };
   }
 
   /** Whole-ledger write (after planning pruned it, or after a one-process apply). */
@@ -51,6 +60,42 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     }
     tx.del(this.keys.ledgerPending);
     if (data.pending.length > 0) tx.sadd(this.keys.ledgerPending, ...data.pending);
+    // [h17] user attributes
+    tx.del(this.keys.ledgerAttributeDefinitions, this.keys.ledgerAttributeValues);
+    const defs = Object.entries(data.attributes?.definitions ?? {});
+    const values = Object.entries(data.attributes?.values ?? {});
+    if (defs.length > 0) tx.hset(this.keys.ledgerAttributeDefinitions, Object.fromEntries(defs.map(([k, v]) => [k, JSON.stringify(v)])));
+    if (values.length > 0) tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(values.map(([k, v]) => [k, JSON.stringify(v)])));
+    await tx.exec();
+  }
+
+  // ---- [h17] user attributes ----
+  async recordAttributeDefinition(name: string, def: LedgerDefinition): Promise<void> {
+    const prev = await this.attributeDefinition(name);
+    const created = def.created || (prev?.id === def.id && prev.created);
+    await this.redis.hset(this.keys.ledgerAttributeDefinitions, name, JSON.stringify({ id: def.id, created }));
+  }
+
+  async attributeDefinition(name: string): Promise<LedgerDefinition | undefined> {
+    const raw = await this.redis.hget(this.keys.ledgerAttributeDefinitions, name);
+    return raw ? (JSON.parse(raw) as LedgerDefinition) : undefined;
+  }
+
+  async recordAttributeState(userId: string, state: AttributeState): Promise<void> {
+    await this.redis.hset(this.keys.ledgerAttributeValues, userId, JSON.stringify(state));
+  }
+
+  async attributeState(userId: string): Promise<AttributeState | undefined> {
+    const raw = await this.redis.hget(this.keys.ledgerAttributeValues, userId);
+    return raw ? (JSON.parse(raw) as AttributeState) : undefined;
+  }
+
+  /** States read (or definitions forgotten) while planning, written through before apply. */
+  async recordAttributePlanning(changes: { states: Array<[string, AttributeState]>; forgotten: string[]; definitions: Array<[string, LedgerDefinition]> }): Promise<void> {
+    const tx = this.redis.multi();
+    if (changes.states.length > 0) tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(changes.states.map(([id, st]) => [id, JSON.stringify(st)])));
+    if (changes.forgotten.length > 0) tx.hdel(this.keys.ledgerAttributeDefinitions, ...changes.forgotten);
+    if (changes.definitions.length > 0) tx.hset(this.keys.ledgerAttributeDefinitions, Object.fromEntries(changes.definitions.map(([name, d]) => [name, JSON.stringify(d)])));
     await tx.exec();
   }
 
@@ -92,6 +137,7 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     const prev = await this.redis.hget(this.entries(kind), id);
     const tx = this.redis.multi().hdel(this.entries(kind), id);
     if (prev) tx.hdel(this.byExt(kind), (JSON.parse(prev) as LedgerEntry).externalId);
+    if (kind === 'user') tx.hdel(this.keys.ledgerAttributeValues, id); // [h17]
     await tx.exec();
   }
 

@@ -14,12 +14,16 @@ import type { RedisClient } from './redis.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { TenantState } from './tenant-state.ts';
 import { tenantKeys } from './keys.ts';
+import { createAttributeClient } from '../reconcile/attributes/from-config.ts'; // [h17]
+import type { UserAttributesClient } from '../platform/user-attributes.ts'; // [h17]
 
 export interface TenantRuntime {
   id: string;
   loaded: LoadedConfig;
   platform: PlatformClient;
   scim: ScimClient;
+  /** [h17] The user-attribute API (own token), paced by the same limiter; undefined when none is configured. */
+  attributes: UserAttributesClient | undefined;
   limiter: GlobalRateLimiter;
   ledger: RedisLedger;
   state: TenantState;
@@ -40,7 +44,7 @@ export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   const limiter = createGlobalRateLimiter(opts.redis, tenantKeys(opts.keyPrefix, id).rateLimit, loaded.config.daemon.rateLimit.requestsPerSecond);
   const hooks = platformHooks(id, logger);
   let lastWait = 0;
-  const platform = createPlatformClient(loaded, {
+  const overrides: Parameters<typeof createPlatformClient>[1] = {
     beforeRequest: async (signal) => {
       await limiter.acquire(signal);
       if (limiter.waitedSeconds > lastWait) {
@@ -57,7 +61,9 @@ export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
         opts.onRateLimited?.(ms);
       },
     },
-  });
+  };
+  const platform = createPlatformClient(loaded, overrides);
+  const attributes = createAttributeClient(loaded, overrides); // [h17]
   const s = loaded.config.platform.scim;
   const scim = new ScimClient(platform, {
     scimPath: loaded.config.platform.scimPath,
@@ -72,9 +78,13 @@ export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     loaded,
     platform,
     scim,
+    attributes: attributes?.client,
     limiter,
     ledger: new RedisLedger(opts.redis, opts.keyPrefix, id),
     state: new TenantState(opts.redis, opts.keyPrefix, id),
-    close: () => platform.close(),
+    close: async () => {
+      await platform.close();
+      await attributes?.platform.close();
+    },
   };
 }

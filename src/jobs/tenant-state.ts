@@ -50,6 +50,8 @@ export interface HeldDeletes {
   runId: string;
   /** Member removals held with them (an approval is bound to both counts). */
   memberRemovals?: number;
+  /** [h17] User-attribute values taken away, held with them (bound likewise). */
+  attributeClears?: number;
 }
 
 export class TenantState {
@@ -103,13 +105,13 @@ export class TenantState {
       await this.redis.del(this.keys.heldDeletes);
       return;
     }
-    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId, memberRemovals: String(held.memberRemovals ?? 0) });
+    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId, memberRemovals: String(held.memberRemovals ?? 0), attributeClears: String(held.attributeClears ?? 0) });
   }
 
   async heldDeletes(): Promise<HeldDeletes | undefined> {
     const h = await this.redis.hgetall(this.keys.heldDeletes);
     if (!h['count']) return undefined;
-    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0) };
+    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0), attributeClears: Number(h['attributeClears'] ?? 0) };
   }
 
   /**
@@ -120,7 +122,7 @@ export class TenantState {
   async approveHeld(by: string): Promise<HeldDeletes | undefined> {
     const held = await this.heldDeletes();
     if (!held) return undefined;
-    const bound: DeleteApproval = { destructive: held.count, memberRemovals: held.memberRemovals ?? 0 };
+    const bound: DeleteApproval = { destructive: held.count, memberRemovals: held.memberRemovals ?? 0, ...(held.attributeClears ? { attributeClears: held.attributeClears } : {}) }; // [h17] take-aways bound too
     await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), ...bound }), 'EX', 86_400);
     return held;
   }
@@ -130,7 +132,8 @@ export class TenantState {
     const v = await this.redis.get(this.keys.approval);
     if (v === null) return undefined;
     const a = JSON.parse(v) as Partial<DeleteApproval>;
-    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0) };
+    // [h17] attributeClears only when the approval bound them (absent: none approved).
+    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0), ...(a.attributeClears !== undefined ? { attributeClears: Number(a.attributeClears) } : {}) };
   }
 
   /** Consumes the approval (one run only). */

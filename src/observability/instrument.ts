@@ -16,6 +16,7 @@ import { PARSE_DEAD_LETTER } from '../audit/dead-letter/store.ts';
 import type { AuditObserver } from '../audit/observer.ts';
 import type { Logger } from './logger.ts';
 import { observation } from './tenant-observations.ts';
+import { countAttributeChange, isAttributeAction, recordAttributePlan } from '../reconcile/attributes/metrics.ts'; // [h17]
 
 const r = reconcileMetrics;
 
@@ -76,6 +77,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
   for (const w of plan.warnings ?? []) r.planWarnings.inc({ tenant, code: w.code });
+  recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
 
   const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
   const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };
@@ -85,15 +87,19 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
 
 /** One applied (or failed) SCIM change: the operations counter and one audit-trail log line. */
 export function recordChange(tenant: string, change: AppliedChange, logger: Logger): void {
-  const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
-  r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
+  if (isAttributeAction(change.action)) countAttributeChange(tenant, change.action, change.result); // [h17]
+  else {
+    const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
+    r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
+  }
   if (change.added) r.membersChanged.inc({ tenant, direction: 'add' }, change.added);
   if (change.removed) r.membersChanged.inc({ tenant, direction: 'remove' }, change.removed);
   const { action, result, id, externalId, name, added, removed, code, message } = change;
   // Explicit fields only: whatever else a caller hangs on the change stays out of the log.
   const line = { ...tenantField(logger, tenant), action, result, id, externalId, name, added, removed, code, message };
-  if (result === 'ok') logger.info(line, 'scim change applied');
-  else logger.warn(line, 'scim change failed');
+  const what = isAttributeAction(action) ? 'user attribute change' : 'scim change'; // [h17]
+  if (result === 'ok') logger.info(line, `${what} applied`);
+  else logger.warn(line, `${what} failed`);
 }
 
 /** `onChange` for applyPlan/applyReconcile, bound to a tenant and logger. */

@@ -14,6 +14,7 @@ export type { Logger };
 const SECRET_KEYS = [
   'token',
   'accessToken',
+  'apiToken',
   'apiKey',
   'password',
   'bindPassword',

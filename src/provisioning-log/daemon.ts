@@ -21,7 +21,7 @@ import { deliverRecords, type DeliveryResult } from './sink-delivery.ts';
 /** What identifies a held change: the same set held again is not recorded again. */
 const heldKey = (r: NewRecord): string => `${r.action}|${r.object.externalId ?? ''}|${r.members?.removed.join(',') ?? ''}`;
 
-const HAS_DETAILS = new Set<ChangeAction>(['user.update', 'user.adopt', 'user.reactivate', 'user.deactivate', 'user.delete', 'group.update', 'group.adopt']);
+const HAS_DETAILS = new Set<ChangeAction>(['user.update', 'user.adopt', 'user.reactivate', 'user.deactivate', 'user.delete', 'group.update', 'group.adopt', 'user.attributes', 'attribute.create', 'attribute.update']); // [h17] attribute actions
 
 /** Lifetime of a run's details hash: as long as its apply chunks may run. */
 const DETAILS_TTL_SECONDS = 86_400;

@@ -6,6 +6,7 @@
  */
 import type { AppliedChange, ApplyTask, ChangeAction } from '../reconcile/tasks.ts';
 import type { AttributeChange, MemberRef, Plan } from '../reconcile/plan-types.ts';
+import { attributeDetails, heldAttributeRecords } from './user-attributes.ts'; // [h17 user attributes]
 
 export type RecordResult = 'ok' | 'failed' | 'held';
 
@@ -18,7 +19,8 @@ export interface ProvisioningRecord {
   runId: string;
   action: ChangeAction;
   result: RecordResult;
-  object: { type: 'user' | 'group'; externalId?: string; name?: string; id?: string };
+  /** `attribute`: a user-attribute definition (name in `externalId` and `name`). */
+  object: { type: 'user' | 'group' | 'attribute'; externalId?: string; name?: string; id?: string };
   /** Attribute changes before → after (`before` is null on a create). */
   changes?: AttributeChange[];
   /** Group membership changes by member userName (or externalId); lists capped at MAX_MEMBERS_LISTED. */
@@ -67,7 +69,7 @@ function createChanges(resource: Record<string, unknown>): AttributeChange[] {
 
 /** The record of one applied or failed task (`task` is what the daemon's chunk or the in-process plan index holds). */
 export function recordOf(tenant: string, runId: string, change: AppliedChange, task: ApplyTask | undefined, detail: TaskDetail | undefined, now: number): NewRecord {
-  const type = change.action.startsWith('group.') ? 'group' : 'user';
+  const type = change.action.startsWith('group.') ? 'group' : change.action.startsWith('attribute.') ? 'attribute' : 'user'; // [h17]
   const id = change.id ?? (task && 'id' in task ? task.id : undefined);
   const rec: NewRecord = {
     time: new Date(now).toISOString(),
@@ -119,6 +121,7 @@ export function planDetails(plan: Plan): Map<string, TaskDetail> {
   for (const g of plan.groups.update) if (g.changes.length > 0) out.set(taskKey(g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', g.externalId), { changes: g.changes });
   for (const u of plan.users.deactivate) out.set(taskKey('user.deactivate', u.externalId), { reason: u.reason });
   for (const u of plan.users.delete) out.set(taskKey('user.delete', u.externalId), { reason: u.reason });
+  for (const [key, detail] of attributeDetails(plan)) out.set(key, detail); // [h17 user attributes]
   return out;
 }
 
@@ -145,5 +148,6 @@ export function heldRecords(tenant: string, runId: string, plan: Plan, now: numb
       reason: why,
     });
   }
+  out.push(...heldAttributeRecords(base, plan, why)); // [h17 user attributes]
   return out;
 }

@@ -9,6 +9,7 @@ import { isSyncError } from '../platform/errors.ts';
 import type { Ledger, LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
+import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
 import { countTasks, executeTask, isPartialTaskError, planPhases, type AppliedChange, type ApplyTask, type ChangeAction } from './tasks.ts';
 
 export type { AppliedChange, ChangeAction } from './tasks.ts';
@@ -45,7 +46,7 @@ export interface ApplyResult {
   membersRemoved: number;
   failed: ApplyFailure[];
   /** Destructive operations not run because the guard tripped. */
-  held: { usersDeactivate: number; usersDelete: number; groupsDelete: number; membersRemove: number };
+  held: { usersDeactivate: number; usersDelete: number; groupsDelete: number; membersRemove: number; /** [h17] */ attributeTakeAways?: number };
   /** Set when a fatal error stopped the run early. */
   aborted?: string;
   durationMs: number;
@@ -55,6 +56,8 @@ export interface ApplyDeps {
   target: ScimTarget;
   ledger: Ledger;
   ledgerStore: LedgerStore;
+  /** [h17] The user-attribute API, when user attributes are configured. */
+  attributes?: UserAttributeTarget | undefined;
 }
 
 export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions): Promise<ApplyResult> {
@@ -73,6 +76,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
           usersDelete: plan.users.delete.length,
           groupsDelete: plan.groups.delete.length,
           membersRemove: plan.summary.membersRemove,
+          ...(plan.attributes ? { attributeTakeAways: plan.attributes.summary.takeAways } : {}), // [h17]
         }
       : { usersDeactivate: 0, usersDelete: 0, groupsDelete: 0, membersRemove: 0 },
     durationMs: 0,
@@ -89,7 +93,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
     void queue.add(async () => {
       if (result.aborted !== undefined || opts.signal?.aborted) return;
       try {
-        const change = await executeTask(task, { target, ledger, now, adoptExisting: opts.adoptExisting });
+        const change = await executeTask(task, { target, ledger, now, adoptExisting: opts.adoptExisting, attributes: deps.attributes });
         result.succeeded[change.action] = (result.succeeded[change.action] ?? 0) + 1;
         result.membersAdded += change.added ?? 0;
         result.membersRemoved += change.removed ?? 0;

@@ -10,6 +10,8 @@ import type { DeleteApproval, Plan, PlanWarning } from './plan-types.ts';
 import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
 import { buildPlan } from './planner.ts';
 import type { ScimTarget } from './target.ts';
+import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
+import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
 
 export interface ReconcileContext {
   tenant: string;
@@ -17,6 +19,8 @@ export interface ReconcileContext {
   source: Source;
   target: ScimTarget;
   ledgerStore: LedgerStore;
+  /** [h17] The platform's user-attribute API; set when provisioning.userAttributes is configured. */
+  attributes?: UserAttributeTarget | undefined;
   now?: () => number;
   signal?: AbortSignal;
 }
@@ -62,6 +66,10 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
     warnings,
     now: now(),
   });
+  // [h17 user attributes] planned after the user plan, from the same inputs (GET requests only).
+  if (ctx.attributes && ctx.config.userAttributes.length > 0) {
+    await addAttributePlan(plan, { target: ctx.attributes, desired, platformUsers: users, ledger, config: ctx.config, allowDeletes: opts.allowDeletes, approval: opts.approval, now: now(), signal: ctx.signal });
+  }
   return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
 }
 
@@ -97,7 +105,7 @@ export async function applyReconcile(
 ): Promise<ApplyResult> {
   return applyPlan(
     planned.plan,
-    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     {
       concurrency: opts.concurrency ?? ctx.config.apply.concurrency,
       requestsPerSecond: opts.requestsPerSecond ?? ctx.config.apply.requestsPerSecond,

@@ -13,6 +13,7 @@ import { createSource, sourceContext } from '../sources/registry.ts';
 import type { ReconcileContext } from './engine.ts';
 import { FileLedgerStore } from './file-ledger-store.ts';
 import type { LedgerStore } from './ledger.ts';
+import { createAttributeClient } from './attributes/from-config.ts'; // [h17]
 
 export interface BuiltReconcileContext extends ReconcileContext {
   platform: PlatformClient;
@@ -42,6 +43,7 @@ export function buildReconcileContext(
   });
   const source = createSource(config.provisioning.source, sourceContext(loaded, logger));
   const ledgerStore = opts.ledgerStore ?? new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant);
+  const attributes = createAttributeClient(loaded, opts.platformOverrides); // [h17 user attributes]
   return {
     tenant: config.tenant,
     config: config.provisioning,
@@ -50,10 +52,12 @@ export function buildReconcileContext(
     scim,
     platform,
     ledgerStore,
+    ...(attributes ? { attributes: attributes.client } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     async close() {
       await source.close?.();
       await platform.close();
+      await attributes?.platform.close();
     },
   };
 }

@@ -6,6 +6,7 @@
  * they are sent, so a crash between the POST and the ledger write cannot orphan an object:
  * the next run adopts a platform object whose externalId is pending.
  */
+import { AttributeLedger, type AttributeState, type LedgerAttributesData, type LedgerDefinition } from './attributes/ledger-section.ts'; // [h17]
 
 export type ObjectKind = 'user' | 'group';
 
@@ -26,6 +27,8 @@ export interface LedgerData {
   groups: Record<string, LedgerEntry>;
   /** `user:<externalId>` / `group:<externalId>` creates that were sent but not yet confirmed. */
   pending: string[];
+  /** [h17] User attributes: definitions we created, last known values per user. Absent in older ledgers. */
+  attributes?: LedgerAttributesData;
 }
 
 /** The write side of the ledger used while applying; the daemon's Redis ledger implements it too. */
@@ -38,6 +41,11 @@ export interface LedgerWriter {
   idFor(kind: ObjectKind, externalId: string): string | undefined | Promise<string | undefined>;
   /** Member removals of a group the server acknowledged (replaces the previous record). Optional. */
   noteMemberRemovals?(groupId: string, ids: string[], at: number): void | Promise<void>;
+  /** [h17] User attributes: definition created or adopted; a user's values after writing them. */
+  recordAttributeDefinition?(name: string, def: LedgerDefinition): void | Promise<void>;
+  attributeDefinition?(name: string): LedgerDefinition | undefined | Promise<LedgerDefinition | undefined>;
+  recordAttributeState?(userId: string, state: AttributeState): void | Promise<void>;
+  attributeState?(userId: string): AttributeState | undefined | Promise<AttributeState | undefined>;
 }
 
 export interface LedgerStore {
@@ -55,11 +63,30 @@ export class Ledger implements LedgerWriter {
   private readonly pruned: Record<ObjectKind, string[]> = { user: [], group: [] };
   /** Lazily built externalId → id indexes, dropped on every write. */
   private readonly byExternalId = new Map<ObjectKind, Map<string, string>>();
+  /** [h17] User-attribute section (definitions we created, last known values). */
+  readonly attributes: AttributeLedger;
 
   constructor(data?: LedgerData) {
     this.users = new Map(Object.entries(data?.users ?? {}));
     this.groups = new Map(Object.entries(data?.groups ?? {}));
     this.pending = new Set(data?.pending ?? []);
+    this.attributes = new AttributeLedger(data?.attributes);
+  }
+
+  recordAttributeDefinition(name: string, def: LedgerDefinition): void {
+    this.attributes.recordDefinition(name, def);
+  }
+
+  attributeDefinition(name: string): LedgerDefinition | undefined {
+    return this.attributes.definition(name);
+  }
+
+  recordAttributeState(userId: string, state: AttributeState): void {
+    this.attributes.recordState(userId, state);
+  }
+
+  attributeState(userId: string): AttributeState | undefined {
+    return this.attributes.state(userId);
   }
 
   static async load(store: LedgerStore): Promise<Ledger> {
@@ -131,6 +158,7 @@ export class Ledger implements LedgerWriter {
   }
 
   forget(kind: ObjectKind, id: string): void {
+    if (kind === 'user') this.attributes.forgetUser(id); // [h17]
     if (this.map(kind).delete(id)) {
       this.byExternalId.delete(kind);
       this.dirty = true;
@@ -143,6 +171,7 @@ export class Ledger implements LedgerWriter {
     for (const id of this.map(kind).keys()) {
       if (!existingIds.has(id)) {
         this.map(kind).delete(id);
+        if (kind === 'user') this.attributes.forgetUser(id); // [h17]
         this.byExternalId.delete(kind);
         this.pruned[kind].push(id);
         n++;
@@ -160,7 +189,7 @@ export class Ledger implements LedgerWriter {
   }
 
   get isDirty(): boolean {
-    return this.dirty;
+    return this.dirty || this.attributes.dirty;
   }
 
   toJSON(): LedgerData {
@@ -169,11 +198,13 @@ export class Ledger implements LedgerWriter {
       users: Object.fromEntries(this.users),
       groups: Object.fromEntries(this.groups),
       pending: [...this.pending],
+      ...(this.attributes.isEmpty ? {} : { attributes: this.attributes.toJSON() }), // [h17]
     };
   }
 
   async save(store: LedgerStore): Promise<void> {
     await store.save(this.toJSON());
     this.dirty = false;
+    this.attributes.dirty = false;
   }
 }

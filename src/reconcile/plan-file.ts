@@ -8,6 +8,7 @@
  * the fresh plan adds are not applied (nobody reviewed them); they are listed for the next plan.
  * The file holds names and attribute values (personal data) but no credential.
  */
+import { attributeOperations } from './attributes/selection.ts'; // [h17]
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../platform/errors.ts';
@@ -64,6 +65,7 @@ export function planOperations(plan: Plan): Map<string, Operation> {
     for (const r of m.add) put(`member:add:${group}:${r.id ?? `new:${r.externalId}`}`, `add ${who(r)} to ${m.group.displayName}`, [r.id, r.externalId]);
     for (const r of m.remove) put(`member:remove:${group}:${r.id}`, `remove ${who(r)} from ${m.group.displayName}`, [r.id]);
   }
+  for (const [key, label, content] of attributeOperations(plan)) put(key, label, content); // [h17 user attributes]
   if (plan.guard.tripped) put('guard:tripped', `deletion guard tripped (${plan.guard.reasons.join('; ')})`, plan.guard.destructive);
   return ops;
 }

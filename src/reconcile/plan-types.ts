@@ -1,12 +1,14 @@
 /**
  * The plan: a complete, explainable diff between the desired state and the platform.
- * `plan --json` prints exactly this shape (schemaVersion 1, documented in docs/plan-schema.md);
+ * `plan --json` prints exactly this shape (schemaVersion 2, documented in docs/reconcile.md);
  * add fields only, never rename or remove them within a schema version.
  */
 import type { SourceRejection } from '../identity/model.ts';
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
+import type { AttributeGuardFigures, AttributePlan } from './attributes/types.ts'; // [h17 user attributes]
 
-export const PLAN_SCHEMA_VERSION = 1;
+/** 2: the `attributes` section, `guard.attribute*` and `summary.attribute*` (user attributes). */
+export const PLAN_SCHEMA_VERSION = 2;
 
 export interface AttributeChange {
   path: string;
@@ -106,6 +108,8 @@ export interface GuardVerdict {
   maxMemberRemovalPercent: number;
   /** --allow-deletes was given, or an approval covers this plan: the guard is reported but not enforced. */
   overridden: boolean;
+  /** [h17] Attribute values taken away, and the limits (present when user attributes are configured). */
+  attributes?: AttributeGuardFigures;
   /** Added field: the approval (`approve-deletes`) this plan was checked against, if any. */
   approval?: DeleteApproval;
 }
@@ -117,6 +121,8 @@ export interface GuardVerdict {
 export interface DeleteApproval {
   destructive: number;
   memberRemovals: number;
+  /** [h17] User-attribute values taken away that were held (absent: none approved). */
+  attributeClears?: number;
 }
 
 /** Added field: a platform object kept because a source entry naming it was rejected. */
@@ -158,6 +164,9 @@ export interface PlanSummary {
   warnings: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
+  /** [h17] User attribute definitions to create and users whose values change (included in `changes`). */
+  attributeDefinitions?: number;
+  attributeUsers?: number;
 }
 
 export interface Plan {
@@ -192,4 +201,6 @@ export interface Plan {
   summary: PlanSummary;
   /** Set when the plan was restricted to one user (`--only`, reconcile/selection.ts). */
   only?: string;
+  /** [h17] User attributes (present when provisioning.userAttributes is configured). */
+  attributes?: AttributePlan;
 }

@@ -5,6 +5,7 @@
 import { styleText } from 'node:util';
 import type { ApplyResult } from './apply.ts';
 import type { AttributeChange, Plan } from './plan-types.ts';
+import { attributeSections, attributeSummaryLine } from './attributes/render.ts'; // [h17]
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -25,6 +26,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   );
   out.push(`  groups:  ${c('green', `+${s.groupsCreate} create`)}, ${c('yellow', `~${s.groupsUpdate} update`)}, ${c('red', `✗${s.groupsDelete} delete`)}`);
   out.push(`  members: ${c('green', `+${s.membersAdd} add`)}, ${c('red', `-${s.membersRemove} remove`)}`);
+  const attrLine = attributeSummaryLine(plan, c); // [h17 user attributes]
+  if (attrLine) out.push(attrLine);
   if (s.changes === 0) out.push(c('green', '  No changes. The platform matches the source.'));
 
   const section = (title: string, style: Style, rows: string[][]): void => {
@@ -48,6 +51,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     'yellow',
     plan.memberships.map((m) => [m.group.displayName, `+${m.add.length}`, `-${m.remove.length}`, names([...m.add.map((r) => `+${r.userName ?? r.externalId ?? r.id}`), ...m.remove.map((r) => `-${r.userName ?? r.externalId ?? r.id}`)])]),
   );
+  attributeSections(plan, section); // [h17 user attributes]
   section('Skipped', 'gray', plan.skipped.map((k) => [k.kind, k.ref, k.reason]));
   section('Rejected by the source', 'magenta', plan.rejected.map((r) => [r.kind, r.ref, r.reason]));
   // Older plan files (schema 1 before these fields) have neither list.
@@ -55,7 +59,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   section('Warnings', 'yellow', (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]));
 
   if (plan.guard.tripped) {
-    out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion or member removal will run.'));
+    out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.'));
     for (const r of plan.guard.reasons) out.push(c('red', `  - ${r}`));
     out.push('  Check the source first; if the removals are intended, re-run apply with --allow-deletes or raise provisioning.guards.');
   } else if (plan.guard.overridden) {
@@ -75,6 +79,7 @@ export function renderApplyResult(result: ApplyResult, opts: RenderOptions): str
   if (h.usersDeactivate + h.usersDelete + h.groupsDelete + h.membersRemove > 0) {
     out.push(c('red', `  held by the deletion guard: ${h.usersDeactivate} deactivations, ${h.usersDelete} user deletions, ${h.groupsDelete} group deletions, ${h.membersRemove} member removals`));
   }
+  if ((h.attributeTakeAways ?? 0) > 0) out.push(c('red', `  held by the deletion guard: ${h.attributeTakeAways} user attribute values taken away (clears, access-relevant changes)`)); // [h17]
   if (result.failed.length > 0) {
     out.push(c('red', `  failed: ${result.failed.length}`));
     out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message])).map((l) => `    ${l}`));

@@ -6,6 +6,7 @@
  * evaluated on what the restricted plan would remove (one user at most), so a selection can
  * never look like, or be, a mass deletion.
  */
+import { restrictAttributePlan } from './attributes/selection.ts'; // [h17]
 import { evaluateGuard } from './guard.ts';
 import type { MemberRef, MembershipChange, Plan, Skipped } from './plan-types.ts';
 import { summarize } from './planner.ts';
@@ -76,6 +77,7 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
     only: sel.only,
   };
   plan.summary = summarize(plan);
-  const matched = Object.values(users).some((l) => l.length > 0) || memberships.length > 0 || skipped.length > 0;
+  restrictAttributePlan(plan, full, (r) => selects(sel, r), allowDeletes); // [h17] the selected user's attribute values only
+  const matched = Object.values(users).some((l) => l.length > 0) || memberships.length > 0 || skipped.length > 0 || (plan.attributes?.users.length ?? 0) > 0;
   return { plan, matched };
 }

@@ -9,6 +9,9 @@ import { ErrorCodes, isSyncError, SyncError } from '../platform/errors.ts';
 import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
+import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17 user attributes]
+import { attributePhases, executeAttributeTask } from './attributes/tasks.ts'; // [h17]
+import type { AttributeTask } from './attributes/types.ts'; // [h17]
 
 export type ChangeAction =
   | 'user.create'
@@ -21,7 +24,11 @@ export type ChangeAction =
   | 'group.adopt'
   | 'group.update'
   | 'group.delete'
-  | 'group.members';
+  | 'group.members'
+  // [h17] user attributes
+  | 'user.attributes'
+  | 'attribute.create'
+  | 'attribute.update';
 
 export type ApplyTask =
   | { action: 'user.create'; externalId: string; name: string; resource: NewResource<ScimUser> }
@@ -29,9 +36,10 @@ export type ApplyTask =
   | { action: 'group.create'; externalId: string; name: string; resource: NewResource<ScimGroup> }
   | { action: 'group.update' | 'group.adopt'; id: string; externalId: string; name: string; ops: PatchOperation[] }
   | { action: 'group.members'; id: string | undefined; externalId: string; name: string; add: MemberRef[]; remove: MemberRef[] }
-  | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string };
+  | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string }
+  | AttributeTask; // [h17]
 
-export type PhaseName = 'renames' | 'users' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
+export type PhaseName = 'renames' | 'users' | 'attribute-definitions' | 'attribute-values' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
 
 export interface Phase {
   name: PhaseName;
@@ -98,6 +106,7 @@ export function planPhases(plan: Plan): Phase[] {
   const phases: Phase[] = [
     ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
     { name: 'users', tasks: users },
+    ...attributePhases(plan), // [h17] after the user exists, before group memberships
     { name: 'groups', tasks: groups },
     { name: 'memberships', tasks: memberships },
   ];
@@ -120,6 +129,8 @@ export interface TaskDeps {
   adoptExisting: boolean;
   ledger: LedgerWriter;
   now: () => number;
+  /** [h17] The platform's user-attribute API (when user attributes are configured). */
+  attributes?: UserAttributeTarget | undefined;
 }
 
 /** Runs one task; returns what to report on success, throws a classified error on failure. */
@@ -127,6 +138,11 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
   const { target, ledger } = deps;
   const base = { action: task.action, externalId: task.externalId, name: task.name };
   switch (task.action) {
+    // [h17] user attributes
+    case 'user.attributes':
+    case 'attribute.create':
+    case 'attribute.update':
+      return executeAttributeTask(task, { attributes: deps.attributes, ledger, now: deps.now });
     case 'user.create': {
       const { resource, adopted } = await target.createUser(task.resource);
       if (adopted) await refuseForeign(resource, task, deps);

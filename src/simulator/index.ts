@@ -15,3 +15,4 @@ export type {
   SimAuditEvent,
   SimAuditEventCore,
 } from './audit-types.ts';
+export { SimUserAttributes, USER_ATTRIBUTES_PATH, USER_ATTRIBUTE_VALUES_PATH, type UserAttributesSimOptions } from './user-attributes.ts';

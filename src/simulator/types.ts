@@ -5,6 +5,7 @@
 import type { SimStore } from './store.ts';
 import type { AuditSimOptions, SimAudit } from './audit-types.ts';
 import type { ServerQuirk } from './quirks.ts';
+import type { SimUserAttributes, UserAttributesSimOptions } from './user-attributes.ts';
 
 export type { AuditSimOptions, SimAudit } from './audit-types.ts';
 export type { ServerQuirk } from './quirks.ts';
@@ -124,6 +125,8 @@ export interface SimulatorOptions {
   /** Default true. */
   auditFeatureEnabled?: boolean;
   audit?: AuditSimOptions;
+  /** [h17] User-attribute endpoints: list shape (bare array or `{ data, pagination }`) and page cap. */
+  userAttributes?: UserAttributesSimOptions;
   faults?: FaultRule[];
   /** Real-server behaviours to imitate (see quirks.ts, docs/simulator.md). Default none. */
   quirks?: ServerQuirk[];
@@ -157,4 +160,6 @@ export interface Simulator {
   requests: RequestLogEntry[];
   clearRequests(): void;
   audit: SimAudit;
+  /** [h17] User-attribute definitions and values: seed, inspect, drift behind the client's back. */
+  attributes: SimUserAttributes;
 }

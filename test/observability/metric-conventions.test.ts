@@ -17,6 +17,8 @@ const ALLOWED_LABELS = new Set([
   'queue', 'state', 'sink', 'type', 'code', 'version', 'node_version', 'reason',
   // audit_sink_events_total{outcome}: delivered|rejected (declared in src/audit/sinks/metrics.ts).
   'outcome',
+  // user_attribute_changes_planned_total{attribute}: the configured attribute name, a closed set (src/reconcile/attributes/metrics.ts).
+  'attribute',
 ]);
 
 /** prom-client's own process metrics, computed independently on a scratch registry. */
