@@ -1,1 +1,0 @@
-for (const m of process.argv.slice(2)) { await import(m); }
