@@ -87,7 +87,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const approval = await rt.state.approval();
     const planned = await planReconcile(
       // The plan phase reads through a read-only view (non-GET → E_READ_ONLY); apply chunks use rt.scim.
-      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger, attributes: rt.attributes, signal },
+      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger, attributes: rt.attributes?.readOnly(), signal },
       { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;

@@ -124,6 +124,11 @@ export class UserAttributesClient implements UserAttributeTarget {
     this.http = http;
   }
 
+  /** This client over a read-only view of its connection (the plan phase): every write fails with E_READ_ONLY before it is sent. */
+  readOnly(): UserAttributesClient {
+    return new UserAttributesClient(this.http.readOnlyView());
+  }
+
   async listDefinitions(signal?: AbortSignal): Promise<AttributeDefinition[]> {
     const what = 'list user attribute definitions';
     const raw = await this.list(USER_ATTRIBUTE_PATHS.definitions, 'user_attributes', what, signal);

@@ -43,7 +43,7 @@ export function buildReconcileContext(
   });
   const source = createSource(config.provisioning.source, sourceContext(loaded, logger));
   const ledgerStore = opts.ledgerStore ?? new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant);
-  const attributes = createAttributeClient(loaded, opts.platformOverrides); // [h17 user attributes]
+  const attributes = createAttributeClient(loaded, { ...opts.platformOverrides, ...(opts.readOnly ? { readOnly: true } : {}) });
   return {
     tenant: config.tenant,
     config: config.provisioning,

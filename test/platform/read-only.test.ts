@@ -138,3 +138,20 @@ describe('plan cannot write', () => {
     expect(sim.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/scim/v2/ServiceProviderConfig', 'GET /api/scim/v2/Users']);
   });
 });
+
+describe('read-only user-attribute client (the plan phase of attribute sync)', () => {
+  it('lists definitions but refuses to create one or upsert a value, before anything reaches the server', async () => {
+    sim = await startSim();
+    const http = new PlatformClient({ baseUrl: sim.url, token: 'e2e-secret-token-5b1f0c', allowInsecureHttp: true });
+    const { UserAttributesClient } = await import('../../src/platform/user-attributes.ts');
+    const view = new UserAttributesClient(http).readOnly();
+    try {
+      expect(await view.listDefinitions()).toEqual([]);
+      expect(await rejection(view.createDefinition({ name: 'region', type: 'string' }))).toMatchObject({ code: ErrorCodes.READ_ONLY });
+      expect(await rejection(view.upsertValue('u-1', 'a-1', 'emea'))).toMatchObject({ code: ErrorCodes.READ_ONLY });
+      expect(sim.requests.map((r) => r.method)).toEqual(['GET']);
+    } finally {
+      await http.close();
+    }
+  });
+});
