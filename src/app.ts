@@ -5,7 +5,7 @@
  */
 import { FlowProducer, Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { LoadedConfig } from './config/load.ts';
-import { ConfigError } from './platform/errors.ts';
+import { ConfigError } from './errors.ts';
 import type { Logger } from './observability/logger.ts';
 import { initMetrics } from './observability/metrics.ts';
 import { auditRecorder, recordJob, setDeletesHeld, setQuarantined } from './observability/instrument.ts';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditEvent } from './event.ts';
 import type { Sink } from './sinks/sink.ts';
 import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
-import { ErrorCodes, SyncError, isSyncError } from '../platform/errors.ts';
+import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
 
 /** A sink failed after its own retries: the run stops (retrying the window would not help). */
 export class SinkFailedError extends SyncError {

@@ -5,7 +5,7 @@
  * Delivery is at-least-once (a replay killed mid-way re-sends its last batch next time).
  */
 import type { Logger } from 'pino';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter, type DeadLetterStore } from './dead-letter/store.ts';
 import { eventFromDoc, type AuditEvent } from './event.ts';
 import { ignoreAuditEvents, type AuditObserver } from './observer.ts';

@@ -6,7 +6,7 @@
  * queue concerns here. The algorithm and its guarantees are described in docs/audit.md.
  */
 import { hostname } from 'node:os';
-import { isSyncError } from '../platform/errors.ts';
+import { isSyncError } from '../errors.ts';
 import { backoffDelay, sleep } from '../platform/retry.ts';
 import { isFatalExportError } from '../platform/audit-export.ts';
 import { parseInstant } from './config-schema.ts';

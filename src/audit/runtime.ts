@@ -9,7 +9,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveConfigPath } from '../config/paths.ts';
 import type { Logger } from '../observability/logger.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { createPlatformClient } from '../platform/from-config.ts';
 import type { PlatformClient, PlatformClientOptions } from '../platform/http-client.ts';
 import type { AuditConfig } from './config-schema.ts';

@@ -11,7 +11,7 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError } from '../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../errors.ts';
 import { openAuditExport } from '../platform/audit-export.ts';
 import type { PlatformClient } from '../platform/http-client.ts';
 import { EventBuilder, type RowProblem } from './build-event.ts';

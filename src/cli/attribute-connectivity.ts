@@ -3,7 +3,7 @@
  * platform API token (apiToken/apiTokenFile, else the SCIM token), when attributes are configured.
  */
 import type { LoadedConfig } from '../config/load.ts';
-import { isSyncError } from '../platform/errors.ts';
+import { isSyncError } from '../errors.ts';
 import { createAttributeClient, type BuiltAttributeClient } from '../reconcile/attributes/from-config.ts';
 import type { CheckResult } from './connectivity.ts';
 

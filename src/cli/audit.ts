@@ -8,7 +8,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { parseInstant } from '../audit/config-schema.ts';
 import { partialSummary, runAuditExport, type AuditRunSummary } from '../audit/run-audit-export.ts';
 import { replayDeadLetters } from '../audit/replay.ts';

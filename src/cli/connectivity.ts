@@ -5,7 +5,7 @@
  */
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
-import { isSyncError, ErrorCodes } from '../platform/errors.ts';
+import { isSyncError, ErrorCodes } from '../errors.ts';
 import { createPlatformClient } from '../platform/from-config.ts';
 import type { PlatformClient } from '../platform/http-client.ts';
 import type { ListResponse, ServiceProviderConfig } from '../platform/scim/types.ts';

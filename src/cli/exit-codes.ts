@@ -8,7 +8,7 @@
  *   3  a safety guard tripped (e.g. too many deletions); nothing was changed past it
  */
 import { Command, CommanderError } from 'commander';
-import { ConfigError, ErrorCodes, isSyncError } from '../platform/errors.ts';
+import { ConfigError, ErrorCodes, isSyncError } from '../errors.ts';
 import { paint } from './output.ts';
 
 export const ExitCode = {

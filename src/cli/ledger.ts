@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { FileLedgerStore } from '../reconcile/file-ledger-store.ts';
 import type { LedgerData, LedgerStore } from '../reconcile/ledger.ts';
 import { writeJsonFileAtomic } from '../state/atomic-file.ts';

@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { retentionOf } from '../provisioning-log/config-schema.ts';
 import { FileProvisioningLogStore } from '../provisioning-log/file-store.ts';
 import { stateDirOf } from '../provisioning-log/local.ts';

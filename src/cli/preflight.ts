@@ -6,7 +6,7 @@
  * need the constructors or the referenced files. Nothing is connected.
  */
 import type { LoadedConfig } from '../config/load.ts';
-import { ConfigError, isSyncError } from '../platform/errors.ts';
+import { ConfigError, isSyncError } from '../errors.ts';
 import { platformClientOptions } from '../platform/from-config.ts';
 import { PlatformClient } from '../platform/http-client.ts';
 import { checkSinkSettings } from '../audit/sinks/check-settings.ts';

@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config/load.ts';
-import { ConfigError, ErrorCodes } from '../platform/errors.ts';
+import { ConfigError, ErrorCodes } from '../errors.ts';
 import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
 import { buildReconcileContext, type BuiltReconcileContext } from '../reconcile/from-config.ts';
 import type { PlannedReconcile } from '../reconcile/engine.ts';

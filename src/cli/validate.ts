@@ -8,7 +8,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { checkPlatform, checkSinks, checkSource, type CheckResult } from './connectivity.ts';
 import { checkUserAttributes } from './attribute-connectivity.ts'; // [h17]
 import { redactConfig, summarizeConfig } from './config-summary.ts';

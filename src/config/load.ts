@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { substituteEnv, type Env } from './env.ts';
 import { formatIssues } from './format-issues.ts';
 import { configSchema, SHARED_KEYS, type Config } from './schema.ts';

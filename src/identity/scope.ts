@@ -5,7 +5,7 @@
  */
 import { filter, type Filter } from 'scim2-parse-filter';
 import { parseFilter } from '../platform/scim/filter.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import type { NormalizedGroup, NormalizedUser } from './model.ts';
 
 export type ScopePredicate<T> = (subject: T) => boolean;

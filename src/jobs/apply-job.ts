@@ -11,7 +11,7 @@
  * the task in flight: the chunk is recovered as stalled and finished elsewhere.
  */
 import { FlowProducer, UnrecoverableError, type Job, type Queue, type QueueEvents } from 'bullmq';
-import { ErrorCodes, isSyncError, SyncError } from '../platform/errors.ts';
+import { ErrorCodes, isSyncError, SyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordChange } from '../observability/instrument.ts';
 import { executeTask, isPartialTaskError, type ApplyTask, type Phase } from '../reconcile/tasks.ts';

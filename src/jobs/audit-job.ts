@@ -5,7 +5,7 @@
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { hostname } from 'node:os';
-import { ErrorCodes, isSyncError } from '../platform/errors.ts';
+import { ErrorCodes, isSyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { auditRecorder, recordRun } from '../observability/instrument.ts';
 import { runAuditExport } from '../audit/run-audit-export.ts';

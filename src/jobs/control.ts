@@ -4,7 +4,7 @@
  */
 import { Queue } from 'bullmq';
 import type { LoadedConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { QUEUE_NAMES } from './keys.ts';
 import { redisFactory, type RedisClient } from './redis.ts';
 import { daemonStatus } from './status.ts';

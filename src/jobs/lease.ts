@@ -11,7 +11,7 @@
  * ends as "lease lost". Renewal failures are not swallowed: a lease that could not be
  * renewed before it expires is lost, and the run's AbortSignal fires.
  */
-import { ErrorCodes, SyncError } from '../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../errors.ts';
 import type { RedisClient } from './redis.ts';
 
 /**

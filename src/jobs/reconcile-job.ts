@@ -8,7 +8,7 @@
 import { ownershipCounts } from '../reconcile/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type FlowProducer, type Job, type Queue, type QueueEvents } from 'bullmq';
-import { ErrorCodes, isSyncError } from '../platform/errors.ts';
+import { ErrorCodes, isSyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordPlan, recordRun, setManagedObjects, setQuarantined } from '../observability/instrument.ts';
 import { planReconcile } from '../reconcile/engine.ts';

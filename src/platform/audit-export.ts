@@ -5,7 +5,7 @@
  * only formats the bounds and classifies the refusals once, with actionable messages.
  */
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError, isSyncError } from './errors.ts';
+import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
 import type { PlatformClient } from './http-client.ts';
 import { readBodyCapped } from './read-body.ts';
 

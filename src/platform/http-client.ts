@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from './dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from './errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from '../errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 import { readBodyCapped } from './read-body.ts';
 import { readOnlyInterceptor } from './read-only.ts';

@@ -5,7 +5,7 @@
  * to the planning path can make a dry run write, whatever code it calls.
  */
 import type { Dispatcher } from 'undici';
-import { ErrorCodes, SyncError } from './errors.ts';
+import { ErrorCodes, SyncError } from '../errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 

@@ -2,7 +2,7 @@
  * The HTTPS rule for the platform's URL, in a module of its own so the config schema can
  * apply it at load without importing the HTTP client.
  */
-import { ErrorCodes, SyncError } from './errors.ts';
+import { ErrorCodes, SyncError } from '../errors.ts';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 

@@ -5,7 +5,7 @@
  * this module (see docs/user-attributes.md, "Payload assumptions"): adapting to the real
  * platform is a change here and in the simulator (src/simulator/user-attributes.ts), nowhere else.
  */
-import { ErrorCodes, SyncError, isSyncError } from './errors.ts';
+import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
 import { AmbiguousRequestError, type PlatformClient } from './http-client.ts';
 
 import type { UserAttributeType } from './user-attribute-types.ts';

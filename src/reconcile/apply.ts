@@ -5,7 +5,7 @@
  * the others; only a fatal error (bad credential) aborts what is left.
  */
 import PQueue from 'p-queue';
-import { isSyncError } from '../platform/errors.ts';
+import { isSyncError } from '../errors.ts';
 import type { Ledger, LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';

@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { createPlatformClient } from '../platform/from-config.ts';
 import type { PlatformClient, PlatformClientOptions } from '../platform/http-client.ts';
 import { ScimClient } from '../platform/scim/client.ts';

@@ -11,7 +11,7 @@
 import { attributeOperations } from './attributes/selection.ts'; // [h17]
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { writeJsonFileAtomic } from '../state/atomic-file.ts';
 import { PLAN_SCHEMA_VERSION, type Plan } from './plan-types.ts';
 

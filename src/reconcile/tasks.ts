@@ -5,7 +5,7 @@
  * replaces, member adds are idempotent, deletes treat 404 as done.
  */
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
-import { ErrorCodes, isSyncError, SyncError } from '../platform/errors.ts';
+import { ErrorCodes, isSyncError, SyncError } from '../errors.ts';
 import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';

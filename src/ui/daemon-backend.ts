@@ -11,7 +11,7 @@ import type { RedisClient } from '../jobs/redis.ts';
 import { triggerRun } from '../jobs/schedulers.ts';
 import { TenantState } from '../jobs/tenant-state.ts';
 import type { Logger } from '../observability/logger.ts';
-import { ConfigError } from '../platform/errors.ts';
+import { ConfigError } from '../errors.ts';
 import { retentionOf } from '../provisioning-log/config-schema.ts';
 import { RedisProvisioningLogStore } from '../provisioning-log/redis-store.ts';
 import { MIN_TOKEN_LENGTH, tokenMatcher } from './actions.ts';

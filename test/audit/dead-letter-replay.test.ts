@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { replayDeadLetters } from '../../src/audit/replay.ts';
 import { auditStatus } from '../../src/audit/status.ts';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { eventDoc, type AuditEvent } from '../../src/audit/event.ts';
 import { HOUR, T0, createHarness, duplicates, expectedIds, type Harness } from './support/harness.ts';
 import { JsonlSink } from './support/jsonl-sink.ts';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { SinkFailedError } from '../../src/audit/fan-out.ts';
 import { runAuditExport, type AuditProgress } from '../../src/audit/run-audit-export.ts';
 import { acquireFileLock, releaseFileLock } from '../../src/audit/state/file-lock.ts';

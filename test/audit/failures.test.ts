@@ -4,7 +4,7 @@
  * losing or repeating events.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes, type SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, type SyncError } from '../../src/errors.ts';
 import { partialSummary, runAuditExport } from '../../src/audit/run-audit-export.ts';
 import { createSink } from '../../src/audit/sinks/registry.ts';
 import { SinkFailedError } from '../../src/audit/fan-out.ts';

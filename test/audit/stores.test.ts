@@ -14,7 +14,7 @@ import { FileDeadLetterStore } from '../../src/audit/dead-letter/file-store.ts';
 import { RedisDeadLetterStore } from '../../src/audit/dead-letter/redis-store.ts';
 import type { AuditStateStore } from '../../src/audit/state/store.ts';
 import type { DeadLetter, DeadLetterStore } from '../../src/audit/dead-letter/store.ts';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { eventFromDoc } from '../../src/audit/event.ts';
 
 let redis: Redis;

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, inheritSettings, loadCommands } from '../../src/cli/program.ts';
 import { ExitCode, exitCodeFor, formatError, runCommand } from '../../src/cli/exit-codes.ts';
-import { ConfigError, ErrorCodes, SourceError, SyncError, errorFromStatus } from '../../src/platform/errors.ts';
+import { ConfigError, ErrorCodes, SourceError, SyncError, errorFromStatus } from '../../src/errors.ts';
 
 describe('exit codes', () => {
   it('maps each class of failure to its documented code', () => {

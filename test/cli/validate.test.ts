@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AUTH_MESSAGES } from '../../src/platform/errors.ts';
+import { AUTH_MESSAGES } from '../../src/errors.ts';
 import { runCli, startFakePlatform, type FakePlatform } from './run-cli.ts';
 
 const TOKEN = 'tok-3f9a7c1e5b2d';

@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../src/config/load.ts';
 import { resolveConfigPath } from '../../src/config/paths.ts';
-import { ConfigError } from '../../src/platform/errors.ts';
+import { ConfigError } from '../../src/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'scimsync-load-'));
 mkdirSync(join(dir, 'sub'));

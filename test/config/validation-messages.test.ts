@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseConfig } from '../../src/config/load.ts';
 import { formatIssues, formatPath } from '../../src/config/format-issues.ts';
 import { closestMatch, editDistance } from '../../src/config/suggest.ts';
-import { ConfigError } from '../../src/platform/errors.ts';
+import { ConfigError } from '../../src/errors.ts';
 import { sourceSchema } from '../../src/sources/schema.ts';
 
 /** The registered source types, read from the schema (others add types over time). */

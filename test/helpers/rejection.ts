@@ -1,5 +1,5 @@
 /** The classified error a promise rejects with; fails the test when it resolves or rejects with something else. */
-import { SyncError } from '../../src/platform/errors.ts';
+import { SyncError } from '../../src/errors.ts';
 
 export async function rejection(p: Promise<unknown>): Promise<SyncError> {
   const outcome = await p.then(

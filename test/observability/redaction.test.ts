@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { platformHooks } from '../../src/observability/instrument.ts';
 import { registry } from '../../src/observability/metrics.ts';
-import { ErrorCodes, isSyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, isSyncError } from '../../src/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { captureLogger } from './support.ts';
 

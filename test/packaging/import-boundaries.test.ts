@@ -49,6 +49,17 @@ describe('import boundaries', () => {
     for (const f of files('src/simulator/**/*.ts')) expect(chainTo(f, (r) => r.startsWith('src/cli/'))).toBeUndefined();
   });
 
+  it('errors live in one module every layer imports (src/errors.ts), which imports nothing of ours', () => {
+    expect(staticImports(join(ROOT, 'src/errors.ts'))).toEqual([]);
+    const all = files('src/**/*.ts');
+    const importers = all.filter((f) => staticImports(f).includes(join(ROOT, 'src/errors.ts')));
+    for (const layer of ['config', 'platform', 'sources', 'reconcile', 'audit', 'jobs', 'cli']) {
+      expect(importers.some((f) => relative(ROOT, f).startsWith(`src/${layer}/`)), layer).toBe(true);
+    }
+    // Nothing reaches into the platform layer for them any more.
+    for (const f of all) expect(readFileSync(f, 'utf8'), relative(ROOT, f)).not.toMatch(/from '[^']*platform\/errors\.ts'/);
+  });
+
   it('engines (reconcile, audit, sources, platform) import neither the job layer nor the CLI', () => {
     for (const f of files('src/{reconcile,audit,sources,platform,identity}/**/*.ts')) {
       expect(chainTo(f, (r) => r.startsWith('src/cli/') || r.startsWith('src/jobs/'))).toBeUndefined();

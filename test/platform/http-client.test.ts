@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AmbiguousRequestError, PlatformClient, type PlatformClientOptions } from '../../src/platform/http-client.ts';
-import { AUTH_MESSAGES, ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { AUTH_MESSAGES, ErrorCodes, SyncError } from '../../src/errors.ts';
 import { resetConnection, sendJson, startTestServer, truncateJson, type Handler, type TestServer } from './helpers/http-server.ts';
 
 const TOKEN = 'tok-SECRET-4f9a1c';

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../src/errors.ts';
 import { listAllPages, type Page } from '../../src/platform/scim/paging.ts';
 
 type Mutation = { kind: 'delete' | 'insert' | 'churn'; at: number } | { kind: 'none' };

@@ -5,7 +5,7 @@
  * plan is empty.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { SERVER_QUIRKS, type ServerQuirk, type Simulator } from '../../src/simulator/index.ts';
 import { createWorkspace, memberNames, people, startSim, type ConfigPatch, type Directory } from '../helpers/reconcile-harness.ts';
 

@@ -4,7 +4,7 @@
  * run on it, so they issue GETs only.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { PlatformClient, type HttpMethod } from '../../src/platform/http-client.ts';
 import { applyReconcile, planReconcile } from '../../src/reconcile/engine.ts';
 import type { Simulator } from '../../src/simulator/index.ts';

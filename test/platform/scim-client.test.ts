@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { ScimClient } from '../../src/platform/scim/client.ts';
 import { SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_USER, type ScimUser } from '../../src/platform/scim/types.ts';

@@ -5,7 +5,7 @@
  * duplicates on the platform that make the answer ambiguous (never guessed).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { ScimClient } from '../../src/platform/scim/client.ts';
 import { pickCandidate } from '../../src/platform/scim/resolve.ts';

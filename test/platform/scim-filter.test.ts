@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { andFilter, eqFilter, filterLiteral, orFilter, parseFilter, valuePath } from '../../src/platform/scim/filter.ts';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 
 const NASTY = 'o"brien\\x@example.com';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../src/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { ScimClient } from '../../src/platform/scim/client.ts';
 import { eqFilter } from '../../src/platform/scim/filter.ts';

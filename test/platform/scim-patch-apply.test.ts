@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { applyPatch } from '../../src/platform/scim/patch-apply.ts';
 import { applyMemberDelta, memberPatchRequests } from '../../src/platform/scim/members.ts';
 import { SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_USER, type ScimGroup, type ScimUser } from '../../src/platform/scim/types.ts';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 
 const ENT = SCHEMA_ENTERPRISE_USER;
 

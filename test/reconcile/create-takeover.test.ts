@@ -6,7 +6,7 @@
  * record emp-100's account as emp-200's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../src/platform/errors.ts';
+import { ErrorCodes } from '../../src/errors.ts';
 import { SCHEMA_USER } from '../../src/platform/scim/types.ts';
 import { Ledger } from '../../src/reconcile/ledger.ts';
 import { executeTask } from '../../src/reconcile/tasks.ts';

@@ -4,7 +4,7 @@
  * paged by offset/limit), type validation, 401/403 with `{ "error": "…" }`, and fault injection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../src/errors.ts';
 import { PlatformClient } from '../../src/platform/http-client.ts';
 import { UserAttributesClient, listItems } from '../../src/platform/user-attributes.ts';
 import { startSimulator, type Simulator } from '../../src/simulator/index.ts';

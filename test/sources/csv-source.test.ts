@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SourceError } from '../../src/platform/errors.ts';
+import { SourceError } from '../../src/errors.ts';
 import { csvSourceSchema, type CsvSourceInput } from '../../src/sources/csv/schema.ts';
 import { CsvSource, csvGroupId } from '../../src/sources/csv/source.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SourceError } from '../../src/platform/errors.ts';
+import { SourceError } from '../../src/errors.ts';
 import { FileSource } from '../../src/sources/file/file-source.ts';
 import { createSource } from '../../src/sources/registry.ts';
 import { createLogger } from '../../src/observability/logger.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapUser } from '../../src/identity/mapping.ts';
 import type { DesiredState, NormalizedUser } from '../../src/identity/model.ts';
 import { compileScope } from '../../src/identity/scope.ts';
-import { ErrorCodes, SyncError } from '../../src/platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../src/errors.ts';
 import { generateServiceAccount } from '../../src/simulator/google/index.ts';
 import { googleWorkspaceSourceSchema, SCOPES, type GoogleWorkspaceSourceInput } from '../../src/sources/google/schema.ts';
 import { GoogleWorkspaceSource } from '../../src/sources/google/source.ts';

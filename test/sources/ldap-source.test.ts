@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DesiredState } from '../../src/identity/model.ts';
-import { SourceError } from '../../src/platform/errors.ts';
+import { SourceError } from '../../src/errors.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
 import { buildFixture, GROUPS, PEOPLE, SUFFIX, type Fixture } from '../helpers/ldap-fixture.ts';

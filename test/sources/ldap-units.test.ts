@@ -5,7 +5,7 @@ import { decodeObjectGuid, encodeObjectGuid } from '../../src/sources/ldap/guid.
 import { collectRange, findRangeSlice, parseRangedName, type RangeFetcher } from '../../src/sources/ldap/range.ts';
 import { ldapSourceSchema } from '../../src/sources/ldap/schema.ts';
 import { resolveLdapSettings } from '../../src/sources/ldap/settings.ts';
-import { SourceError } from '../../src/platform/errors.ts';
+import { SourceError } from '../../src/errors.ts';
 import { isAdApplicationPartition } from '../../src/sources/ldap/source.ts';
 
 describe('objectGUID', () => {

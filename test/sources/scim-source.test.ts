@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SourceError } from '../../src/platform/errors.ts';
+import { SourceError } from '../../src/errors.ts';
 import { SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_USER } from '../../src/platform/scim/types.ts';
 import { scimSourceSchema, type ScimSourceInput } from '../../src/sources/scim/schema.ts';
 import { ScimSource } from '../../src/sources/scim/source.ts';

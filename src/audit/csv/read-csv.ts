@@ -9,7 +9,7 @@
  * own errors pass through unchanged.
  */
 import type { Readable } from 'node:stream';
-import { errorCodeOf } from '../../platform/errors.ts';
+import { errorCodeOf } from '../../errors.ts';
 import { RowParser, isBadRow, type BadRow, type CsvItem } from './row-parser.ts';
 import { parseFailure, streamError } from './stream-errors.ts';
 

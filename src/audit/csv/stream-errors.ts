@@ -1,5 +1,5 @@
 /** How the reader's failures are classified (once, here): all transient, the window is retried. */
-import { ErrorCodes, SyncError, errorCodeOf, isSyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf, isSyncError } from '../../errors.ts';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_BODY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT']);
 

@@ -4,7 +4,7 @@
  * error), the "open first" guard and close(). Each sink adds its headers and its write().
  */
 import type { AuditEvent } from '../event.ts';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { toRetryPolicy, type SinkRetryConfig } from './common-config.ts';
 import type { SinkContext } from './context.ts';
 import { HttpTransport } from './http-transport.ts';

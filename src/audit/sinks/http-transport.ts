@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from '../../platform/dispatcher.ts';
-import { ErrorCodes, SyncError, errorCodeOf } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../errors.ts';
 import { isRetryableStatus, parseRetryAfter, type RetryPolicy } from '../../platform/retry.ts';
 import type { SinkInstrument } from './instrument.ts';
 import { TransportFailure, runWithRetry, type AttemptOutcome } from './retry-loop.ts';

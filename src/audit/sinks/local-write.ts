@@ -4,7 +4,7 @@
  * instrument, and a failed write classified as transient with the sink's own wording.
  */
 import type { AuditEvent } from '../event.ts';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import type { SinkInstrument } from './instrument.ts';
 import type { RejectedEvent, WriteResult } from './sink.ts';
 

@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from '../../platform/dispatcher.ts';
-import { ErrorCodes, errorCodeOf, isSyncError } from '../../platform/errors.ts';
+import { ErrorCodes, errorCodeOf, isSyncError } from '../../errors.ts';
 import type { SinkConfig } from './registry.ts';
 import { readSecret, redact, resolvePath } from './secrets.ts';
 import { loadTls, type TlsOptions } from './tls.ts';

@@ -5,7 +5,7 @@
  * Retries use the project's capped exponential backoff with jitter; when the budget is
  * spent the caller gets a transient SyncError and the engine keeps its cursor.
  */
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { backoffDelay, sleep, type RetryPolicy } from '../../platform/retry.ts';
 import type { SinkInstrument } from './instrument.ts';
 import type { RequestResult } from './metrics.ts';

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { ConfigError, errorCodeOf } from '../../platform/errors.ts';
+import { ConfigError, errorCodeOf } from '../../errors.ts';
 
 export function resolvePath(configDir: string, p: string): string {
   return isAbsolute(p) ? p : resolve(configDir, p);

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfigError, errorCodeOf } from '../../platform/errors.ts';
+import { ConfigError, errorCodeOf } from '../../errors.ts';
 import { resolvePath } from './secrets.ts';
 
 export const tlsSchema = z

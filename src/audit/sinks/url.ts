@@ -1,4 +1,4 @@
-import { ConfigError } from '../../platform/errors.ts';
+import { ConfigError } from '../../errors.ts';
 
 /**
  * What is wrong with a sink URL, or undefined: HTTPS unless the operator opted into plain

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 
 interface LockInfo {
   pid: number;

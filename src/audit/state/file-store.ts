@@ -12,7 +12,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { writeJsonFileAtomic } from '../../state/atomic-file.ts';
 import { acquireFileLock, holdsFileLock, releaseFileLock } from './file-lock.ts';
 import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';

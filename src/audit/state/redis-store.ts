@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { ErrorCodes, SyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { auditRedisKeys, type AuditRedisKeys } from './redis-keys.ts';
 import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
 

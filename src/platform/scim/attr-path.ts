@@ -4,7 +4,7 @@
  * `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department`.
  * Attribute names are case-insensitive, so lookups go through `findKey`.
  */
-import { ErrorCodes, SyncError } from '../errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { parseFilter, type Filter } from './filter.ts';
 
 export interface AttrPath {

@@ -3,7 +3,7 @@
  * ambiguous failure → look up and adopt), replace, PATCH with a PUT fallback, membership
  * deltas and delete. Transport, retries and status classification live in PlatformClient.
  */
-import { ErrorCodes, SyncError, errorFromStatus, isSyncError } from '../errors.ts';
+import { ErrorCodes, SyncError, errorFromStatus, isSyncError } from '../../errors.ts';
 import { AmbiguousRequestError, type JsonResponse, type PlatformClient } from '../http-client.ts';
 import { sleep } from '../retry.ts';
 import { Tester } from 'scim2-parse-filter';

@@ -8,7 +8,7 @@
  * `o"brien\\x`. `parseFilter` below decodes the literals itself and round-trips.
  */
 import { parse, stringify, type Compare, type Filter } from 'scim2-parse-filter';
-import { ErrorCodes, SyncError } from '../errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 
 export type { Filter } from 'scim2-parse-filter';
 export type FilterValue = string | number | boolean | null;

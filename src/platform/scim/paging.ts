@@ -29,7 +29,7 @@
  *   be missed (the next run sees them); a server that caps pages at one resource cannot be
  *   overlapped, so there only the counts detect a shift.
  */
-import { ErrorCodes, SyncError } from '../errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { sleep } from '../retry.ts';
 
 export interface Page<T> {

@@ -15,7 +15,7 @@
  * Every candidate is re-checked here, whatever the server matched. More than one candidate
  * at the deciding step is E_AMBIGUOUS_MATCH: never guessed, the operator decides.
  */
-import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
+import { ErrorCodes, SyncError, isSyncError } from '../../errors.ts';
 import { eqFilter } from './filter.ts';
 import type { ScimResource } from './types.ts';
 

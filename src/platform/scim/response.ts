@@ -3,7 +3,7 @@
  * (RFC 7643 §2.1), so `Resources`/`resources` and `totalResults`/`totalresults` both work.
  * A body we cannot trust fails with E_BAD_RESPONSE instead of being half-used.
  */
-import { ErrorCodes, SyncError } from '../errors.ts';
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import type { Page } from './paging.ts';
 import type { ScimResource, ServiceProviderConfig } from './types.ts';
 

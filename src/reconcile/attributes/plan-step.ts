@@ -8,7 +8,7 @@
  */
 import type { ProvisioningConfig } from '../../config/schema.ts';
 import type { DesiredState } from '../../identity/model.ts';
-import { isSyncError } from '../../platform/errors.ts';
+import { isSyncError } from '../../errors.ts';
 import type { ScimUser } from '../../platform/scim/types.ts';
 import type { AttributeValue, StoredAttributeValue, UserAttributeTarget, UserAttributeType } from '../../platform/user-attributes.ts';
 import type { Ledger } from '../ledger.ts';

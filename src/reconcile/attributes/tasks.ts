@@ -4,7 +4,7 @@
  * writes what it can, records each written value in the ledger, and fails with every
  * attribute it could not write, so one user's failure never stops another's.
  */
-import { ErrorCodes, SyncError, isSyncError, type ErrorKind } from '../../platform/errors.ts';
+import { ErrorCodes, SyncError, isSyncError, type ErrorKind } from '../../errors.ts';
 import type { AttributeValue, UserAttributeTarget } from '../../platform/user-attributes.ts';
 import type { LedgerWriter } from '../ledger.ts';
 import type { Plan } from '../plan-types.ts';

@@ -3,7 +3,7 @@
  * SourceError naming the column, its config key and the columns the file does have, so a
  * renamed HR column fails the run instead of blanking a field for everyone.
  */
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError } from '../../errors.ts';
 import type { CsvSourceConfig } from './schema.ts';
 
 /** Config key → column name, e.g. `columns.emails[1]` → `Work Email`. */

@@ -8,7 +8,7 @@ import { access } from 'node:fs/promises';
 import { parse, type CsvError } from 'csv-parse';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { userKey, type DesiredState, type NormalizedGroup, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
-import { SourceError, isSyncError } from '../../platform/errors.ts';
+import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { indexHeader } from './header.ts';
 import { rowMapper, type RowMapper } from './row.ts';

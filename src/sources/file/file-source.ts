@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { DesiredState } from '../../identity/model.ts';
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError } from '../../errors.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { closestMatch } from '../../config/suggest.ts';
 import type { Logger } from '../../observability/logger.ts';

@@ -4,7 +4,7 @@
  * `{error: {code, message, errors: [{reason}], status, details}}`. Credential and consent
  * problems are config-class (exit 2, never retried); rate limits and 5xx are transient.
  */
-import { ErrorCodes, SourceError, SyncError, errorCodeOf } from '../../platform/errors.ts';
+import { ErrorCodes, SourceError, SyncError, errorCodeOf } from '../../errors.ts';
 
 export interface GoogleErrorInfo {
   status: number | undefined;

@@ -8,7 +8,7 @@
  */
 import type { admin_directory_v1 } from '@googleapis/admin';
 import type { JWT } from 'google-auth-library';
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError } from '../../errors.ts';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 

@@ -6,7 +6,7 @@
  */
 import type { admin_directory_v1 } from '@googleapis/admin';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError } from '../../errors.ts';
 import { resolveMemberships, type MembershipStats } from '../ldap/flatten.ts';
 import type { RawGroup } from '../ldap/map.ts';
 import { callApi, listAll, type CallEnv } from './paged.ts';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
-import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../platform/errors.ts';
+import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
 import type { Source } from '../source.ts';
 import { DELEGATION_PATH, googleError } from './classify.ts';

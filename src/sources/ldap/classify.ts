@@ -2,7 +2,7 @@
  * LDAP failures → SourceError, once, with a message an operator can act on. Messages name the
  * URL, the bind DN or the base DN, never the password.
  */
-import { ErrorCodes, SourceError, errorCodeOf, type ErrorCode } from '../../platform/errors.ts';
+import { ErrorCodes, SourceError, errorCodeOf, type ErrorCode } from '../../errors.ts';
 
 /**
  * The source's credential was refused (bind: invalid credentials, inappropriate

@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import type { Client } from 'ldapts';
-import { errorCodeOf } from '../../platform/errors.ts';
+import { errorCodeOf } from '../../errors.ts';
 import { ldapError, type LdapErrorContext, type LdapStage } from './classify.ts';
 import type { LdapSettings } from './settings.ts';
 

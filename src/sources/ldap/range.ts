@@ -5,7 +5,7 @@
  * entry until the server answers a range ending in `*`. A gap or a missing ranged attribute
  * is an error: a silently truncated member list would remove people from groups.
  */
-import { SourceError } from '../../platform/errors.ts';
+import { SourceError } from '../../errors.ts';
 
 export interface RangeSlice {
   /** The attribute name as the server spelled it, e.g. `member;range=0-1499`. */

@@ -10,7 +10,7 @@ import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
 import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
-import { SourceError, isSyncError } from '../../platform/errors.ts';
+import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { ldapError } from './classify.ts';
 import { errorContext, openLdap, type LdapCredentials } from './connect.ts';

@@ -8,7 +8,7 @@ import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
-import { SourceError, isSyncError } from '../../platform/errors.ts';
+import { SourceError, isSyncError } from '../../errors.ts';
 import { PlatformClient } from '../../platform/http-client.ts';
 import { ScimClient } from '../../platform/scim/client.ts';
 import type { Source } from '../source.ts';

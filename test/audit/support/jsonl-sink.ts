@@ -6,7 +6,7 @@
  */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ErrorCodes, SyncError } from '../../../src/platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../../src/errors.ts';
 import type { AuditEvent } from '../../../src/audit/event.ts';
 import type { RejectedEvent, Sink, WriteResult } from '../../../src/audit/sinks/sink.ts';
 

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.ts';
-import { ConfigError } from '../../../src/platform/errors.ts';
+import { ConfigError } from '../../../src/errors.ts';
 import { coerce, sameAttributeValue, takesAway } from '../../../src/reconcile/attributes/coerce.ts';
 
 describe('coerce', () => {

@@ -4,9 +4,16 @@
  * the CI test (seeded, small) and the soak script (longer, any seed).
  */
 import fc from 'fast-check';
+import type { ServerQuirk } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim } from '../../helpers/reconcile-harness.ts';
 import { initialModel, stepArbitraries } from './commands.ts';
 import { MAX_DELETE_PERCENT, MAX_DELETES, MAX_MEMBER_REMOVALS, RealSystem } from './system.ts';
+
+/**
+ * Real-server behaviours each sequence runs under (a random subset, see docs/simulator.md):
+ * the promises must hold on every server, not only on a polite one.
+ */
+const MODEL_QUIRKS: ServerQuirk[] = ['repeat-first-page', 'case-sensitive-eq', 'reject-escaped-filter', 'created-without-id', 'created-without-body', 'unique-email-types'];
 
 export interface ModelRunOptions {
   ownership: 'ledger' | 'externalId';
@@ -19,8 +26,8 @@ export interface ModelRunOptions {
 
 export async function runModel(opts: ModelRunOptions): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(fc.commands(stepArbitraries, { maxCommands: opts.maxCommands }), fc.integer({ min: 1, max: 4 }), async (steps, pageSize) => {
-      const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize });
+    fc.asyncProperty(fc.commands(stepArbitraries, { maxCommands: opts.maxCommands }), fc.integer({ min: 1, max: 4 }), fc.subarray(MODEL_QUIRKS), async (steps, pageSize, quirks) => {
+      const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks });
       const model = initialModel();
       const ws = createWorkspace(sim, {
         directory: model.toDirectory(),

@@ -6,7 +6,7 @@
  */
 import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError, errorCodeOf } from '../../../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../../errors.ts';
 import type { SinkContext } from '../context.ts';
 import { SinkInstrument } from '../instrument.ts';
 import { resolvePath } from '../secrets.ts';

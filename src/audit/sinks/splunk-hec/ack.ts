@@ -3,7 +3,7 @@
  * Splunk reports the ackId indexed, or give up after the timeout (the caller then resends
  * the batch: at-least-once). Poll failures other than auth/config keep polling until then.
  */
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../../errors.ts';
 import { sleep } from '../../../platform/retry.ts';
 import { authError, type HttpTransport } from '../http-transport.ts';
 import { HEC_CONFIG_HINTS, parseHecBody } from './codes.ts';

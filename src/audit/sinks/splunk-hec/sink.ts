@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../../errors.ts';
 import { chunkEvents } from '../batcher.ts';
 import type { SinkContext } from '../context.ts';
 import { HttpSinkBase, type SinkCredentials } from '../http-sink-base.ts';

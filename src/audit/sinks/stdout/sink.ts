@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import type { AuditEvent } from '../../event.ts';
-import { ErrorCodes, SyncError, errorCodeOf } from '../../../platform/errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf } from '../../../errors.ts';
 import type { SinkContext } from '../context.ts';
 import { SinkInstrument } from '../instrument.ts';
 import { chunkEvents } from '../batcher.ts';

@@ -7,7 +7,7 @@ import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { TlsOptions } from '../tls.ts';
 import { TransportFailure } from '../retry-loop.ts';
-import { errorCodeOf } from '../../../platform/errors.ts';
+import { errorCodeOf } from '../../../errors.ts';
 
 export interface SyslogConnectionOptions {
   protocol: 'tcp' | 'tls';

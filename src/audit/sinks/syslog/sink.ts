@@ -6,7 +6,7 @@
  * not idempotent; bytes already in flight when a receiver dies silently can still be lost
  * (that is the protocol's limit, not fixable without RELP).
  */
-import { ErrorCodes, SyncError } from '../../../platform/errors.ts';
+import { ErrorCodes, SyncError } from '../../../errors.ts';
 import type { AuditEvent } from '../../event.ts';
 import { chunkEvents } from '../batcher.ts';
 import { toRetryPolicy } from '../common-config.ts';
