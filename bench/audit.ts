@@ -87,7 +87,9 @@ const n = (x: number): string => Math.round(x).toLocaleString('en');
 async function chartMemoryLimit(): Promise<number> {
   const { readdir } = await import('node:fs/promises');
   const chart = (await readdir(join(ROOT, 'helm')))[0] as string;
-  const values = parseYaml(await readFile(join(ROOT, 'helm', chart, 'values.yaml'), 'utf8')) as { resources: { limits: { memory: string } } };
+  const values = parseYaml(await readFile(join(ROOT, 'helm', chart, 'values.yaml'), 'utf8')) as {
+    resources: { limits: { memory: string } };
+  };
   const m = /^(\d+)(Mi|Gi)$/.exec(values.resources.limits.memory);
   if (!m) throw new Error(`unexpected chart memory limit ${values.resources.limits.memory}`);
   return Number(m[1]) * (m[2] === 'Gi' ? 2 ** 30 : 2 ** 20);
@@ -120,9 +122,19 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, cg
   const inner: [string, string[]] = [TIME, ['-o', out, '-f', '%M %U %S', command, ...args]];
   const [cmd, argv] = cgroup ? cgroup.wrap(...inner) : inner;
   const r = await runMeasured(cmd, argv, { env, keepStdout: true, sampleMs: 1000 });
-  const [kb, user, sys] = (await readFile(out, 'utf8').catch(() => '0 0 0')).trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
+  const [kb, user, sys] = (await readFile(out, 'utf8').catch(() => '0 0 0')).trim().split('\n').at(-1)!.split(' ').map(Number) as [
+    number,
+    number,
+    number,
+  ];
   await rm(out, { force: true });
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr, peakRssMb: Math.round(kb / 1024), cpuSeconds: Math.round((user + sys) * 100) / 100 };
+  return {
+    code: r.code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    peakRssMb: Math.round(kb / 1024),
+    cpuSeconds: Math.round((user + sys) * 100) / 100,
+  };
 }
 
 /** A child that prints `{"url": …}` as its first stdout line. */
@@ -144,7 +156,20 @@ async function stop(proc: ChildProcess): Promise<void> {
 
 /** The export's bytes, one file per window, from the simulator (then stopped); returns the CSV size. */
 async function generateExport(dir: string, build: string, startMs: number, windows: number): Promise<number> {
-  const sim = await listen(process.execPath, [BIN(build), 'simulate', '--port', '0', '--token', TOKEN, '--audit-events-per-hour', String(EVENTS_PER_HOUR), '--audit-start-at', new Date(startMs).toISOString(), '--log-level', 'warn']);
+  const sim = await listen(process.execPath, [
+    BIN(build),
+    'simulate',
+    '--port',
+    '0',
+    '--token',
+    TOKEN,
+    '--audit-events-per-hour',
+    String(EVENTS_PER_HOUR),
+    '--audit-start-at',
+    new Date(startMs).toISOString(),
+    '--log-level',
+    'warn',
+  ]);
   const platform = new PlatformClient({ baseUrl: sim.url, token: TOKEN, allowInsecureHttp: true, bodyTimeoutMs: 120_000 });
   let bytes = 0;
   try {
@@ -169,7 +194,11 @@ async function generateExport(dir: string, build: string, startMs: number, windo
 async function baseline(url: string, startMs: number, windows: number, dir: string): Promise<Run> {
   const out = join(dir, 'baseline.ndjson');
   await rm(out, { force: true });
-  const r = await timed(process.execPath, [join(ROOT, 'bench', 'lib', 'audit-baseline.ts'), url, String(startMs), String(windows), String(HOUR), out], { PATH: process.env['PATH'] ?? '', ...IMAGE_ENV });
+  const r = await timed(
+    process.execPath,
+    [join(ROOT, 'bench', 'lib', 'audit-baseline.ts'), url, String(startMs), String(windows), String(HOUR), out],
+    { PATH: process.env['PATH'] ?? '', ...IMAGE_ENV },
+  );
   if (r.code !== 0) throw new Error(`baseline exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
   const res = JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as { rows: number; seconds: number };
   return { ...res, peakRssMb: r.peakRssMb, cpuSeconds: r.cpuSeconds };
@@ -183,7 +212,16 @@ function auditSection(outDir: string, startMs: number): Record<string, unknown> 
     settleSeconds: 0,
     batchSize: 1000,
     backfill: { from: new Date(startMs).toISOString() },
-    sinks: [{ type: 'file', name: 'file', path: join(outDir, 'audit.ndjson'), batch: { maxEvents: 1000, maxBytes: 8 * 1024 * 1024 }, rotateMaxBytes: 1024 * 1024 * 1024, maxFiles: 2 }],
+    sinks: [
+      {
+        type: 'file',
+        name: 'file',
+        path: join(outDir, 'audit.ndjson'),
+        batch: { maxEvents: 1000, maxBytes: 8 * 1024 * 1024 },
+        rotateMaxBytes: 1024 * 1024 * 1024,
+        maxFiles: 2,
+      },
+    ],
   };
 }
 
@@ -203,15 +241,23 @@ async function shippedCli(build: string, url: string, rows: number, startMs: num
     }),
   );
   const to = new Date(startMs + (rows / EVENTS_PER_HOUR) * HOUR).toISOString();
-  const run = await timed(process.execPath, [BIN(build), 'audit', 'export', '--config', configPath, '--to', to, '--json'], { PATH: process.env['PATH'] ?? '', ...IMAGE_ENV }, cgroup);
+  const run = await timed(
+    process.execPath,
+    [BIN(build), 'audit', 'export', '--config', configPath, '--to', to, '--json'],
+    { PATH: process.env['PATH'] ?? '', ...IMAGE_ENV },
+    cgroup,
+  );
   if (run.code !== 0) throw new Error(`audit export (compiled CLI) exited ${run.code}: ${run.stderr.slice(0, 2000)}`);
   const summary = JSON.parse(run.stdout) as { eventsRead: number; durationMs: number; delivered: Record<string, number> };
-  if (summary.eventsRead !== rows || summary.delivered['file'] !== rows) throw new Error(`compiled CLI read ${summary.eventsRead} events, delivered ${summary.delivered['file']}, expected ${rows}`);
+  if (summary.eventsRead !== rows || summary.delivered['file'] !== rows)
+    throw new Error(`compiled CLI read ${summary.eventsRead} events, delivered ${summary.delivered['file']}, expected ${rows}`);
   return { rows, seconds: summary.durationMs / 1000, peakRssMb: run.peakRssMb, cpuSeconds: run.cpuSeconds };
 }
 
 /** Log lines of a child's stderr, parsed; `wait` resolves at the first line matching. */
-function logLines(proc: ChildProcess): { wait(pred: (l: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>> } {
+function logLines(proc: ChildProcess): {
+  wait(pred: (l: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>>;
+} {
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<{ pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
   createInterface({ input: proc.stderr! }).on('line', (text) => {
@@ -223,7 +269,7 @@ function logLines(proc: ChildProcess): { wait(pred: (l: Record<string, unknown>)
       return;
     }
     lines.push(l);
-    for (const w of [...waiters]) if (w.pred(l)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(l));
+    for (const w of [...waiters]) if (w.pred(l)) waiters.splice(waiters.indexOf(w), 1), w.resolve(l);
   });
   return {
     wait: (pred, ms) =>
@@ -266,7 +312,9 @@ async function daemonJob(build: string, url: string, rows: number, startMs: numb
   // Without a cgroup: the heap V8 gets in a cgroup of that size (measured with Node 24:
   // old generation half the limit, 1 MB semi-spaces).
   const heapFlags = cgroup ? [] : [`--max-old-space-size=${Math.floor(limit / 2 ** 21)}`, '--max-semi-space-size=1'];
-  const [command, args] = cgroup ? cgroup.wrap(process.execPath, [BIN(build), 'daemon', '--config', configPath]) : [process.execPath, [...heapFlags, BIN(build), 'daemon', '--config', configPath]];
+  const [command, args] = cgroup
+    ? cgroup.wrap(process.execPath, [BIN(build), 'daemon', '--config', configPath])
+    : [process.execPath, [...heapFlags, BIN(build), 'daemon', '--config', configPath]];
   const env = { PATH: process.env['PATH'] ?? '', ...IMAGE_ENV };
   const proc = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs = logLines(proc);
@@ -277,8 +325,12 @@ async function daemonJob(build: string, url: string, rows: number, startMs: numb
     await logs.wait((l) => l['msg'] === 'daemon started', 60_000);
     const trigger = await runMeasured(process.execPath, [BIN(build), 'trigger', 'audit', '--config', configPath], { env });
     if (trigger.code !== 0) throw new Error(`trigger audit exited ${trigger.code}: ${trigger.stderr.slice(0, 1000)}`);
-    const finished = await logs.wait((l) => l['msg'] === 'audit export run finished' || (l['msg'] === 'audit run finished' && l['result'] !== 'success'), 3_600_000);
-    if (finished['msg'] !== 'audit export run finished') throw new Error(`audit job ${String(finished['result'])}: ${JSON.stringify(finished)}`);
+    const finished = await logs.wait(
+      (l) => l['msg'] === 'audit export run finished' || (l['msg'] === 'audit run finished' && l['result'] !== 'success'),
+      3_600_000,
+    );
+    if (finished['msg'] !== 'audit export run finished')
+      throw new Error(`audit job ${String(finished['result'])}: ${JSON.stringify(finished)}`);
     const ev = Number(finished['eventsRead']);
     if (ev !== rows) throw new Error(`daemon audit job read ${ev} events, expected ${rows}`);
     await logs.wait((l) => l['msg'] === 'audit run finished', 60_000);
@@ -307,7 +359,11 @@ async function daemonJob(build: string, url: string, rows: number, startMs: numb
 /** `npm run build` into a temp dir laid out like the image (dist/, bin/, package.json, node_modules). */
 async function buildShipped(): Promise<string> {
   const build = await mkdtemp(join(tmpdir(), 'bench-audit-build-'));
-  const tsc = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(build, 'dist')], { stdio: 'inherit' });
+  const tsc = spawn(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(build, 'dist')],
+    { stdio: 'inherit' },
+  );
   const [code] = (await once(tsc, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`tsc exited ${code}`);
   await mkdir(join(build, 'bin'));
@@ -337,14 +393,19 @@ async function measure(build: string, rows: number): Promise<Result> {
         runs.cli.push(await shippedCli(build, server.url, rows, startMs, dir));
         process.stderr.write(`  shipped CLI: ${n(rate(runs.cli.at(-1)!))} events/s, peak RSS ${runs.cli.at(-1)!.peakRssMb} MB\n`);
       }
-      const best = (rs: Run[]): Run => ({ ...rs.reduce((a, b) => (rate(a) >= rate(b) ? a : b)), peakRssMb: Math.max(...rs.map((r) => r.peakRssMb)) });
+      const best = (rs: Run[]): Run => ({
+        ...rs.reduce((a, b) => (rate(a) >= rate(b) ? a : b)),
+        peakRssMb: Math.max(...rs.map((r) => r.peakRssMb)),
+      });
       let cliLimited: Result['cliLimited'];
       const limit = await chartMemoryLimit();
       const cgroup = once ? undefined : await createMemoryCgroup(`bench-audit-cli-${process.pid}`, limit);
       if (cgroup) {
         try {
           cliLimited = { ...(await shippedCli(build, server.url, rows, startMs, dir, cgroup)), limitMb: Math.round(limit / 2 ** 20) };
-          process.stderr.write(`  shipped CLI under a ${cliLimited.limitMb} MiB limit: ${n(rate(cliLimited))} events/s, peak RSS ${cliLimited.peakRssMb} MB\n`);
+          process.stderr.write(
+            `  shipped CLI under a ${cliLimited.limitMb} MiB limit: ${n(rate(cliLimited))} events/s, peak RSS ${cliLimited.peakRssMb} MB\n`,
+          );
         } finally {
           await cgroup.remove();
         }
@@ -353,13 +414,22 @@ async function measure(build: string, rows: number): Promise<Result> {
       if (process.env['AUDIT_BENCH_SKIP_DAEMON'] !== '1' && !once) {
         try {
           daemon = await daemonJob(build, server.url, rows, startMs, dir);
-          process.stderr.write(`  daemon audit job: ${n(rate(daemon))} events/s, peak RSS ${daemon.peakRssMb} MB (limit ${daemon.limitMb} MB, ${daemon.how})\n`);
+          process.stderr.write(
+            `  daemon audit job: ${n(rate(daemon))} events/s, peak RSS ${daemon.peakRssMb} MB (limit ${daemon.limitMb} MB, ${daemon.how})\n`,
+          );
         } catch (e) {
           daemon = { error: (e as Error).message };
           process.stderr.write(`  daemon audit job failed: ${daemon.error}\n`);
         }
       }
-      return { rows, csvMb: Math.round(bytes / 1e6), baseline: best(runs.baseline), cli: best(runs.cli), ...(cliLimited ? { cliLimited } : {}), ...(daemon ? { daemon } : {}) };
+      return {
+        rows,
+        csvMb: Math.round(bytes / 1e6),
+        baseline: best(runs.baseline),
+        cli: best(runs.cli),
+        ...(cliLimited ? { cliLimited } : {}),
+        ...(daemon ? { daemon } : {}),
+      };
     } finally {
       await stop(server.proc);
     }
@@ -385,10 +455,18 @@ function report(results: Result[]): string {
     const ratio = rate(r.cli) / rate(r.baseline);
     const d = r.daemon;
     const daemonCells =
-      d === undefined ? '- | -' : 'error' in d ? `failed: ${d.error} | -` : `${n(rate(d))} | **${d.peakRssMb}** of ${d.limitMb} (${d.how}${d.cgroupPeakMb !== undefined ? `, cgroup peak incl. page cache ${d.cgroupPeakMb}` : ''}, OOM kills ${d.oomKills}) ${mark(d.peakRssMb < d.limitMb && d.oomKills === 0)}`;
+      d === undefined
+        ? '- | -'
+        : 'error' in d
+          ? `failed: ${d.error} | -`
+          : `${n(rate(d))} | **${d.peakRssMb}** of ${d.limitMb} (${d.how}${d.cgroupPeakMb !== undefined ? `, cgroup peak incl. page cache ${d.cgroupPeakMb}` : ''}, OOM kills ${d.oomKills}) ${mark(d.peakRssMb < d.limitMb && d.oomKills === 0)}`;
     const cpu = (x: Run): string => (x.cpuSeconds === undefined ? '' : ` (${x.cpuSeconds})`);
-    const limited = r.cliLimited ? `${n(rate(r.cliLimited))}, **${r.cliLimited.peakRssMb}** ${mark(r.cliLimited.peakRssMb <= RSS_AIM_MB)}${cpu(r.cliLimited)}` : '-';
-    lines.push(`| ${n(r.rows)} | ${r.csvMb} | ${n(rate(r.baseline))}${cpu(r.baseline)} | ${r.baseline.peakRssMb} | ${n(rate(r.cli))} (**${ratio.toFixed(2)}** ${mark(ratio >= RATIO_AIM)})${cpu(r.cli)} | **${r.cli.peakRssMb}** ${mark(r.cli.peakRssMb <= RSS_AIM_MB)} | ${limited} | ${daemonCells} |`);
+    const limited = r.cliLimited
+      ? `${n(rate(r.cliLimited))}, **${r.cliLimited.peakRssMb}** ${mark(r.cliLimited.peakRssMb <= RSS_AIM_MB)}${cpu(r.cliLimited)}`
+      : '-';
+    lines.push(
+      `| ${n(r.rows)} | ${r.csvMb} | ${n(rate(r.baseline))}${cpu(r.baseline)} | ${r.baseline.peakRssMb} | ${n(rate(r.cli))} (**${ratio.toFixed(2)}** ${mark(ratio >= RATIO_AIM)})${cpu(r.cli)} | **${r.cli.peakRssMb}** ${mark(r.cli.peakRssMb <= RSS_AIM_MB)} | ${limited} | ${daemonCells} |`,
+    );
   }
   lines.push(
     '',

@@ -67,10 +67,28 @@ function* directory(users: number, groups: number): Generator<LdifEntry> {
   yield { dn: `ou=groups,${suffix}`, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } };
   for (let i = 0; i < users; i++) {
     const uid = `user${i}`;
-    yield { dn: `uid=${uid},ou=people,${suffix}`, attrs: { objectClass: 'inetOrgPerson', uid, cn: `User ${i}`, givenName: 'User', sn: `N${i}`, mail: `${uid}@example.org`, departmentNumber: `d${i % 50}` } };
+    yield {
+      dn: `uid=${uid},ou=people,${suffix}`,
+      attrs: {
+        objectClass: 'inetOrgPerson',
+        uid,
+        cn: `User ${i}`,
+        givenName: 'User',
+        sn: `N${i}`,
+        mail: `${uid}@example.org`,
+        departmentNumber: `d${i % 50}`,
+      },
+    };
   }
   for (let g = 0; g < groups; g++) {
-    yield { dn: `cn=group${g},ou=groups,${suffix}`, attrs: { objectClass: 'groupOfNames', cn: `group${g}`, member: groupMembers(g, users, groups).map((i) => `uid=user${i},ou=people,${suffix}`) } };
+    yield {
+      dn: `cn=group${g},ou=groups,${suffix}`,
+      attrs: {
+        objectClass: 'groupOfNames',
+        cn: `group${g}`,
+        member: groupMembers(g, users, groups).map((i) => `uid=user${i},ou=people,${suffix}`),
+      },
+    };
   }
 }
 
@@ -84,18 +102,35 @@ function groupMembers(g: number, users: number, groups: number): number[] {
 }
 
 function fileDirectory(users: number, groups: number): string {
-  const u = Array.from({ length: users }, (_, i) => ({ externalId: `user${i}`, userName: `user${i}`, givenName: 'User', familyName: `N${i}`, displayName: `User ${i}`, emails: [`user${i}@example.org`], attributes: { department: `d${i % 50}` } }));
-  const gs = Array.from({ length: groups }, (_, g) => ({ externalId: `group${g}`, displayName: `group${g}`, members: groupMembers(g, users, groups).map((i) => `user${i}`) }));
+  const u = Array.from({ length: users }, (_, i) => ({
+    externalId: `user${i}`,
+    userName: `user${i}`,
+    givenName: 'User',
+    familyName: `N${i}`,
+    displayName: `User ${i}`,
+    emails: [`user${i}@example.org`],
+    attributes: { department: `d${i % 50}` },
+  }));
+  const gs = Array.from({ length: groups }, (_, g) => ({
+    externalId: `group${g}`,
+    displayName: `group${g}`,
+    members: groupMembers(g, users, groups).map((i) => `user${i}`),
+  }));
   return JSON.stringify({ users: u, groups: gs });
 }
 
 function runChild(label: string, config: string): Promise<ChildResult> {
   return new Promise((res, rej) => {
-    execFile(process.execPath, [join(HERE, 'ldap-source.ts'), '--child', label, '--config', config], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return rej(new Error(`${label} run failed: ${stderr || err.message}`));
-      const line = stdout.trim().split('\n').pop() ?? '';
-      res(JSON.parse(line) as ChildResult);
-    });
+    execFile(
+      process.execPath,
+      [join(HERE, 'ldap-source.ts'), '--child', label, '--config', config],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return rej(new Error(`${label} run failed: ${stderr || err.message}`));
+        const line = stdout.trim().split('\n').pop() ?? '';
+        res(JSON.parse(line) as ChildResult);
+      },
+    );
   });
 }
 
@@ -105,12 +140,21 @@ function writeResults(section: string): void {
   const end = '<!-- ldap-source:end -->';
   const block = `${begin}\n${section}\n${end}`;
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const next = current.includes(begin) ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block) : `${current.trimEnd()}\n\n${block}\n`;
+  const next = current.includes(begin)
+    ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
+    : `${current.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { child: { type: 'string' }, config: { type: 'string' }, users: { type: 'string', default: '50000' }, groups: { type: 'string', default: '2000' } } });
+  const { values } = parseArgs({
+    options: {
+      child: { type: 'string' },
+      config: { type: 'string' },
+      users: { type: 'string', default: '50000' },
+      groups: { type: 'string', default: '2000' },
+    },
+  });
   if (values.child) return child(values.child, values.config as string);
 
   const users = Number(values.users);
@@ -127,9 +171,21 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'directory.json'), fileDirectory(users, groups));
     const platform = { baseUrl: sim.url, token: 'test-token', allowInsecureHttp: true, scim: { pageSize: 1000 } };
     const common = { tenant: 'bench', platform, state: { dir: join(dir, 'state') } };
-    const ldapSource = { type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPasswordFile: 'password', pageSize: 1000, users: { baseDn: 'ou=people,dc=example,dc=org', attributes: { extra: { department: 'departmentNumber' } } }, groups: { baseDn: 'ou=groups,dc=example,dc=org' } };
+    const ldapSource = {
+      type: 'ldap',
+      url: sl.url,
+      allowInsecure: true,
+      bindDn: sl.readerDn,
+      bindPasswordFile: 'password',
+      pageSize: 1000,
+      users: { baseDn: 'ou=people,dc=example,dc=org', attributes: { extra: { department: 'departmentNumber' } } },
+      groups: { baseDn: 'ou=groups,dc=example,dc=org' },
+    };
     writeFileSync(join(dir, 'ldap.yaml'), JSON.stringify({ ...common, provisioning: { source: ldapSource, guards: { maxDeletes: 0 } } }));
-    writeFileSync(join(dir, 'file.yaml'), JSON.stringify({ ...common, provisioning: { source: { type: 'file', path: 'directory.json' }, guards: { maxDeletes: 0 } } }));
+    writeFileSync(
+      join(dir, 'file.yaml'),
+      JSON.stringify({ ...common, provisioning: { source: { type: 'file', path: 'directory.json' }, guards: { maxDeletes: 0 } } }),
+    );
 
     const file = await runChild('file', join(dir, 'file.yaml'));
     const ldap = await runChild('ldap', join(dir, 'ldap.yaml'));

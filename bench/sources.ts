@@ -76,25 +76,60 @@ function* ldapEntries(users: number, groups: number): Generator<LdifEntry> {
   yield { dn: `ou=groups,${suffix}`, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } };
   for (let i = 0; i < users; i++) {
     const uid = `user${i}`;
-    yield { dn: `uid=${uid},ou=people,${suffix}`, attrs: { objectClass: 'inetOrgPerson', uid, cn: `User ${i}`, givenName: 'User', sn: `N${i}`, mail: `${uid}@${DOMAIN}`, departmentNumber: `d${i % 50}` } };
+    yield {
+      dn: `uid=${uid},ou=people,${suffix}`,
+      attrs: {
+        objectClass: 'inetOrgPerson',
+        uid,
+        cn: `User ${i}`,
+        givenName: 'User',
+        sn: `N${i}`,
+        mail: `${uid}@${DOMAIN}`,
+        departmentNumber: `d${i % 50}`,
+      },
+    };
   }
   for (let g = 0; g < groups; g++) {
-    yield { dn: `cn=group${g},ou=groups,${suffix}`, attrs: { objectClass: 'groupOfNames', cn: `group${g}`, member: groupMembers(g, users, groups).map((i) => `uid=user${i},ou=people,${suffix}`) } };
+    yield {
+      dn: `cn=group${g},ou=groups,${suffix}`,
+      attrs: {
+        objectClass: 'groupOfNames',
+        cn: `group${g}`,
+        member: groupMembers(g, users, groups).map((i) => `uid=user${i},ou=people,${suffix}`),
+      },
+    };
   }
 }
 
 function fileDirectory(users: number, groups: number): string {
-  const u = Array.from({ length: users }, (_, i) => ({ externalId: `user${i}`, userName: `user${i}@${DOMAIN}`, givenName: 'User', familyName: `N${i}`, displayName: `User ${i}`, emails: [`user${i}@${DOMAIN}`], attributes: { department: `d${i % 50}` } }));
-  const gs = Array.from({ length: groups }, (_, g) => ({ externalId: `group${g}`, displayName: `group${g}`, members: groupMembers(g, users, groups).map((i) => `user${i}`) }));
+  const u = Array.from({ length: users }, (_, i) => ({
+    externalId: `user${i}`,
+    userName: `user${i}@${DOMAIN}`,
+    givenName: 'User',
+    familyName: `N${i}`,
+    displayName: `User ${i}`,
+    emails: [`user${i}@${DOMAIN}`],
+    attributes: { department: `d${i % 50}` },
+  }));
+  const gs = Array.from({ length: groups }, (_, g) => ({
+    externalId: `group${g}`,
+    displayName: `group${g}`,
+    members: groupMembers(g, users, groups).map((i) => `user${i}`),
+  }));
   return JSON.stringify({ users: u, groups: gs });
 }
 
 function runChild(label: string, config: string): Promise<ChildResult> {
   return new Promise((res, rej) => {
-    execFile(process.execPath, [join(HERE, 'sources.ts'), '--child', label, '--config', config], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return rej(new Error(`${label} run failed: ${stderr || err.message}`));
-      res(JSON.parse(stdout.trim().split('\n').pop() ?? '') as ChildResult);
-    });
+    execFile(
+      process.execPath,
+      [join(HERE, 'sources.ts'), '--child', label, '--config', config],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return rej(new Error(`${label} run failed: ${stderr || err.message}`));
+        res(JSON.parse(stdout.trim().split('\n').pop() ?? '') as ChildResult);
+      },
+    );
   });
 }
 
@@ -104,12 +139,21 @@ function writeResults(section: string): void {
   const end = '<!-- bench:sources:end -->';
   const block = `${begin}\n${section}\n${end}`;
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const next = current.includes(begin) ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block) : `${current.trimEnd()}\n\n${block}\n`;
+  const next = current.includes(begin)
+    ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
+    : `${current.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { child: { type: 'string' }, config: { type: 'string' }, users: { type: 'string', default: '50000' }, groups: { type: 'string', default: '2000' } } });
+  const { values } = parseArgs({
+    options: {
+      child: { type: 'string' },
+      config: { type: 'string' },
+      users: { type: 'string', default: '50000' },
+      groups: { type: 'string', default: '2000' },
+    },
+  });
   if (values.child) return child(values.child, values.config as string);
 
   const users = Number(values.users);
@@ -120,17 +164,37 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sources-'));
   const sa = generateServiceAccount({ delegatedScopes: Object.values(SCOPES) });
   let googleRequests = 0;
-  const gsim = await startGoogleSimulator({ domain: DOMAIN, serviceAccounts: [sa.account], recordRequests: false, onRequest: () => void googleRequests++ });
+  const gsim = await startGoogleSimulator({
+    domain: DOMAIN,
+    serviceAccounts: [sa.account],
+    recordRequests: false,
+    onRequest: () => void googleRequests++,
+  });
   const ws = gsim.workspace;
   ws.addUser({ primaryEmail: `admin@${DOMAIN}`, givenName: 'Workspace', familyName: 'Admin', isAdmin: true });
-  for (let i = 0; i < users; i++) ws.addUser({ primaryEmail: `user${i}@${DOMAIN}`, givenName: 'User', familyName: `N${i}`, organizations: [{ department: `d${i % 50}`, primary: true }] });
-  for (let g = 0; g < groups; g++) ws.addGroup({ email: `group${g}@${DOMAIN}`, name: `group${g}`, members: groupMembers(g, users, groups).map((i) => ({ key: `user${i}@${DOMAIN}` })) });
+  for (let i = 0; i < users; i++)
+    ws.addUser({
+      primaryEmail: `user${i}@${DOMAIN}`,
+      givenName: 'User',
+      familyName: `N${i}`,
+      organizations: [{ department: `d${i % 50}`, primary: true }],
+    });
+  for (let g = 0; g < groups; g++)
+    ws.addGroup({
+      email: `group${g}@${DOMAIN}`,
+      name: `group${g}`,
+      members: groupMembers(g, users, groups).map((i) => ({ key: `user${i}@${DOMAIN}` })),
+    });
   const ldapOk = slapdAvailable();
   const sl = ldapOk ? await startSlapd({ entries: ldapEntries(users, groups), sizeLimit: 1000 }) : undefined;
   try {
     writeFileSync(join(dir, 'key.json'), sa.keyFileJson, { mode: 0o600 });
     writeFileSync(join(dir, 'directory.json'), fileDirectory(users, groups));
-    const common = { tenant: 'bench', platform: { baseUrl: 'http://127.0.0.1:1', token: 'unused', allowInsecureHttp: true }, state: { dir: join(dir, 'state') } };
+    const common = {
+      tenant: 'bench',
+      platform: { baseUrl: 'http://127.0.0.1:1', token: 'unused', allowInsecureHttp: true },
+      state: { dir: join(dir, 'state') },
+    };
     const write = (name: string, source: Record<string, unknown>): string => {
       writeFileSync(join(dir, name), JSON.stringify({ ...common, provisioning: { source } }));
       return join(dir, name);
@@ -139,9 +203,33 @@ async function main(): Promise<void> {
     rows.push(await runChild('file', write('file.yaml', { type: 'file', path: 'directory.json' })));
     if (sl) {
       writeFileSync(join(dir, 'password'), sl.readerPassword);
-      rows.push(await runChild('ldap', write('ldap.yaml', { type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPasswordFile: 'password', pageSize: 1000, users: { baseDn: 'ou=people,dc=example,dc=org' }, groups: { baseDn: 'ou=groups,dc=example,dc=org' } })));
+      rows.push(
+        await runChild(
+          'ldap',
+          write('ldap.yaml', {
+            type: 'ldap',
+            url: sl.url,
+            allowInsecure: true,
+            bindDn: sl.readerDn,
+            bindPasswordFile: 'password',
+            pageSize: 1000,
+            users: { baseDn: 'ou=people,dc=example,dc=org' },
+            groups: { baseDn: 'ou=groups,dc=example,dc=org' },
+          }),
+        ),
+      );
     }
-    const google = await runChild('google-workspace', write('google.yaml', { type: 'google-workspace', serviceAccountKeyFile: 'key.json', subject: `admin@${DOMAIN}`, rootUrl: gsim.rootUrl, tokenUrl: gsim.tokenUrl, allowInsecureHttp: true }));
+    const google = await runChild(
+      'google-workspace',
+      write('google.yaml', {
+        type: 'google-workspace',
+        serviceAccountKeyFile: 'key.json',
+        subject: `admin@${DOMAIN}`,
+        rootUrl: gsim.rootUrl,
+        tokenUrl: gsim.tokenUrl,
+        allowInsecureHttp: true,
+      }),
+    );
     rows.push(google);
     const file = rows[0] as ChildResult;
     const row = (r: ChildResult): string =>

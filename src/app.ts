@@ -46,7 +46,10 @@ export interface DaemonOptions {
 export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   const first = all[0];
   if (!first) throw new ConfigError('no tenant configured', ['tenants: add at least one tenant']);
-  if (!first.config.redis) throw new ConfigError('the daemon needs Redis', ['redis.url: set it, e.g. redis://redis:6379 (the one-shot commands work without Redis, the daemon does not)']);
+  if (!first.config.redis)
+    throw new ConfigError('the daemon needs Redis', [
+      'redis.url: set it, e.g. redis://redis:6379 (the one-shot commands work without Redis, the daemon does not)',
+    ]);
   const logger = opts.logger;
   const daemonCfg = first.config.daemon;
   const factory = redisFactory(first);
@@ -129,7 +132,12 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         })
         .catch(() => undefined);
       if (!rt.loaded.config.audit) continue;
-      await auditStatus({ tenant: rt.id, state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id), deadLetters: new RedisDeadLetterStore(redis, factory.keyPrefix, rt.id), observer: auditRecorder(rt.id, undefined) }).catch(() => undefined);
+      await auditStatus({
+        tenant: rt.id,
+        state: new RedisAuditStateStore(redis, factory.keyPrefix, rt.id),
+        deadLetters: new RedisDeadLetterStore(redis, factory.keyPrefix, rt.id),
+        observer: auditRecorder(rt.id, undefined),
+      }).catch(() => undefined);
     }
   };
 
@@ -145,7 +153,18 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
           new Worker<ChunkJobData | Record<string, unknown>>(
             QUEUE_NAMES.apply,
             async (job, token) =>
-              job.name === 'chunk' ? track(processChunk(job as Job<ChunkJobData>, token, { redis, keyPrefix: factory.keyPrefix, tenants, logger, lockMs, signal: shutdown.signal })) : { barrier: true },
+              job.name === 'chunk'
+                ? track(
+                    processChunk(job as Job<ChunkJobData>, token, {
+                      redis,
+                      keyPrefix: factory.keyPrefix,
+                      tenants,
+                      logger,
+                      lockMs,
+                      signal: shutdown.signal,
+                    }),
+                  )
+                : { barrier: true },
             { connection: conn('worker-apply'), ...bull, ...locks, concurrency: daemonCfg.concurrency.apply },
           ),
           QUEUE_NAMES.apply,
@@ -153,23 +172,47 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }
       if (want.has('reconcile')) {
         instrumentWorker(
-          new Worker<ReconcileJobData>(QUEUE_NAMES.reconcile, (job, token) => track(processReconcile(job, { redis, keyPrefix: factory.keyPrefix, tenants, flow, applyEvents, applyQueue: queues.apply, logger, signal: shutdown.signal }, token)), {
-            connection: conn('worker-reconcile'),
-            ...bull,
-            concurrency: daemonCfg.concurrency.reconcile,
-            ...locks,
-          }),
+          new Worker<ReconcileJobData>(
+            QUEUE_NAMES.reconcile,
+            (job, token) =>
+              track(
+                processReconcile(
+                  job,
+                  {
+                    redis,
+                    keyPrefix: factory.keyPrefix,
+                    tenants,
+                    flow,
+                    applyEvents,
+                    applyQueue: queues.apply,
+                    logger,
+                    signal: shutdown.signal,
+                  },
+                  token,
+                ),
+              ),
+            {
+              connection: conn('worker-reconcile'),
+              ...bull,
+              concurrency: daemonCfg.concurrency.reconcile,
+              ...locks,
+            },
+          ),
           QUEUE_NAMES.reconcile,
         );
       }
       if (want.has('audit')) {
         instrumentWorker(
-          new Worker<AuditJobData>(QUEUE_NAMES.audit, (job) => track(processAudit(job, { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal })), {
-            connection: conn('worker-audit'),
-            ...bull,
-            concurrency: daemonCfg.concurrency.audit,
-            ...locks,
-          }),
+          new Worker<AuditJobData>(
+            QUEUE_NAMES.audit,
+            (job) => track(processAudit(job, { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal })),
+            {
+              connection: conn('worker-audit'),
+              ...bull,
+              concurrency: daemonCfg.concurrency.audit,
+              ...locks,
+            },
+          ),
           QUEUE_NAMES.audit,
         );
       }
@@ -183,9 +226,27 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       const http = opts.http ?? daemonCfg.http;
       const uiCfg = daemonCfg.ui;
       const ui = uiCfg.enabled
-        ? createUiHandler(daemonUiBackend({ tenants, redis, keyPrefix: factory.keyPrefix, reconcileQueue: queues.reconcile, status: () => daemon.status(), logger, actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'), logRecords: uiCfg.logRecords }))
+        ? createUiHandler(
+            daemonUiBackend({
+              tenants,
+              redis,
+              keyPrefix: factory.keyPrefix,
+              reconcileQueue: queues.reconcile,
+              status: () => daemon.status(),
+              logger,
+              actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'),
+              logRecords: uiCfg.logRecords,
+            }),
+          )
         : undefined;
-      server = createObservabilityServer({ host: http.host, port: http.port, ready: () => daemon.ready(), status: () => daemon.status(), logger, ...(ui ? { ui } : {}) });
+      server = createObservabilityServer({
+        host: http.host,
+        port: http.port,
+        ready: () => daemon.ready(),
+        status: () => daemon.status(),
+        logger,
+        ...(ui ? { ui } : {}),
+      });
       const { url } = await server.listen();
       started = true;
       logger.info({ url, tenants: [...tenants.keys()], workers: [...want] }, 'daemon started');

@@ -104,18 +104,26 @@ export const AUTH_MESSAGES = {
 } as const;
 
 /** Classify an HTTP status once. `detail` is the server's message, if it gave one. */
-export function errorFromStatus(
-  status: number,
-  what: string,
-  opts: { detail?: string; retryAfterSeconds?: number } = {},
-): SyncError {
+export function errorFromStatus(status: number, what: string, opts: { detail?: string; retryAfterSeconds?: number } = {}): SyncError {
   const suffix = opts.detail ? `: ${opts.detail}` : '';
-  if (status === 401) return new SyncError(ErrorCodes.AUTH_INVALID, 'fatal', `${what}: ${AUTH_MESSAGES[401]}${suffix}`, { status, ...opts });
-  if (status === 403) return new SyncError(ErrorCodes.AUTH_FORBIDDEN, 'fatal', `${what}: ${AUTH_MESSAGES[403]}${suffix}`, { status, ...opts });
-  if (status === 404) return new SyncError(ErrorCodes.NOT_FOUND, 'not_found', `${what}: not found (HTTP 404)${suffix}`, { status, ...opts });
+  if (status === 401)
+    return new SyncError(ErrorCodes.AUTH_INVALID, 'fatal', `${what}: ${AUTH_MESSAGES[401]}${suffix}`, { status, ...opts });
+  if (status === 403)
+    return new SyncError(ErrorCodes.AUTH_FORBIDDEN, 'fatal', `${what}: ${AUTH_MESSAGES[403]}${suffix}`, { status, ...opts });
+  if (status === 404)
+    return new SyncError(ErrorCodes.NOT_FOUND, 'not_found', `${what}: not found (HTTP 404)${suffix}`, { status, ...opts });
   if (status === 409) return new SyncError(ErrorCodes.CONFLICT, 'conflict', `${what}: conflict (HTTP 409)${suffix}`, { status, ...opts });
-  if (status === 501 || status === 405) return new SyncError(ErrorCodes.UNSUPPORTED, 'rejected', `${what}: not supported by the server (HTTP ${status})${suffix}`, { status, ...opts });
-  if (status === 408 || status === 429 || status >= 500) return new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: server busy or failing (HTTP ${status})${suffix}`, { status, ...opts });
-  if (status >= 400) return new SyncError(ErrorCodes.REJECTED, 'rejected', `${what}: rejected (HTTP ${status})${suffix}`, { status, ...opts });
+  if (status === 501 || status === 405)
+    return new SyncError(ErrorCodes.UNSUPPORTED, 'rejected', `${what}: not supported by the server (HTTP ${status})${suffix}`, {
+      status,
+      ...opts,
+    });
+  if (status === 408 || status === 429 || status >= 500)
+    return new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: server busy or failing (HTTP ${status})${suffix}`, {
+      status,
+      ...opts,
+    });
+  if (status >= 400)
+    return new SyncError(ErrorCodes.REJECTED, 'rejected', `${what}: rejected (HTTP ${status})${suffix}`, { status, ...opts });
   return new SyncError(ErrorCodes.BAD_RESPONSE, 'rejected', `${what}: unexpected HTTP ${status}${suffix}`, { status, ...opts });
 }

@@ -7,7 +7,24 @@ import { writeFile } from 'node:fs/promises';
 import { mulberry32 } from '../../src/simulator/prng.ts';
 
 const GIVEN = ['Ana', 'Bob', 'Chen', 'Dara', 'Emil', 'Fatima', 'Goran', 'Hana', 'Ivo', 'Jun', 'Kofi', 'Lea', 'Mateo', 'Nia', 'Omar', 'Pia'];
-const FAMILY = ['Alves', 'Berg', 'Costa', 'Dahl', 'Eze', 'Fischer', 'Garcia', 'Haddad', 'Ito', 'Jensen', 'Kowalski', 'Lopez', 'Müller', 'Nakamura', "O'Neil", 'Petrov'];
+const FAMILY = [
+  'Alves',
+  'Berg',
+  'Costa',
+  'Dahl',
+  'Eze',
+  'Fischer',
+  'Garcia',
+  'Haddad',
+  'Ito',
+  'Jensen',
+  'Kowalski',
+  'Lopez',
+  'Müller',
+  'Nakamura',
+  "O'Neil",
+  'Petrov',
+];
 const DEPARTMENTS = ['Engineering', 'Sales', 'Finance', 'Support', 'Marketing', 'Operations', 'Legal', 'Data'];
 
 export interface BenchUser {

@@ -42,7 +42,10 @@ export async function createMemoryCgroup(name: string, limitBytes: number): Prom
   }
   return {
     limitBytes,
-    wrap: (command, args) => ['sh', ['-c', `echo $$ > ${quote(join(dir, 'cgroup.procs'))} && exec ${[command, ...args].map(quote).join(' ')}`]],
+    wrap: (command, args) => [
+      'sh',
+      ['-c', `echo $$ > ${quote(join(dir, 'cgroup.procs'))} && exec ${[command, ...args].map(quote).join(' ')}`],
+    ],
     peakBytes: () => num(join(dir, v1 ? 'memory.max_usage_in_bytes' : 'memory.peak')),
     oomKills: () => (v1 ? num(join(dir, 'memory.oom_control'), /oom_kill (\d+)/) : num(join(dir, 'memory.events'), /oom_kill (\d+)/)),
     remove: () => rmdir(dir).catch(() => undefined),

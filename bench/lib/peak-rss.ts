@@ -49,7 +49,9 @@ export async function runMeasured(
     if (mb !== undefined) peak = Math.max(peak ?? 0, mb);
   };
   const timer = setInterval(() => void sample(), opts.sampleMs ?? 100);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('close', (c, s) => resolve([c, s])),
+  );
   clearInterval(timer);
   return { code, signal, wallMs: performance.now() - started, peakRssMb: peak, stdout: Buffer.concat(out).toString('utf8'), stderr };
 }

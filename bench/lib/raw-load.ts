@@ -7,7 +7,12 @@
 import { Agent, request } from 'undici';
 import { SCHEMA_USER } from '../../src/platform/scim/types.ts';
 
-export async function rawPosts(url: string, token: string, total: number, concurrency: number): Promise<{ seconds: number; opsPerS: number }> {
+export async function rawPosts(
+  url: string,
+  token: string,
+  total: number,
+  concurrency: number,
+): Promise<{ seconds: number; opsPerS: number }> {
   const agent = new Agent({ connections: concurrency * 2 });
   let next = 0;
   const started = performance.now();

@@ -21,7 +21,8 @@ import { normalizeDocument } from '../../src/sources/file/normalize.ts';
 function seed(store: SimStore, directoryPath: string): LedgerData {
   const doc = JSON.parse(readFileSync(directoryPath, 'utf8')) as { users: unknown[]; groups: unknown[] };
   const desired = normalizeDocument(doc.users, doc.groups);
-  if (desired.rejected.length > 0) throw new Error(`seed directory has ${desired.rejected.length} rejected entries, e.g. ${desired.rejected[0]?.reason}`);
+  if (desired.rejected.length > 0)
+    throw new Error(`seed directory has ${desired.rejected.length} rejected entries, e.g. ${desired.rejected[0]?.reason}`);
   const ledger: LedgerData = { version: 1, users: {}, groups: {}, pending: [] };
   const idByExt = new Map<string, string>();
   for (const u of desired.users) {

@@ -31,7 +31,15 @@ export interface SimulatorProcess {
 }
 
 function flags(o: SimulatorProcessOptions): string[] {
-  return ['--port', '0', '--token', o.token, '--max-page-size', String(o.maxPageSize), ...(o.latencyMs ? ['--latency-ms', String(o.latencyMs)] : [])];
+  return [
+    '--port',
+    '0',
+    '--token',
+    o.token,
+    '--max-page-size',
+    String(o.maxPageSize),
+    ...(o.latencyMs ? ['--latency-ms', String(o.latencyMs)] : []),
+  ];
 }
 
 /** Waits for the listening line; undefined when the process exits first (e.g. unknown command). */
@@ -88,7 +96,8 @@ export async function startSimulatorProcess(o: SimulatorProcessOptions): Promise
     const cli = await launch([BIN, 'simulate', ...flags(o)], 'cli', 30_000);
     if (cli) return cli;
   }
-  const seed = o.seedDirectory !== undefined ? ['--seed-directory', o.seedDirectory, ...(o.ledgerOut ? ['--ledger-out', o.ledgerOut] : [])] : [];
+  const seed =
+    o.seedDirectory !== undefined ? ['--seed-directory', o.seedDirectory, ...(o.ledgerOut ? ['--ledger-out', o.ledgerOut] : [])] : [];
   const bench = await launch([MAIN, ...flags(o), ...seed], 'bench', 300_000);
   if (!bench) throw new Error('simulator process did not start');
   return bench;

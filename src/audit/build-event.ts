@@ -133,7 +133,13 @@ export class EventBuilder {
     const id = idValue ? quoted[plan.id] : `"${key}"`;
     let json: string;
     if (this.opts.fieldStyle === 'ecs') {
-      json = '{"@timestamp":"' + iso + '","event":{"id":' + id + ',"kind":"event","dataset":"platform.audit"' + (action === undefined ? '}' : ',"action":' + action + '}');
+      json =
+        '{"@timestamp":"' +
+        iso +
+        '","event":{"id":' +
+        id +
+        ',"kind":"event","dataset":"platform.audit"' +
+        (action === undefined ? '}' : ',"action":' + action + '}');
       if (email !== undefined) json += ',"user":{"email":' + email + '}';
       if (ip !== undefined) json += ',"source":{"ip":' + ip + '}';
       json += ',"platform":{"audit":{' + cols + '}}}';

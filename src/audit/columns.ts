@@ -8,7 +8,19 @@ export type ColumnRole = 'timestamp' | 'id' | 'action' | 'email' | 'ip';
 
 /** Candidates per role, most specific first. */
 export const COLUMN_CANDIDATES: Readonly<Record<ColumnRole, readonly string[]>> = {
-  timestamp: ['timestamp', 'event_time', 'event_timestamp', 'time', 'created_at', 'createdAt', 'date', 'datetime', 'occurred_at', 'logged_at', '@timestamp'],
+  timestamp: [
+    'timestamp',
+    'event_time',
+    'event_timestamp',
+    'time',
+    'created_at',
+    'createdAt',
+    'date',
+    'datetime',
+    'occurred_at',
+    'logged_at',
+    '@timestamp',
+  ],
   id: ['event_id', 'Event ID', 'id', 'uuid', 'event_uuid', 'audit_id', 'log_id'],
   action: ['event_name', 'Event Name', 'eventName', 'event', 'action', 'event_type', 'type', 'activity'],
   email: ['user_email', 'User Email', 'userEmail', 'email', 'actor_email', 'user', 'actor'],

@@ -33,9 +33,18 @@ export const auditSchema = z
     /** `datetime` sends ISO instants (second precision); `date` sends whole days and filters client-side. */
     precision: z.enum(['date', 'datetime']).default('datetime'),
     /** Length of one export request. Bounds the work redone after a failure. */
-    windowMinutes: z.number().int().min(1).max(31 * DAY_MINUTES).default(60),
+    windowMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(31 * DAY_MINUTES)
+      .default(60),
     /** How far back each run re-reads before the cursor, to catch late-arriving events. */
-    overlapMinutes: z.number().min(0).max(7 * DAY_MINUTES).default(15),
+    overlapMinutes: z
+      .number()
+      .min(0)
+      .max(7 * DAY_MINUTES)
+      .default(15),
     /** Events younger than this are left for the next run (the platform may still be writing them). */
     settleSeconds: z.number().int().min(0).default(120),
     /** Events handed to the sinks at once. */
@@ -47,7 +56,11 @@ export const auditSchema = z
         /** Column holding the event time; detected among common names when absent. */
         column: z.string().min(1).optional(),
         /** Zone of timestamps written without an offset: `UTC`, a fixed offset (`+02:00`) or an IANA name. */
-        timezone: z.string().min(1).default('UTC').refine(isValidTimeZone, { message: 'use UTC, a fixed offset like +02:00, or an IANA zone like Europe/Paris' }),
+        timezone: z
+          .string()
+          .min(1)
+          .default('UTC')
+          .refine(isValidTimeZone, { message: 'use UTC, a fixed offset like +02:00, or an IANA zone like Europe/Paris' }),
       })
       .prefault({}),
     /** Columns for the normalized fields; each is detected among common names when absent. */

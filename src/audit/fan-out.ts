@@ -16,7 +16,12 @@ export class SinkFailedError extends SyncError {
   constructor(sink: string, cause: unknown) {
     const base = isSyncError(cause) ? cause : undefined;
     const message = base?.message ?? (cause instanceof Error ? cause.message : String(cause));
-    super(base?.code ?? ErrorCodes.TRANSIENT, base?.kind ?? 'transient', message.startsWith(`sink ${sink}`) ? message : `sink ${sink}: ${message}`, { cause });
+    super(
+      base?.code ?? ErrorCodes.TRANSIENT,
+      base?.kind ?? 'transient',
+      message.startsWith(`sink ${sink}`) ? message : `sink ${sink}: ${message}`,
+      { cause },
+    );
     this.name = 'SinkFailedError';
     this.sink = sink;
   }

@@ -43,7 +43,9 @@ function withJson(event: AuditEvent & { doc?: Record<string, unknown> }): AuditE
 
 export async function replayDeadLetters(deps: ReplayDeps, sinkName: string, opts: { batchSize?: number } = {}): Promise<ReplaySummary> {
   if (sinkName === PARSE_DEAD_LETTER) {
-    throw new ConfigError(`"${PARSE_DEAD_LETTER}" holds CSV rows that are not events: there is nothing to replay; read them with \`audit status --json\` and the dead-letter store (${deps.deadLetters.describe})`);
+    throw new ConfigError(
+      `"${PARSE_DEAD_LETTER}" holds CSV rows that are not events: there is nothing to replay; read them with \`audit status --json\` and the dead-letter store (${deps.deadLetters.describe})`,
+    );
   }
   const sink = deps.sinks.find((s) => s.name === sinkName);
   if (!sink) {
@@ -72,10 +74,23 @@ export async function replayDeadLetters(deps: ReplayDeps, sinkName: string, opts
       if (events.length === 0) return back;
       const result = await sink.write(events, deps.signal);
       summary.delivered += result.delivered;
-      (deps.observer ?? ignoreAuditEvents)({ type: 'delivered', sink: sinkName, delivered: result.delivered, alreadyHeld: 0, deadLettered: 0 });
+      (deps.observer ?? ignoreAuditEvents)({
+        type: 'delivered',
+        sink: sinkName,
+        delivered: result.delivered,
+        alreadyHeld: 0,
+        deadLettered: 0,
+      });
       for (const r of result.rejected) {
         const prev = byKey.get(r.event.key);
-        back.push({ ...(prev as DeadLetter), code: r.code, reason: r.reason, attempts: (prev?.attempts ?? 0) + 1, atMs: now(), event: r.event });
+        back.push({
+          ...(prev as DeadLetter),
+          code: r.code,
+          reason: r.reason,
+          attempts: (prev?.attempts ?? 0) + 1,
+          atMs: now(),
+          event: r.event,
+        });
         summary.rejectedAgain++;
       }
       return back;

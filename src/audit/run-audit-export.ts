@@ -46,7 +46,12 @@ function emptySummary(tenant: string, cursorMs: number | null): AuditRunSummary 
 /** Retry a window after a transient failure, starting again at the committed cursor − overlap. */
 async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow): Promise<void> {
   const { retry } = ctx.config;
-  const policy = { maxAttempts: retry.windowAttempts, baseDelayMs: retry.baseDelayMs, maxDelayMs: retry.maxDelayMs, maxRetryAfterMs: retry.maxDelayMs };
+  const policy = {
+    maxAttempts: retry.windowAttempts,
+    baseDelayMs: retry.baseDelayMs,
+    maxDelayMs: retry.maxDelayMs,
+    maxRetryAfterMs: retry.maxDelayMs,
+  };
   for (let attempt = 1; ; attempt++) {
     // Progress committed by an earlier attempt is not redone (keys ≥ cursor − overlap are known).
     const startMs = ctx.cursorMs === null ? w.startMs : Math.max(w.startMs, Math.min(w.endMs, ctx.cursorMs - ctx.overlapMs));
@@ -60,7 +65,14 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
       const retryAfterSeconds = isSyncError(e) ? e.retryAfterSeconds : undefined;
       const delayMs = backoffDelay(policy, attempt, retryAfterSeconds === undefined ? undefined : retryAfterSeconds * 1000);
       ctx.summary.windowRetries++;
-      ctx.observer({ type: 'window-retry', attempt, delayMs, code: isSyncError(e) ? e.code : undefined, message: (e as Error).message, windowStartMs: w.startMs });
+      ctx.observer({
+        type: 'window-retry',
+        attempt,
+        delayMs,
+        code: isSyncError(e) ? e.code : undefined,
+        message: (e as Error).message,
+        windowStartMs: w.startMs,
+      });
       await sleep(delayMs, ctx.signal);
     }
   }
@@ -119,7 +131,10 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       }
     }
     const lanes = await loadHeldKeys(deps, range.startMs);
-    const backfill = windows.length > 1 ? { fromMs: st.backfill?.fromMs ?? range.startMs, toMs: range.endMs, startedAtMs: st.backfill?.startedAtMs ?? started } : st.backfill;
+    const backfill =
+      windows.length > 1
+        ? { fromMs: st.backfill?.fromMs ?? range.startMs, toMs: range.endMs, startedAtMs: st.backfill?.startedAtMs ?? started }
+        : st.backfill;
     const ctx = new RunContext({
       tenant,
       config,
@@ -162,7 +177,8 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
     }
     throw e;
   } finally {
-    for (const sink of opened.reverse()) await sink.close().catch((e: unknown) => observer({ type: 'sink-close-failed', sink: sink.name, message: (e as Error).message }));
+    for (const sink of opened.reverse())
+      await sink.close().catch((e: unknown) => observer({ type: 'sink-close-failed', sink: sink.name, message: (e as Error).message }));
     await state.release();
   }
 }

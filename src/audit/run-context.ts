@@ -6,7 +6,7 @@
  */
 import { columnDrift } from './columns.ts';
 import type { AuditConfig } from './config-schema.ts';
-import { DedupeSet } from './dedupe-set.ts';
+import type { DedupeSet } from './dedupe-set.ts';
 import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
 import { PARSE_DEAD_LETTER } from './dead-letter/store.ts';
 import type { AuditEvent } from './event.ts';

@@ -23,7 +23,11 @@ export interface RunFromConfigOptions extends AuditRunOptions, AuditRuntimeOptio
   now?: () => number;
 }
 
-export async function runAuditFromConfig(loaded: LoadedConfig, logger: Logger, opts: RunFromConfigOptions = {}): Promise<{ summary: AuditRunSummary; outputs: AuditOutput[] }> {
+export async function runAuditFromConfig(
+  loaded: LoadedConfig,
+  logger: Logger,
+  opts: RunFromConfigOptions = {},
+): Promise<{ summary: AuditRunSummary; outputs: AuditOutput[] }> {
   const rt = buildAuditRuntime(loaded, logger, opts);
   try {
     const summary = await runAuditExport(

@@ -47,7 +47,9 @@ export interface AuditRuntimeOptions {
 export function requireAuditConfig(loaded: Pick<LoadedConfig, 'config'>): AuditConfig {
   const audit = loaded.config.audit;
   if (!audit) {
-    throw new ConfigError('the config has no audit section', ['audit: add an `audit:` section with at least `sinks: [{ type: file, name: siem, path: audit.ndjson }]`']);
+    throw new ConfigError('the config has no audit section', [
+      'audit: add an `audit:` section with at least `sinks: [{ type: file, name: siem, path: audit.ndjson }]`',
+    ]);
   }
   return audit;
 }
@@ -62,7 +64,8 @@ export function buildAuditRuntime(loaded: LoadedConfig, logger: Logger, opts: Au
     deadLetters = new RedisDeadLetterStore(opts.redis.client, opts.redis.keyPrefix, tenant);
   } else {
     // The file state of a config that names Redis would be a second, diverging cursor.
-    if (loaded.config.redis) throw new ConfigError('redis is configured but no Redis connection was handed to the audit runtime (a wiring bug)');
+    if (loaded.config.redis)
+      throw new ConfigError('redis is configured but no Redis connection was handed to the audit runtime (a wiring bug)');
     const dir = resolveConfigPath(loaded.configDir, loaded.config.state.dir);
     state = new FileAuditStateStore(dir, tenant);
     deadLetters = new FileDeadLetterStore(auditStateDir(dir, tenant));

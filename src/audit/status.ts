@@ -20,7 +20,13 @@ export interface AuditStatus {
   deadLetterStore: string;
 }
 
-export async function auditStatus(deps: { tenant: string; state: AuditStateStore; deadLetters: DeadLetterStore; now?: () => number; observer?: AuditObserver }): Promise<AuditStatus> {
+export async function auditStatus(deps: {
+  tenant: string;
+  state: AuditStateStore;
+  deadLetters: DeadLetterStore;
+  now?: () => number;
+  observer?: AuditObserver;
+}): Promise<AuditStatus> {
   const nowMs = (deps.now ?? Date.now)();
   const [st, counts] = await Promise.all([deps.state.load(), deps.deadLetters.counts()]);
   deps.observer?.({ type: 'state', cursorMs: st.cursorMs, updatedAtMs: st.updatedAtMs, nowMs });
@@ -41,7 +47,8 @@ export async function auditStatus(deps: { tenant: string; state: AuditStateStore
           from: new Date(bf.fromMs).toISOString(),
           to: new Date(bf.toMs).toISOString(),
           startedAt: new Date(bf.startedAtMs).toISOString(),
-          ratio: bf.toMs <= bf.fromMs || st.cursorMs === null ? 0 : Math.min(1, Math.max(0, (st.cursorMs - bf.fromMs) / (bf.toMs - bf.fromMs))),
+          ratio:
+            bf.toMs <= bf.fromMs || st.cursorMs === null ? 0 : Math.min(1, Math.max(0, (st.cursorMs - bf.fromMs) / (bf.toMs - bf.fromMs))),
         }
       : null,
     deadLetters: counts,

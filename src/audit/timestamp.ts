@@ -51,7 +51,7 @@ function ianaResolver(zone: string): ZoneResolver {
     const p: Record<string, number> = {};
     for (const part of fmt.formatToParts(new Date(utcMs))) if (part.type !== 'literal') p[part.type] = Number(part.value);
     const wall = Date.UTC(p['year'] ?? 1970, (p['month'] ?? 1) - 1, p['day'] ?? 1, p['hour'] ?? 0, p['minute'] ?? 0, p['second'] ?? 0);
-    return wall - (utcMs - (utcMs % 1000 + 1000) % 1000);
+    return wall - (utcMs - (((utcMs % 1000) + 1000) % 1000));
   };
   // Offsets change at most a few times a year, on hour boundaries: cache per wall-clock hour.
   const cache = new Map<number, number>();
@@ -119,7 +119,8 @@ function two(s: string, i: number): number {
  */
 function canonicalUtc(v: string): number | undefined {
   if (v.length !== 24 || v.charCodeAt(23) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */) return undefined;
-  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46) return undefined;
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46)
+    return undefined;
   const hi = two(v, 0);
   const lo = two(v, 2);
   const mo = two(v, 5);
@@ -142,7 +143,15 @@ export function createTimestampParser(zone = 'UTC'): TimestampParser {
     if (value === '') return undefined;
     const m = ISO_LIKE.exec(value);
     if (m) {
-      const wall = wallAsUtc(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), fractionMs(m[7]));
+      const wall = wallAsUtc(
+        Number(m[1]),
+        Number(m[2]),
+        Number(m[3]),
+        Number(m[4] ?? 0),
+        Number(m[5] ?? 0),
+        Number(m[6] ?? 0),
+        fractionMs(m[7]),
+      );
       if (wall === undefined) return undefined;
       return m[8] !== undefined ? wall - offsetMinutes(m[8]) * 60_000 : wall - resolve(wall);
     }

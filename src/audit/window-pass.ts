@@ -107,8 +107,14 @@ export class WindowPass {
       parseTimestamp: this.parseTimestamp,
     });
     if (this.builder.plan.timestamp < 0) {
-      const wanted = config.timestamp.column ? `the configured column "${config.timestamp.column}"` : `none of ${COLUMN_CANDIDATES.timestamp.join(', ')}`;
-      throw new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export has no timestamp column (${wanted}; columns are ${columns.join(', ')}): set audit.timestamp.column`);
+      const wanted = config.timestamp.column
+        ? `the configured column "${config.timestamp.column}"`
+        : `none of ${COLUMN_CANDIDATES.timestamp.join(', ')}`;
+      throw new SyncError(
+        ErrorCodes.BAD_RESPONSE,
+        'fatal',
+        `audit-log export has no timestamp column (${wanted}; columns are ${columns.join(', ')}): set audit.timestamp.column`,
+      );
     }
     if (config.columns.id && this.builder.plan.id < 0) this.ctx.observer({ type: 'id-column-missing', column: config.columns.id });
   }

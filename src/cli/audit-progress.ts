@@ -15,7 +15,10 @@ const count = (n: number): string => n.toLocaleString('en');
 
 /** `window 3/24 done, 120,345 events read (12%)`: the plain line, also the bar's text. */
 export function auditProgressText(p: AuditProgress): string {
-  const window = p.phase === 'window-start' && p.windowsDone < p.windowCount ? `window ${p.windowIndex + 1}/${p.windowCount}` : `${p.windowsDone}/${p.windowCount} windows done`;
+  const window =
+    p.phase === 'window-start' && p.windowsDone < p.windowCount
+      ? `window ${p.windowIndex + 1}/${p.windowCount}`
+      : `${p.windowsDone}/${p.windowCount} windows done`;
   return `${window}, ${count(p.eventsRead)} events read (${Math.floor(p.ratio * 100)}%)`;
 }
 
@@ -24,7 +27,12 @@ export function createAuditProgress(opts: { stream?: NodeJS.WriteStream; quiet?:
   if (opts.quiet) return { update() {}, stop() {} };
   if (stream.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { stream, format: 'audit export [{bar}] {percentage}% | {windows} windows | {events} events read', hideCursor: true, clearOnComplete: false },
+      {
+        stream,
+        format: 'audit export [{bar}] {percentage}% | {windows} windows | {events} events read',
+        hideCursor: true,
+        clearOnComplete: false,
+      },
       cliProgress.Presets.shades_classic,
     );
     let started = false;

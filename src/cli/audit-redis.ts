@@ -18,9 +18,10 @@ export async function openAuditRedis(loaded: LoadedConfig): Promise<OpenedAuditR
   return {
     client,
     keyPrefix: factory.keyPrefix,
-    close: () => client.quit().then(
-      () => undefined,
-      () => client.disconnect(),
-    ),
+    close: () =>
+      client.quit().then(
+        () => undefined,
+        () => client.disconnect(),
+      ),
   };
 }

@@ -32,12 +32,16 @@ interface ExportOptions {
 
 function instantOption(value: string, flag: string): Date {
   const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
+  if (Number.isNaN(ms))
+    throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
   return new Date(ms);
 }
 
 const iso = (ms: number | null): string => (ms === null ? '(none)' : new Date(ms).toISOString());
-const perSink = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(', ') || '0';
+const perSink = (r: Record<string, number>): string =>
+  Object.entries(r)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ') || '0';
 
 /**
  * `delivered` counts what each sink acknowledged; after a crash part of it was already in the
@@ -116,7 +120,11 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
       } catch (e) {
         progress.stop();
         const partial = partialSummary(e);
-        if (partial && !opts.json) printLines(['audit export stopped; progress up to the cursor below is committed:', ...renderExportSummary(partial).map((l) => `  ${l}`)], process.stderr);
+        if (partial && !opts.json)
+          printLines(
+            ['audit export stopped; progress up to the cursor below is committed:', ...renderExportSummary(partial).map((l) => `  ${l}`)],
+            process.stderr,
+          );
         throw e;
       }
       progress.stop();
@@ -133,7 +141,11 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
 }
 
 /** The runtime of one command, with the Redis connection the config asks for (opened and closed here). */
-async function withRuntime<T>(opts: { config: string; tenant?: string }, cmd: Command, fn: (loaded: LoadedConfig, rt: AuditRuntime, logger: Logger) => Promise<T>): Promise<T> {
+async function withRuntime<T>(
+  opts: { config: string; tenant?: string },
+  cmd: Command,
+  fn: (loaded: LoadedConfig, rt: AuditRuntime, logger: Logger) => Promise<T>,
+): Promise<T> {
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const logger = commandLogger(cmd, loaded);
   const redis = await openAuditRedis(loaded);
@@ -188,10 +200,20 @@ export function auditCommand(): Command {
       runCommand((opts: { config: string; sink: string; batchSize: string; json?: boolean }, cmd: Command) =>
         withRuntime(opts, cmd, async (_loaded, rt, logger) => {
           const batchSize = Number(opts.batchSize);
-          if (!Number.isInteger(batchSize) || batchSize < 1) throw new ConfigError(`--batch-size must be a positive integer, got ${opts.batchSize}`);
+          if (!Number.isInteger(batchSize) || batchSize < 1)
+            throw new ConfigError(`--batch-size must be a positive integer, got ${opts.batchSize}`);
           const r = await replayDeadLetters({ ...rt, logger, observer: auditRecorder(rt.tenant, logger) }, opts.sink, { batchSize });
           if (opts.json) printJson(r);
-          else printLines(table([['sink', r.sink], ['taken', String(r.taken)], ['delivered', String(r.delivered)], ['rejected again', String(r.rejectedAgain)], ['kept (no event)', String(r.kept)]]));
+          else
+            printLines(
+              table([
+                ['sink', r.sink],
+                ['taken', String(r.taken)],
+                ['delivered', String(r.delivered)],
+                ['rejected again', String(r.rejectedAgain)],
+                ['kept (no event)', String(r.kept)],
+              ]),
+            );
           return r.rejectedAgain > 0 ? ExitCode.FAILED : ExitCode.OK;
         }),
       ),

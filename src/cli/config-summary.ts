@@ -34,26 +34,46 @@ function scalars(obj: object, skip: readonly string[]): string {
 export function summarizeConfig(loaded: LoadedConfig): string[] {
   const { config, configDir } = loaded;
   const p = config.platform;
-  const credential = p.tokenFile !== undefined ? `${p.authScheme} token from platform.tokenFile (${resolveConfigPath(configDir, p.tokenFile)})` : `${p.authScheme} token from platform.token`;
+  const credential =
+    p.tokenFile !== undefined
+      ? `${p.authScheme} token from platform.tokenFile (${resolveConfigPath(configDir, p.tokenFile)})`
+      : `${p.authScheme} token from platform.token`;
   const rows: [string, string][] = [
     ['tenant', config.tenant],
     ['platform', `${p.baseUrl.replace(/\/+$/, '')}${p.scimPath}`],
     ['credential', `${credential} ${REDACTED}`],
-    ['http', `maxConnections=${p.maxConnections} timeoutSeconds=${p.timeoutSeconds} retry.maxAttempts=${p.retry.maxAttempts}${p.caFile ? ` caFile=${p.caFile}` : ''}${p.allowInsecureHttp ? ' allowInsecureHttp=true' : ''}`],
+    [
+      'http',
+      `maxConnections=${p.maxConnections} timeoutSeconds=${p.timeoutSeconds} retry.maxAttempts=${p.retry.maxAttempts}${p.caFile ? ` caFile=${p.caFile}` : ''}${p.allowInsecureHttp ? ' allowInsecureHttp=true' : ''}`,
+    ],
   ];
   const prov = config.provisioning;
   if (prov) {
     rows.push(['source', `${prov.source.type} ${scalars(prov.source, ['type'])}`.trim()]);
     rows.push(['mapping', `user: ${Object.keys(prov.mapping.user).length} rules, group: ${Object.keys(prov.mapping.group).length} rules`]);
     rows.push(['scope', `users: ${prov.scope.users ?? 'all'}; groups: ${prov.scope.groups ?? 'all'}`]);
-    rows.push(['deprovision', `action=${prov.deprovision.action} deleteGroups=${prov.deprovision.deleteGroups} deleteAfterDays=${prov.deprovision.deleteAfterDays}`]);
-    rows.push(['guards', `maxDeletes=${prov.guards.maxDeletes} maxDeletePercent=${prov.guards.maxDeletePercent} maxMemberRemovals=${prov.guards.maxMemberRemovals} maxMemberRemovalPercent=${prov.guards.maxMemberRemovalPercent} membership=${prov.membership}`]);
-    rows.push(['apply', `concurrency=${prov.apply.concurrency} requestsPerSecond=${prov.apply.requestsPerSecond || 'unlimited'} ownership=${prov.ownership.mode} adoptExisting=${prov.matching.adoptExisting}`]);
+    rows.push([
+      'deprovision',
+      `action=${prov.deprovision.action} deleteGroups=${prov.deprovision.deleteGroups} deleteAfterDays=${prov.deprovision.deleteAfterDays}`,
+    ]);
+    rows.push([
+      'guards',
+      `maxDeletes=${prov.guards.maxDeletes} maxDeletePercent=${prov.guards.maxDeletePercent} maxMemberRemovals=${prov.guards.maxMemberRemovals} maxMemberRemovalPercent=${prov.guards.maxMemberRemovalPercent} membership=${prov.membership}`,
+    ]);
+    rows.push([
+      'apply',
+      `concurrency=${prov.apply.concurrency} requestsPerSecond=${prov.apply.requestsPerSecond || 'unlimited'} ownership=${prov.ownership.mode} adoptExisting=${prov.matching.adoptExisting}`,
+    ]);
   } else {
     rows.push(['provisioning', 'not configured']);
   }
   rows.push(['audit', config.audit ? `configured (${Object.keys(config.audit).join(', ') || 'defaults'})` : 'not configured']);
-  rows.push(['state', config.redis ? `redis ${maskUrlCredentials(config.redis.url)} keyPrefix=${config.redis.keyPrefix}` : `dir ${resolveConfigPath(configDir, config.state.dir)}`]);
+  rows.push([
+    'state',
+    config.redis
+      ? `redis ${maskUrlCredentials(config.redis.url)} keyPrefix=${config.redis.keyPrefix}`
+      : `dir ${resolveConfigPath(configDir, config.state.dir)}`,
+  ]);
   rows.push(['logging', `level=${config.logging.level}`]);
   return table(rows);
 }

@@ -45,7 +45,8 @@ export async function checkPlatform(loaded: LoadedConfig, signal?: AbortSignal):
       });
       const spc = res.body;
       const patch = spc?.patch?.supported === true ? 'PATCH supported' : 'PATCH not advertised';
-      const filter = spc?.filter?.supported === true ? `filter supported (maxResults ${spc.filter.maxResults ?? '?'})` : 'filter not advertised';
+      const filter =
+        spc?.filter?.supported === true ? `filter supported (maxResults ${spc.filter.maxResults ?? '?'})` : 'filter not advertised';
       return { name: 'platform', ok: true, detail: `${where}: ServiceProviderConfig read; ${patch}, ${filter}` };
     } catch (e) {
       // Some servers do not publish ServiceProviderConfig; a one-item user list proves the same.
@@ -57,7 +58,11 @@ export async function checkPlatform(loaded: LoadedConfig, signal?: AbortSignal):
       query: { count: 1 },
       ...(signal ? { signal } : {}),
     });
-    return { name: 'platform', ok: true, detail: `${where}: Users readable (totalResults ${res.body?.totalResults ?? 'unknown'}); no ServiceProviderConfig` };
+    return {
+      name: 'platform',
+      ok: true,
+      detail: `${where}: Users readable (totalResults ${res.body?.totalResults ?? 'unknown'}); no ServiceProviderConfig`,
+    };
   } catch (e) {
     return failed('platform', e);
   } finally {

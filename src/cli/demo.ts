@@ -33,7 +33,12 @@ export async function runDemo(configPath: string, out: NodeJS.WriteStream = proc
   const color = out.isTTY === true;
   const say = (s: string): void => void out.write(`${s}\n`);
   try {
-    const loaded = await loadConfig(configPath, { ...process.env, SIM_URL: sim.url, SIM_TOKEN: token, DEMO_AUDIT_FROM: auditFrom.toISOString() });
+    const loaded = await loadConfig(configPath, {
+      ...process.env,
+      SIM_URL: sim.url,
+      SIM_TOKEN: token,
+      DEMO_AUDIT_FROM: auditFrom.toISOString(),
+    });
     await rm(resolve(loaded.configDir, loaded.config.state.dir), { recursive: true, force: true });
     // Warnings only, readable on a terminal: the demo's output is the plan and the summaries.
     const logger = createLogger({ level: 'warn', pretty: process.stderr.isTTY === true });
@@ -62,7 +67,9 @@ export async function runDemo(configPath: string, out: NodeJS.WriteStream = proc
       const { runAuditFromConfig } = await import('../audit/run-from-config.ts');
       const audit = await runAuditFromConfig(loaded, logger);
       const s = audit.summary;
-      say(`  events read ${s.eventsRead}, delivered ${JSON.stringify(s.delivered)}, dead-lettered ${JSON.stringify(s.deadLettered)}, duplicates skipped ${s.duplicatesSkipped}`);
+      say(
+        `  events read ${s.eventsRead}, delivered ${JSON.stringify(s.delivered)}, dead-lettered ${JSON.stringify(s.deadLettered)}, duplicates skipped ${s.duplicatesSkipped}`,
+      );
       say(`  cursor now ${s.cursorMs === null ? 'none' : new Date(s.cursorMs).toISOString()}`);
       for (const o of audit.outputs) if (o.path) say(paint('green', `  audit events written to ${o.path}`, out));
       const failed = result.failed.length > 0 || Object.values(s.deadLettered).some((n) => n > 0);

@@ -31,7 +31,16 @@ export async function importOneShotLedgers(all: readonly LoadedConfig[], logger:
       const ledger = new RedisLedger(redis, factory.keyPrefix, tenant);
       if (await ledger.importIfEmpty(data)) {
         imported++;
-        logger.info({ tenant, from: file.describe, to: ledger.describe, users: Object.keys(data.users).length, groups: Object.keys(data.groups).length }, 'imported the one-shot ownership ledger into Redis (one time)');
+        logger.info(
+          {
+            tenant,
+            from: file.describe,
+            to: ledger.describe,
+            users: Object.keys(data.users).length,
+            groups: Object.keys(data.groups).length,
+          },
+          'imported the one-shot ownership ledger into Redis (one time)',
+        );
       }
     }
   } finally {

@@ -30,18 +30,31 @@ interface LedgerFile {
 
 type Where = 'state-dir' | 'redis';
 
-async function open(loaded: LoadedConfig, where: Where): Promise<{ store: LedgerStore & { counts?: () => Promise<{ users: number; groups: number; pending: number }> }; close(): Promise<void> }> {
+async function open(
+  loaded: LoadedConfig,
+  where: Where,
+): Promise<{
+  store: LedgerStore & { counts?: () => Promise<{ users: number; groups: number; pending: number }> };
+  close(): Promise<void>;
+}> {
   const { config } = loaded;
-  if (where === 'state-dir') return { store: new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant), close: async () => undefined };
-  if (!config.redis) throw new ConfigError('the config has no redis section', ['redis.url: set it to the Redis the daemon uses, or use --from state-dir']);
+  if (where === 'state-dir')
+    return { store: new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant), close: async () => undefined };
+  if (!config.redis)
+    throw new ConfigError('the config has no redis section', ['redis.url: set it to the Redis the daemon uses, or use --from state-dir']);
   const [{ redisFactory }, { RedisLedger }] = await Promise.all([import('../jobs/redis.ts'), import('../jobs/redis-ledger.ts')]);
   const factory = redisFactory(loaded);
   const redis = factory.create('ledger');
-  return { store: new RedisLedger(redis, factory.keyPrefix, config.tenant), close: async () => void (await redis.quit().catch(() => redis.disconnect())) };
+  return {
+    store: new RedisLedger(redis, factory.keyPrefix, config.tenant),
+    close: async () => void (await redis.quit().catch(() => redis.disconnect())),
+  };
 }
 
-const counts = (d: LedgerData | undefined): string => `${Object.keys(d?.users ?? {}).length} users, ${Object.keys(d?.groups ?? {}).length} groups, ${d?.pending.length ?? 0} pending creates`;
-const isEmpty = (d: LedgerData | undefined): boolean => d === undefined || Object.keys(d.users).length + Object.keys(d.groups).length + d.pending.length === 0;
+const counts = (d: LedgerData | undefined): string =>
+  `${Object.keys(d?.users ?? {}).length} users, ${Object.keys(d?.groups ?? {}).length} groups, ${d?.pending.length ?? 0} pending creates`;
+const isEmpty = (d: LedgerData | undefined): boolean =>
+  d === undefined || Object.keys(d.users).length + Object.keys(d.groups).length + d.pending.length === 0;
 
 function load(path: string, opts: { tenant?: string }): Promise<LoadedConfig> {
   return loadConfig(path, process.env, { tenant: opts.tenant, platformCredential: false });
@@ -61,7 +74,13 @@ function exportCommand(): Command {
         const { store, close } = await open(loaded, from);
         try {
           const ledger = (await store.load()) ?? { version: 1, users: {}, groups: {}, pending: [] };
-          const file: LedgerFile = { kind: LEDGER_FILE_KIND, tenant: loaded.config.tenant, exportedFrom: store.describe, exportedAt: new Date().toISOString(), ledger };
+          const file: LedgerFile = {
+            kind: LEDGER_FILE_KIND,
+            tenant: loaded.config.tenant,
+            exportedFrom: store.describe,
+            exportedAt: new Date().toISOString(),
+            ledger,
+          };
           if (opts.out) {
             await writeJsonFileAtomic(opts.out, file);
             process.stderr.write(`exported ${counts(ledger)} of tenant ${file.tenant} from ${store.describe} to ${opts.out}\n`);
@@ -81,14 +100,20 @@ async function readLedgerFile(path: string, tenant: string): Promise<LedgerData>
   } catch {
     throw new ConfigError(`cannot read ledger file ${path}`, ['--in: pass a file written by `scim-audit-sync ledger export --out FILE`']);
   }
-  if (f.kind !== LEDGER_FILE_KIND || f.ledger?.version !== 1) throw new ConfigError(`${path} is not a ledger export`, [`--in: expected kind ${LEDGER_FILE_KIND}`]);
-  if (f.tenant !== tenant) throw new ConfigError(`${path} holds the ledger of tenant ${f.tenant ?? '?'}`, [`--tenant: this config is tenant ${tenant}; import each tenant's own export`]);
+  if (f.kind !== LEDGER_FILE_KIND || f.ledger?.version !== 1)
+    throw new ConfigError(`${path} is not a ledger export`, [`--in: expected kind ${LEDGER_FILE_KIND}`]);
+  if (f.tenant !== tenant)
+    throw new ConfigError(`${path} holds the ledger of tenant ${f.tenant ?? '?'}`, [
+      `--tenant: this config is tenant ${tenant}; import each tenant's own export`,
+    ]);
   return f.ledger;
 }
 
 function importCommand(): Command {
   return new Command('import')
-    .description("load a ledger into the config's store (Redis when configured, else state.dir): from --in FILE, or from state.dir into Redis")
+    .description(
+      "load a ledger into the config's store (Redis when configured, else state.dir): from --in FILE, or from state.dir into Redis",
+    )
     .addOption(configOption())
     .addOption(tenantOption())
     .addOption(new Option('--in <file>', 'a file written by `ledger export` (default: the ledger in state.dir)'))
@@ -97,7 +122,10 @@ function importCommand(): Command {
       runCommand(async (opts: { config: string; tenant?: string; in?: string; replace?: boolean }) => {
         const loaded = await load(opts.config, opts);
         const to: Where = loaded.config.redis ? 'redis' : 'state-dir';
-        if (opts.in === undefined && to === 'state-dir') throw new ConfigError('nothing to import', ['--in: pass a ledger export; without redis configured, the state dir is already where the ledger lives']);
+        if (opts.in === undefined && to === 'state-dir')
+          throw new ConfigError('nothing to import', [
+            '--in: pass a ledger export; without redis configured, the state dir is already where the ledger lives',
+          ]);
         let data: LedgerData | undefined;
         let origin: string;
         if (opts.in !== undefined) {
@@ -107,13 +135,18 @@ function importCommand(): Command {
           const fileStore = new FileLedgerStore(resolve(loaded.configDir, loaded.config.state.dir), loaded.config.tenant);
           data = await fileStore.load();
           origin = fileStore.describe;
-          if (data === undefined) throw new ConfigError(`no ledger at ${fileStore.path}`, ['state.dir: point it at the directory the one-shot commands used, or pass --in FILE']);
+          if (data === undefined)
+            throw new ConfigError(`no ledger at ${fileStore.path}`, [
+              'state.dir: point it at the directory the one-shot commands used, or pass --in FILE',
+            ]);
         }
         const { store, close } = await open(loaded, to);
         try {
           const existing = await store.load();
           if (!isEmpty(existing) && !opts.replace) {
-            process.stderr.write(`error: ${store.describe} already holds ${counts(existing)}; nothing imported. Export it first if you need it, then re-run with --replace.\n`);
+            process.stderr.write(
+              `error: ${store.describe} already holds ${counts(existing)}; nothing imported. Export it first if you need it, then re-run with --replace.\n`,
+            );
             return ExitCode.CONFIG;
           }
           await store.save(data);

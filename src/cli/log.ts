@@ -35,12 +35,22 @@ export function logCommand(): Command {
     .description('the provisioning log: every change the sync made, failed to make or held, newest first')
     .addOption(configOption())
     .addOption(tenantOption())
-    .addOption(new Option('--user <text>', 'records about this person or group: part of a userName, externalId, platform id or displayName (also finds their membership changes)'))
+    .addOption(
+      new Option(
+        '--user <text>',
+        'records about this person or group: part of a userName, externalId, platform id or displayName (also finds their membership changes)',
+      ),
+    )
     .addOption(new Option('--since <time>', 'records from this time on: 30m, 2h, 7d or an ISO 8601 date/instant'))
     .addOption(new Option('--action <action>', 'user.create, user.update, user.deactivate, group.members, … or just user / group'))
     .addOption(new Option('--result <result>', 'only ok, failed or held records').choices(['ok', 'failed', 'held']))
     .addOption(new Option('--limit <n>', 'most records shown').default('100'))
-    .addOption(new Option('--store <store>', 'redis (the daemon; default when the config has redis) or file (the one-shot commands)').choices(['redis', 'file']))
+    .addOption(
+      new Option('--store <store>', 'redis (the daemon; default when the config has redis) or file (the one-shot commands)').choices([
+        'redis',
+        'file',
+      ]),
+    )
     .addOption(jsonOption())
     .action(runCommand((opts: LogOptions) => run(opts)));
 }
@@ -48,9 +58,13 @@ export function logCommand(): Command {
 async function run(opts: LogOptions): Promise<number> {
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant, platformCredential: false });
   const limit = Number(opts.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('invalid --limit', [`--limit: a whole number ≥ 1, not ${JSON.stringify(opts.limit)}`]);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new ConfigError('invalid --limit', [`--limit: a whole number ≥ 1, not ${JSON.stringify(opts.limit)}`]);
   const sinceMs = opts.since !== undefined ? parseSince(opts.since) : undefined;
-  if (opts.since !== undefined && sinceMs === undefined) throw new ConfigError('invalid --since', [`--since: use 30m, 2h, 7d or an ISO 8601 date such as 2026-01-31, not ${JSON.stringify(opts.since)}`]);
+  if (opts.since !== undefined && sinceMs === undefined)
+    throw new ConfigError('invalid --since', [
+      `--since: use 30m, 2h, 7d or an ISO 8601 date such as 2026-01-31, not ${JSON.stringify(opts.since)}`,
+    ]);
   const q: LogQuery = {
     limit,
     ...(opts.user !== undefined ? { user: opts.user } : {}),
@@ -64,7 +78,10 @@ async function run(opts: LogOptions): Promise<number> {
   let close = async (): Promise<void> => undefined;
   if (useRedis) {
     // Loaded on demand: the file-only command never loads ioredis.
-    const [{ redisFactory }, { RedisProvisioningLogStore }] = await Promise.all([import('../jobs/redis.ts'), import('../provisioning-log/redis-store.ts')]);
+    const [{ redisFactory }, { RedisProvisioningLogStore }] = await Promise.all([
+      import('../jobs/redis.ts'),
+      import('../provisioning-log/redis-store.ts'),
+    ]);
     const factory = redisFactory(loaded);
     const redis = factory.create('log');
     store = new RedisProvisioningLogStore(redis, factory.keyPrefix, loaded.config.tenant, retention);

@@ -2,7 +2,7 @@
  * Operator commands against a running deployment (they talk to its Redis):
  * `trigger reconcile|audit`, `resume --tenant T`, `approve-deletes --tenant T`, `status`.
  */
-import { Command, Option } from 'commander';
+import { Command, type Option } from 'commander';
 import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
 import type { Control } from '../jobs/control.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
@@ -48,7 +48,12 @@ export function triggerCommand(): Command {
         return withControl(opts.config, async (c, all) => {
           for (const t of pickTenants(all, opts.tenant)) {
             const { loaded } = c.tenant(t);
-            const id = await triggerRun(kind === 'reconcile' ? c.queues.reconcile : c.queues.audit, kind, t, loaded.config.daemon.jobAttempts);
+            const id = await triggerRun(
+              kind === 'reconcile' ? c.queues.reconcile : c.queues.audit,
+              kind,
+              t,
+              loaded.config.daemon.jobAttempts,
+            );
             process.stdout.write(`${kind} run for tenant ${t} enqueued (job ${id})\n`);
           }
           return ExitCode.OK;
@@ -72,26 +77,34 @@ export function resumeCommand(): Command {
     const before = await state.quarantine();
     await state.clearQuarantine();
     const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts);
-    process.stdout.write(before.quarantined ? `tenant ${tenant} resumed (was quarantined: ${before.reason}); reconcile enqueued (job ${id})\n` : `tenant ${tenant} was not quarantined; reconcile enqueued (job ${id})\n`);
+    process.stdout.write(
+      before.quarantined
+        ? `tenant ${tenant} resumed (was quarantined: ${before.reason}); reconcile enqueued (job ${id})\n`
+        : `tenant ${tenant} was not quarantined; reconcile enqueued (job ${id})\n`,
+    );
     return ExitCode.OK;
   });
 }
 
 export function approveDeletesCommand(): Command {
-  return tenantCommand('approve-deletes', 'approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)', async (c, tenant) => {
-    const { state, loaded } = c.tenant(tenant);
-    // Bound to what is held: a larger plan trips the guard again.
-    const held = await state.approveHeld(process.env['USER'] ?? 'operator');
-    if (!held) {
-      process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
+  return tenantCommand(
+    'approve-deletes',
+    'approve the deletions held by the deletion guard: the next reconcile of the tenant runs them (starts one now)',
+    async (c, tenant) => {
+      const { state, loaded } = c.tenant(tenant);
+      // Bound to what is held: a larger plan trips the guard again.
+      const held = await state.approveHeld(process.env['USER'] ?? 'operator');
+      if (!held) {
+        process.stdout.write(`tenant ${tenant} has no deletions held by the guard; nothing to approve\n`);
+        return ExitCode.OK;
+      }
+      const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
+      process.stdout.write(
+        `approved ${held.count} held deactivations/deletions, ${held.memberRemovals ?? 0} member removals and ${held.attributeClears ?? 0} user attribute take-aways of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
+      );
       return ExitCode.OK;
-    }
-    const id = await triggerRun(c.queues.reconcile, 'reconcile', tenant, loaded.config.daemon.jobAttempts, 'approval');
-    process.stdout.write(
-      `approved ${held.count} held deactivations/deletions, ${held.memberRemovals ?? 0} member removals and ${held.attributeClears ?? 0} user attribute take-aways of tenant ${tenant} (${held.reasons.join('; ')}); a plan removing more trips the guard again; reconcile enqueued (job ${id})\n`,
-    );
-    return ExitCode.OK;
-  });
+    },
+  );
 }
 
 export function statusCommand(): Command {
@@ -111,23 +124,38 @@ export function statusCommand(): Command {
           for (const t of doc.tenants as Array<Record<string, unknown>>) {
             const q = t['quarantine'] as { quarantined: boolean; until: string | null; reason: string; failures: number } | undefined;
             const held = t['heldDeletes'] as { count: number; reasons: string[]; approved: boolean } | null;
-            const runs = t['runs'] as { reconcile: Array<{ result: string; finishedAt: string }>; audit: Array<{ result: string; finishedAt: string }> } | undefined;
+            const runs = t['runs'] as
+              | { reconcile: Array<{ result: string; finishedAt: string }>; audit: Array<{ result: string; finishedAt: string }> }
+              | undefined;
             const audit = t['audit'] as { cursor: string | null; lagSeconds: number | null; deadLetters: Record<string, number> } | null;
             const next = t['nextRun'] as { reconcile: string | null; audit: string | null } | undefined;
             lines.push(paint('bold', `tenant ${String(t['tenant'])}`));
-            const last = (r?: Array<{ result: string; finishedAt: string }>): string => (r && r[0] ? `${r[0].result} at ${r[0].finishedAt}` : 'never');
+            const last = (r?: Array<{ result: string; finishedAt: string }>): string =>
+              r && r[0] ? `${r[0].result} at ${r[0].finishedAt}` : 'never';
             lines.push(`  reconcile: last ${last(runs?.reconcile)}; next ${next?.reconcile ?? 'not scheduled'}`);
             lines.push(`  audit:     last ${last(runs?.audit)}; next ${next?.audit ?? 'not scheduled'}`);
             const managed = t['managed'] as { users: number; groups: number } | undefined;
             const unmanaged = t['unmanagedSkipped'] as { users: number; groups: number } | null | undefined;
             if (managed) {
-              const skipped = unmanaged ? `; skipped as unmanaged in the last plan: ${unmanaged.users} users, ${unmanaged.groups} groups` : '';
-              const hint = managed.users + managed.groups === 0 && unmanaged && unmanaged.users + unmanaged.groups > 0 ? paint('yellow', ' (empty ledger: import it with scim-audit-sync ledger import)') : '';
+              const skipped = unmanaged
+                ? `; skipped as unmanaged in the last plan: ${unmanaged.users} users, ${unmanaged.groups} groups`
+                : '';
+              const hint =
+                managed.users + managed.groups === 0 && unmanaged && unmanaged.users + unmanaged.groups > 0
+                  ? paint('yellow', ' (empty ledger: import it with scim-audit-sync ledger import)')
+                  : '';
               lines.push(`  managed:   ${managed.users} users, ${managed.groups} groups${skipped}${hint}`);
             }
-            if (audit) lines.push(`  cursor:    ${audit.cursor ?? 'none yet'}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`);
-            lines.push(`  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${q.reason}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`);
-            lines.push(`  held deletes: ${held ? paint('red', `${held.count} (${held.reasons.join('; ')})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`);
+            if (audit)
+              lines.push(
+                `  cursor:    ${audit.cursor ?? 'none yet'}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`,
+              );
+            lines.push(
+              `  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${q.reason}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`,
+            );
+            lines.push(
+              `  held deletes: ${held ? paint('red', `${held.count} (${held.reasons.join('; ')})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`,
+            );
           }
           lines.push(`queues: ${JSON.stringify(doc.queues)}`);
           process.stdout.write(`${lines.join('\n')}\n`);

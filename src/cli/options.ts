@@ -2,7 +2,7 @@
  * Options shared by several commands, and the global options every action can read.
  * A command adds what it needs: `.addOption(configOption()).addOption(jsonOption())`.
  */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 
@@ -22,14 +22,26 @@ export interface GlobalOptions {
 }
 
 export function addGlobalOptions(program: Command): Command {
-  return program
-    .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
-    .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
-    .addOption(
-      new Option('--log-format <format>', 'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise').choices(LOG_FORMATS).default('auto'),
-    )
-    // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
-    .addOption(new Option('--low-memory', 'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)'));
+  return (
+    program
+      .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
+      .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
+      .addOption(
+        new Option(
+          '--log-format <format>',
+          'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise',
+        )
+          .choices(LOG_FORMATS)
+          .default('auto'),
+      )
+      // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
+      .addOption(
+        new Option(
+          '--low-memory',
+          'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)',
+        ),
+      )
+  );
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
@@ -44,7 +56,11 @@ export function globalOptions(cmd: Command): GlobalOptions {
  * interleaves with what a person reads. Elsewhere (and with --log-format json) they are JSON
  * lines at the configured level.
  */
-export function logSettings(g: GlobalOptions, configured: LogLevel, stderr: { isTTY?: boolean } = process.stderr): { level: LogLevel; pretty: boolean } {
+export function logSettings(
+  g: GlobalOptions,
+  configured: LogLevel,
+  stderr: { isTTY?: boolean } = process.stderr,
+): { level: LogLevel; pretty: boolean } {
   const terminal = g.logFormat === 'auto' && stderr.isTTY === true;
   const pretty = g.logFormat === 'pretty' || terminal;
   const quiet = terminal && LOG_LEVELS.indexOf(configured) > LOG_LEVELS.indexOf('warn') ? 'warn' : configured;

@@ -39,6 +39,7 @@ export async function preflightIssues(loaded: LoadedConfig, logger: Logger, wher
 /** Throws one ConfigError listing every refused setting of every tenant. */
 export async function assertPreflight(all: readonly LoadedConfig[], logger: Logger): Promise<void> {
   const issues: string[] = [];
-  for (const loaded of all) issues.push(...(await preflightIssues(loaded, logger, all.length > 1 ? `tenant ${loaded.config.tenant}: ` : '')));
+  for (const loaded of all)
+    issues.push(...(await preflightIssues(loaded, logger, all.length > 1 ? `tenant ${loaded.config.tenant}: ` : '')));
   if (issues.length > 0) throw new ConfigError(`${all[0]?.configPath ?? 'config'}: settings that would be refused at run time`, issues);
 }

@@ -22,7 +22,13 @@ interface CommandModule {
  */
 const MODULES: readonly CommandModule[] = [
   { names: ['validate'], load: async () => [(await import('./validate.ts')).validateCommand] },
-  { names: ['plan', 'apply'], load: async () => { const m = await import('./reconcile.ts'); return [m.planCommand, m.applyCommand]; } },
+  {
+    names: ['plan', 'apply'],
+    load: async () => {
+      const m = await import('./reconcile.ts');
+      return [m.planCommand, m.applyCommand];
+    },
+  },
   { names: ['audit'], load: async () => [(await import('./audit.ts')).auditCommand] },
   { names: ['demo'], load: async () => [(await import('./demo.ts')).demoCommand] },
   { names: ['simulate'], load: async () => [(await import('./simulate.ts')).simulateCommand] },

@@ -72,7 +72,12 @@ export function createProgress(opts: ProgressOptions): ProgressReporter {
   };
   if (stream.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { stream, format: `${opts.label} [{bar}] {percentage}% | {value}/{total} | {speed} | {left} left{phase} | failed {failed}`, hideCursor: true, clearOnComplete: false },
+      {
+        stream,
+        format: `${opts.label} [{bar}] {percentage}% | {value}/{total} | {speed} | {left} left{phase} | failed {failed}`,
+        hideCursor: true,
+        clearOnComplete: false,
+      },
       cliProgress.Presets.shades_classic,
     );
     let started = false;
@@ -95,7 +100,9 @@ export function createProgress(opts: ProgressOptions): ProgressReporter {
   let last = Number.NEGATIVE_INFINITY;
   let latest: { p: ProgressState; f: Record<string, string | number> } | undefined;
   const print = ({ p, f }: NonNullable<typeof latest>): void => {
-    stream.write(`${opts.label}: ${p.done}/${p.total}${f['phase'] ? ` (${String(f['phase']).slice(3)})` : ''}, ${p.failed} failed, ${f['speed']}, ${f['left']} left\n`);
+    stream.write(
+      `${opts.label}: ${p.done}/${p.total}${f['phase'] ? ` (${String(f['phase']).slice(3)})` : ''}, ${p.failed} failed, ${f['speed']}, ${f['left']} left\n`,
+    );
   };
   return {
     update(p) {

@@ -35,11 +35,16 @@ interface ReconcileOptions {
 }
 
 const onlyOption = (): Option =>
-  new Option('--only <userName|externalId>', 'provision on demand: restrict to one user and their memberships (never deprovisions anyone else)');
+  new Option(
+    '--only <userName|externalId>',
+    'provision on demand: restrict to one user and their memberships (never deprovisions anyone else)',
+  );
 
 export function planCommand(): Command {
   return new Command('plan')
-    .description('show what apply would change (read-only): users and groups to create, update, deactivate, delete; members to add and remove')
+    .description(
+      'show what apply would change (read-only): users and groups to create, update, deactivate, delete; members to add and remove',
+    )
     .addOption(configOption())
     .addOption(tenantOption())
     .addOption(jsonOption())
@@ -58,7 +63,12 @@ export function applyCommand(): Command {
     .addOption(new Option('--allow-deletes', 'override the deletion guard for this run'))
     .addOption(new Option('--concurrency <n>', 'parallel requests (default: provisioning.apply.concurrency)'))
     .addOption(onlyOption())
-    .addOption(new Option('--plan <file>', 'apply exactly this saved plan (from `plan --out`); refuses (exit 2) if the platform or the source changed it since'))
+    .addOption(
+      new Option(
+        '--plan <file>',
+        'apply exactly this saved plan (from `plan --out`); refuses (exit 2) if the platform or the source changed it since',
+      ),
+    )
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, true)));
 }
 
@@ -68,7 +78,11 @@ async function planFor(ctx: BuiltReconcileContext, options: PlanFileOptions, log
   warnIfAllUnmanaged(planned.plan, ctx.ledgerStore.describe, logger);
   if (options.only === undefined) return planned;
   const { plan, matched } = restrictPlan(planned.plan, { only: options.only }, options.allowDeletes);
-  if (!matched) logger.warn({ only: options.only }, `--only ${options.only}: no change or skip names this user; it is in sync, or no user has this userName or externalId in the source or on the platform`);
+  if (!matched)
+    logger.warn(
+      { only: options.only },
+      `--only ${options.only}: no change or skip names this user; it is in sync, or no user has this userName or externalId in the source or on the platform`,
+    );
   return { ...planned, plan };
 }
 
@@ -79,36 +93,55 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
   const logger = commandLogger(cmd, loaded);
   const saved = apply && opts.plan !== undefined ? await readPlanFile(opts.plan) : undefined;
   if (saved && (opts.only !== undefined || opts.allowDeletes)) {
-    throw new ConfigError('--plan carries its own options', [`--plan: the plan was made with ${JSON.stringify(saved.options)}; drop --only/--allow-deletes, or make a new plan with them`]);
+    throw new ConfigError('--plan carries its own options', [
+      `--plan: the plan was made with ${JSON.stringify(saved.options)}; drop --only/--allow-deletes, or make a new plan with them`,
+    ]);
   }
-  const options: PlanFileOptions = saved?.options ?? { allowDeletes: opts.allowDeletes === true, ...(opts.only !== undefined ? { only: opts.only } : {}) };
+  const options: PlanFileOptions = saved?.options ?? {
+    allowDeletes: opts.allowDeletes === true,
+    ...(opts.only !== undefined ? { only: opts.only } : {}),
+  };
   // plan runs on a read-only client: a write attempted on its path fails with E_READ_ONLY, unsent.
   const ctx = buildReconcileContext(loaded, logger, apply ? {} : { readOnly: true });
   const target = `${ctx.platform.baseUrl.origin}${ctx.platform.resolvePath(loaded.config.platform.scimPath.replace(/\/+$/, ''))}`;
   try {
     if (saved && (saved.tenant !== loaded.config.tenant || saved.target !== target)) {
-      throw new ConfigError(`${opts.plan} was made for another target`, [`--plan: made for tenant ${saved.tenant} at ${saved.target}, this config is tenant ${loaded.config.tenant} at ${target}`]);
+      throw new ConfigError(`${opts.plan} was made for another target`, [
+        `--plan: made for tenant ${saved.tenant} at ${saved.target}, this config is tenant ${loaded.config.tenant} at ${target}`,
+      ]);
     }
     let planned = await planFor(ctx, options, logger);
-    logger.info({ summary: planned.plan.summary, guard: planned.plan.guard, timings: planned.timings }, apply ? 'plan computed, applying' : 'plan computed');
+    logger.info(
+      { summary: planned.plan.summary, guard: planned.plan.guard, timings: planned.timings },
+      apply ? 'plan computed, applying' : 'plan computed',
+    );
     if (!apply) {
       const { plan } = planned;
       if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options));
       if (opts.json) printJson(plan);
       else process.stdout.write(`${renderPlan(plan, { color: tty })}\n`);
-      if (opts.out !== undefined) process.stderr.write(`plan saved to ${opts.out}; review it, then run: scim-audit-sync apply --plan ${opts.out}\n`);
+      if (opts.out !== undefined)
+        process.stderr.write(`plan saved to ${opts.out}; review it, then run: scim-audit-sync apply --plan ${opts.out}\n`);
       return plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK;
     }
     if (saved) {
       const drift = planDrift(saved, planned.plan);
       if (drift.blocking.length > 0) {
         process.stderr.write(
-          `error [${ErrorCodes.CONFIG_INVALID}]: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(drift.blocking).map((l) => `  - ${l}`).join('\n')}\n`,
+          `error [${ErrorCodes.CONFIG_INVALID}]: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(
+            drift.blocking,
+          )
+            .map((l) => `  - ${l}`)
+            .join('\n')}\n`,
         );
         return ExitCode.CONFIG;
       }
       if (drift.notReviewed.length > 0) {
-        process.stderr.write(`not in the reviewed plan, left for the next plan:\n${firstLines(drift.notReviewed).map((l) => `  - ${l}`).join('\n')}\n`);
+        process.stderr.write(
+          `not in the reviewed plan, left for the next plan:\n${firstLines(drift.notReviewed)
+            .map((l) => `  - ${l}`)
+            .join('\n')}\n`,
+        );
       }
       planned = { ...planned, plan: saved.plan };
     }

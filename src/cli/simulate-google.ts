@@ -39,9 +39,15 @@ export function simulateGoogleCommand(): Command {
     .addOption(new Option('--users <n>', 'generated users (plus admin@<domain>, the subject)').argParser(integer(0)).default(100))
     .addOption(new Option('--groups <n>', 'generated groups (with nesting and a cycle from 5 groups up)').argParser(integer(0)).default(10))
     .addOption(new Option('--domain <domain>', 'primary domain').default('example.com'))
-    .addOption(new Option('--key-out <file>', 'where to write the generated service-account JSON key').default('google-service-account.json'))
+    .addOption(
+      new Option('--key-out <file>', 'where to write the generated service-account JSON key').default('google-service-account.json'),
+    )
     .addOption(new Option('--no-delegation', 'do not grant domain-wide delegation (token requests fail with unauthorized_client)'))
-    .addOption(new Option('--rate-limit-every <n>', 'answer every Nth Directory API request 403 userRateLimitExceeded (0 = never)').argParser(integer(0)).default(0))
+    .addOption(
+      new Option('--rate-limit-every <n>', 'answer every Nth Directory API request 403 userRateLimitExceeded (0 = never)')
+        .argParser(integer(0))
+        .default(0),
+    )
     .action(
       runCommand(async (o: SimulateGoogleOptions, cmd: Command) => {
         const log = commandLogger(cmd);
@@ -61,7 +67,9 @@ export function simulateGoogleCommand(): Command {
           onRequest: (e) => log.debug({ method: e.method, path: e.path, status: e.status, fault: e.fault }, 'request'),
         });
         const { adminEmail } = seedWorkspace(sim.workspace, { users: o.users, groups: o.groups });
-        process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url, rootUrl: sim.rootUrl, tokenUrl: sim.tokenUrl, keyFile, subject: adminEmail })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ event: 'listening', url: sim.url, rootUrl: sim.rootUrl, tokenUrl: sim.tokenUrl, keyFile, subject: adminEmail })}\n`,
+        );
         log.info({ users: sim.workspace.counts().users, groups: sim.workspace.counts().groups }, 'Google simulator listening');
         const stop = (signal: NodeJS.Signals): void => {
           log.info({ signal }, 'Google simulator stopping');

@@ -53,7 +53,10 @@ function fraction(raw: string): number {
 /** `--quirks a,b` (repeatable): names checked here, so a typo is a usage error, not a silent no-op. */
 function quirkList(value: string, previous: ServerQuirk[] | undefined): ServerQuirk[] {
   const out = [...(previous ?? [])];
-  for (const name of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!isServerQuirk(name)) throw new InvalidArgumentError(`unknown quirk "${name}"; known: ${Object.keys(SERVER_QUIRKS).join(', ')}`);
     if (!out.includes(name)) out.push(name);
   }
@@ -118,7 +121,11 @@ export function simulateCommand(): Command {
     .addOption(new Option('--fault-rate <x>', 'share of requests answered 503 with Retry-After: 1 (0..1)').argParser(fraction).default(0))
     .addOption(new Option('--no-patch', 'PATCH answers 501 and ServiceProviderConfig says so'))
     .addOption(new Option('--no-spc', '/ServiceProviderConfig answers 404'))
-    .addOption(new Option('--member-remove-dialect <d>', 'accepted PATCH member-remove forms').choices(['filter', 'value-array', 'both']).default('both'))
+    .addOption(
+      new Option('--member-remove-dialect <d>', 'accepted PATCH member-remove forms')
+        .choices(['filter', 'value-array', 'both'])
+        .default('both'),
+    )
     .addOption(new Option('--max-operations-per-patch <n>', 'refuse larger PATCH requests with 400 tooMany').argParser(integer(1)))
     .addOption(new Option('--no-audit-feature', 'the audit-log export answers 403 (feature not on the plan)'))
     .addOption(new Option('--audit-events-per-hour <n>', 'audit events generated per hour').argParser(integer(1)).default(60))
@@ -129,13 +136,18 @@ export function simulateCommand(): Command {
     .addOption(new Option('--audit-bom', 'UTF-8 BOM at the start of the export'))
     .addOption(new Option('--quirks <list>', 'imitate real-server behaviours, comma-separated (listed below)').argParser(quirkList))
     .addHelpText('after', quirksHelp())
-    .addOption(new Option('--user-attribute-lists <shape>', 'user-attribute lists as a bare array or the { data, pagination } envelope').choices(['array', 'envelope']).default('array')) // [h17]
+    .addOption(
+      new Option('--user-attribute-lists <shape>', 'user-attribute lists as a bare array or the { data, pagination } envelope')
+        .choices(['array', 'envelope'])
+        .default('array'),
+    ) // [h17]
     .action(
       runCommand(async (o: SimulateOptions, cmd: Command) => {
         const log = commandLogger(cmd);
         const opts = simulatorOptionsFrom(o);
         if (log.isLevelEnabled('debug')) {
-          opts.onRequest = (e) => log.debug({ method: e.method, path: e.path, status: e.status, bodyBytes: e.bodyBytes, faults: e.faults }, 'request');
+          opts.onRequest = (e) =>
+            log.debug({ method: e.method, path: e.path, status: e.status, bodyBytes: e.bodyBytes, faults: e.faults }, 'request');
         }
         const { startSimulator } = await import('../simulator/server.ts');
         const sim = await startSimulator(opts);

@@ -29,7 +29,12 @@ export function validateCommand(): Command {
     .description('check the config file; with --check-connectivity also probe the platform, the source and the audit sinks (read-only)')
     .addOption(configOption())
     .addOption(tenantOption())
-    .addOption(new Option('--check-connectivity', 'call the platform (one GET), read the source and health-check every sink (exit 2 on a refused credential)'))
+    .addOption(
+      new Option(
+        '--check-connectivity',
+        'call the platform (one GET), read the source and health-check every sink (exit 2 on a refused credential)',
+      ),
+    )
     .addOption(jsonOption())
     .action(runCommand((opts: ValidateOptions, cmd: Command) => runValidate(opts, cmd)));
 }
@@ -61,7 +66,12 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
 
   const checks: CheckResult[] = [];
   if (opts.checkConnectivity) {
-    const [platform, source, sinks, attributes] = await Promise.all([checkPlatform(loaded), checkSource(loaded, logger), checkSinks(loaded), checkUserAttributes(loaded)]);
+    const [platform, source, sinks, attributes] = await Promise.all([
+      checkPlatform(loaded),
+      checkSource(loaded, logger),
+      checkSinks(loaded),
+      checkUserAttributes(loaded),
+    ]);
     checks.push(platform);
     if (source) checks.push(source);
     checks.push(...sinks);

@@ -86,9 +86,11 @@ function formatIssue(issue: Issue, ctx: FormatContext, unionBase: PathSegment[])
   switch (issue.code) {
     case 'invalid_type': {
       const expected = TYPE_NAMES[issue.expected] ?? `a ${issue.expected}`;
-      if (got === undefined) return [line(custom ? `required key is missing — ${custom}` : `required key is missing (expected ${expected})`)];
+      if (got === undefined)
+        return [line(custom ? `required key is missing — ${custom}` : `required key is missing (expected ${expected})`)];
       let hint = '';
-      if (issue.expected === 'number' && typeof got === 'string' && got.trim() !== '' && !Number.isNaN(Number(got))) hint = ' — remove the quotes';
+      if (issue.expected === 'number' && typeof got === 'string' && got.trim() !== '' && !Number.isNaN(Number(got)))
+        hint = ' — remove the quotes';
       if (issue.expected === 'boolean' && (got === 'true' || got === 'false')) hint = ' — remove the quotes';
       return [line(custom ? `${custom} (got ${shown})` : `expected ${expected}, got ${shown}${hint}`)];
     }
@@ -102,12 +104,17 @@ function formatIssue(issue: Issue, ctx: FormatContext, unionBase: PathSegment[])
       if (custom) return [line(`${stripPath(custom, path)} (got ${shown})`)];
       const f = issue as Issue & { format: string; pattern?: string; prefix?: string; suffix?: string };
       const text =
-        f.format === 'url' ? 'must be a URL like https://host.example.com'
-        : f.format === 'regex' ? `must match ${f.pattern ?? 'the expected pattern'}`
-        : f.format === 'starts_with' ? `must start with "${f.prefix ?? ''}"`
-        : f.format === 'ends_with' ? `must end with "${f.suffix ?? ''}"`
-        : f.format === 'email' ? 'must be an e-mail address'
-        : `must be a valid ${f.format}`;
+        f.format === 'url'
+          ? 'must be a URL like https://host.example.com'
+          : f.format === 'regex'
+            ? `must match ${f.pattern ?? 'the expected pattern'}`
+            : f.format === 'starts_with'
+              ? `must start with "${f.prefix ?? ''}"`
+              : f.format === 'ends_with'
+                ? `must end with "${f.suffix ?? ''}"`
+                : f.format === 'email'
+                  ? 'must be an e-mail address'
+                  : `must be a valid ${f.format}`;
       return [line(`${text} (got ${shown})`)];
     }
     case 'too_small':
@@ -140,14 +147,22 @@ function formatIssue(issue: Issue, ctx: FormatContext, unionBase: PathSegment[])
         const options = (u.options ?? []).map(String);
         if (got === undefined) return [line(`required key is missing; set it to one of: ${options.join(', ')}`)];
         const suggestion = typeof got === 'string' ? closestMatch(got, options) : undefined;
-        return [line(`unknown ${typeNoun(path)}type ${shown}; expected one of: ${options.join(', ')}${suggestion ? ` — did you mean "${suggestion}"?` : ''}`)];
+        return [
+          line(
+            `unknown ${typeNoun(path)}type ${shown}; expected one of: ${options.join(', ')}${suggestion ? ` — did you mean "${suggestion}"?` : ''}`,
+          ),
+        ];
       }
       // Report the branch whose basic shape matched (e.g. the object form of a mapping rule).
       const branches = u.errors.filter((b) => !b.some((i) => i.code === 'invalid_type' && i.path.length === 0));
       const best = branches.sort((a, b) => a.length - b.length)[0];
       if (best) return best.flatMap((i) => formatIssue(i, ctx, rel));
       if (got === undefined) return [line('required key is missing')];
-      const expected = u.errors.flatMap((b) => b.filter((i) => i.code === 'invalid_type').map((i) => TYPE_NAMES[(i as { expected: string }).expected] ?? (i as { expected: string }).expected));
+      const expected = u.errors.flatMap((b) =>
+        b
+          .filter((i) => i.code === 'invalid_type')
+          .map((i) => TYPE_NAMES[(i as { expected: string }).expected] ?? (i as { expected: string }).expected),
+      );
       return [line(`expected ${[...new Set(expected)].join(' or ')}, got ${shown}`)];
     }
     case 'invalid_key':

@@ -85,7 +85,13 @@ function toInput(text: string, env: Env, label: string, opts: LoadOptions = {}):
   return doc.toJS() ?? {};
 }
 
-export async function parseConfig(text: string, configDir: string, env: Env = process.env, label = 'config', opts: LoadOptions = {}): Promise<Omit<LoadedConfig, 'configPath'>> {
+export async function parseConfig(
+  text: string,
+  configDir: string,
+  env: Env = process.env,
+  label = 'config',
+  opts: LoadOptions = {},
+): Promise<Omit<LoadedConfig, 'configPath'>> {
   const input = toInput(text, env, label, opts);
   const tenants = splitTenants(input, label);
   if (tenants === undefined) return validateInput(input, configDir, label, []);
@@ -94,7 +100,10 @@ export async function parseConfig(text: string, configDir: string, env: Env = pr
     throw new ConfigError(`${label} lists ${tenants.length} tenants`, [`--tenant: pass one of ${tenants.map((t) => t.id).join(', ')}`]);
   }
   const picked = wanted === undefined ? tenants[0] : tenants.find((t) => t.id === wanted);
-  if (!picked) throw new ConfigError(`${label} has no tenant ${JSON.stringify(wanted)}`, [`--tenant: expected one of ${tenants.map((t) => t.id).join(', ')}`]);
+  if (!picked)
+    throw new ConfigError(`${label} has no tenant ${JSON.stringify(wanted)}`, [
+      `--tenant: expected one of ${tenants.map((t) => t.id).join(', ')}`,
+    ]);
   return validateInput(picked.input, configDir, label, ['tenants', picked.index]);
 }
 
@@ -109,7 +118,9 @@ function splitTenants(input: unknown, label: string): Array<{ id: string; index:
   const issues: string[] = [];
   for (const key of Object.keys(root)) {
     if (key !== 'tenants' && !(SHARED_KEYS as readonly string[]).includes(key)) {
-      issues.push(`${key}: not allowed at the top of a multi-tenant config; move it into each tenants[] entry (shared keys: ${SHARED_KEYS.join(', ')})`);
+      issues.push(
+        `${key}: not allowed at the top of a multi-tenant config; move it into each tenants[] entry (shared keys: ${SHARED_KEYS.join(', ')})`,
+      );
     }
   }
   const list = root['tenants'];
@@ -118,16 +129,25 @@ function splitTenants(input: unknown, label: string): Array<{ id: string; index:
   const shared = Object.fromEntries(SHARED_KEYS.filter((k) => k in root).map((k) => [k, root[k]]));
   const seen = new Set<string>();
   return (list as unknown[]).map((entry, index) => {
-    if (typeof entry !== 'object' || entry === null) throw new ConfigError(`${label} is invalid`, [`tenants[${index}]: must be a mapping with tenant, platform, provisioning, audit, schedules`]);
+    if (typeof entry !== 'object' || entry === null)
+      throw new ConfigError(`${label} is invalid`, [
+        `tenants[${index}]: must be a mapping with tenant, platform, provisioning, audit, schedules`,
+      ]);
     const id = (entry as Record<string, unknown>)['tenant'];
-    if (typeof id !== 'string') throw new ConfigError(`${label} is invalid`, [`tenants[${index}].tenant: every tenant needs an id, e.g. tenant: acme-prod`]);
+    if (typeof id !== 'string')
+      throw new ConfigError(`${label} is invalid`, [`tenants[${index}].tenant: every tenant needs an id, e.g. tenant: acme-prod`]);
     if (seen.has(id)) throw new ConfigError(`${label} is invalid`, [`tenants[${index}].tenant: duplicate tenant id ${JSON.stringify(id)}`]);
     seen.add(id);
     return { id, index, input: { ...shared, ...(entry as Record<string, unknown>) } };
   });
 }
 
-async function validateInput(input: unknown, configDir: string, label: string, basePath: Array<string | number>): Promise<Omit<LoadedConfig, 'configPath'>> {
+async function validateInput(
+  input: unknown,
+  configDir: string,
+  label: string,
+  basePath: Array<string | number>,
+): Promise<Omit<LoadedConfig, 'configPath'>> {
   const where = basePath.length > 0 ? `${basePath.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('')}.` : '';
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
@@ -140,7 +160,8 @@ async function validateInput(input: unknown, configDir: string, label: string, b
 
   const token = config.platform.token !== undefined ? new Secret(config.platform.token, 'platform.token') : files.get('platform.tokenFile');
   // The schema guarantees one of the two; this guards against a schema edit breaking that.
-  if (token === undefined) throw new ConfigError(`${label} is invalid`, [`${where}platform.token: set platform.token or platform.tokenFile`]);
+  if (token === undefined)
+    throw new ConfigError(`${label} is invalid`, [`${where}platform.token: set platform.token or platform.tokenFile`]);
 
   return {
     config: deepFreeze(config),
@@ -150,7 +171,13 @@ async function validateInput(input: unknown, configDir: string, label: string, b
 }
 
 /** Every tenant of a config file (one for a single-tenant file), each as a complete config. */
-export async function parseAllTenants(text: string, configDir: string, env: Env = process.env, label = 'config', opts: Pick<LoadOptions, 'platformCredential'> = {}): Promise<Array<Omit<LoadedConfig, 'configPath'>>> {
+export async function parseAllTenants(
+  text: string,
+  configDir: string,
+  env: Env = process.env,
+  label = 'config',
+  opts: Pick<LoadOptions, 'platformCredential'> = {},
+): Promise<Array<Omit<LoadedConfig, 'configPath'>>> {
   const input = toInput(text, env, label, opts);
   const tenants = splitTenants(input, label);
   if (tenants === undefined) return [await validateInput(input, configDir, label, [])];
@@ -163,8 +190,17 @@ async function readConfigText(path: string): Promise<{ configPath: string; text:
     return { configPath, text: await readFile(configPath, 'utf8') };
   } catch (e) {
     const code = (e as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (code ?? 'unreadable');
-    throw new ConfigError(`cannot read config file ${configPath} (${why})`, [`--config: cannot read ${configPath} (${why}); pass the path of a YAML config file`]);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : (code ?? 'unreadable');
+    throw new ConfigError(`cannot read config file ${configPath} (${why})`, [
+      `--config: cannot read ${configPath} (${why}); pass the path of a YAML config file`,
+    ]);
   }
 }
 
@@ -174,7 +210,11 @@ export async function loadConfig(path: string, env: Env = process.env, opts: Loa
   return Object.freeze({ ...loaded, configPath });
 }
 
-export async function loadAllTenants(path: string, env: Env = process.env, opts: Pick<LoadOptions, 'platformCredential'> = {}): Promise<LoadedConfig[]> {
+export async function loadAllTenants(
+  path: string,
+  env: Env = process.env,
+  opts: Pick<LoadOptions, 'platformCredential'> = {},
+): Promise<LoadedConfig[]> {
   const { configPath, text } = await readConfigText(path);
   const all = await parseAllTenants(text, dirname(configPath), env, configPath, opts);
   return all.map((l) => Object.freeze({ ...l, configPath }));

@@ -206,7 +206,10 @@ export const redisSchema = z
     username: z.string().min(1).optional(),
     passwordFile: secretFile().optional(),
     /** Prefix of every key this tool writes (BullMQ queues and state); wrapped in {…} so Cluster keeps a tenant's keys in one slot. */
-    keyPrefix: z.string().regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, - and _ only').default('scimsync'),
+    keyPrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, - and _ only')
+      .default('scimsync'),
     /** TLS towards Redis (also implied by a rediss:// URL). */
     tls: z
       .strictObject({
@@ -227,12 +230,8 @@ export const redisSchema = z
 /** Cron schedules (UTC) of the daemon's jobs for one tenant. */
 export const schedulesSchema = z
   .strictObject({
-    reconcile: z
-      .strictObject({ pattern: z.string().min(9).default('*/30 * * * *'), enabled: z.boolean().default(true) })
-      .prefault({}),
-    audit: z
-      .strictObject({ pattern: z.string().min(9).default('*/5 * * * *'), enabled: z.boolean().default(true) })
-      .prefault({}),
+    reconcile: z.strictObject({ pattern: z.string().min(9).default('*/30 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
+    audit: z.strictObject({ pattern: z.string().min(9).default('*/5 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
   })
   .prefault({});
 

@@ -2,7 +2,9 @@
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent swaps (`emial` → `email`) cost 1. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number): number => (d[i] as number[])[j] as number;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

@@ -51,7 +51,12 @@ export function renderTemplate(template: string, subject: unknown): string {
 
 /** `emails` (provisioning.emails) decides the `type` labels; default: the source's type, else `work`. */
 export function mapUser(user: NormalizedUser, rules: MappingRules, emails?: EmailsConfig): DesiredUser {
-  const resource: Record<string, unknown> = { schemas: [SCHEMA_USER], externalId: user.externalId, userName: user.userName, active: user.active };
+  const resource: Record<string, unknown> = {
+    schemas: [SCHEMA_USER],
+    externalId: user.externalId,
+    userName: user.userName,
+    active: user.active,
+  };
   const name: Record<string, string> = {};
   if (user.givenName) name['givenName'] = user.givenName;
   if (user.familyName) name['familyName'] = user.familyName;
@@ -70,7 +75,10 @@ export function mapUser(user: NormalizedUser, rules: MappingRules, emails?: Emai
  * The addresses with their `type`. `unique` claims types in the order primary, addresses with a
  * source type, the rest; an address left without a free type is not sent (the primary always is).
  */
-export function typedEmails(user: NormalizedUser, cfg: EmailsConfig = { type: 'work', typeMode: 'default', uniqueTypes: ['work', 'home', 'other'] }): Array<{ value: string; type?: string; primary: boolean }> {
+export function typedEmails(
+  user: NormalizedUser,
+  cfg: EmailsConfig = { type: 'work', typeMode: 'default', uniqueTypes: ['work', 'home', 'other'] },
+): Array<{ value: string; type?: string; primary: boolean }> {
   const own = (value: string): string | undefined => user.emailTypes?.[value];
   if (cfg.typeMode === 'none') return user.emails.map((value, i) => ({ value, primary: i === 0 }));
   if (cfg.typeMode === 'default') return user.emails.map((value, i) => ({ value, type: own(value) ?? cfg.type, primary: i === 0 }));

@@ -10,13 +10,18 @@ import type { NormalizedGroup, NormalizedUser } from './model.ts';
 
 export type ScopePredicate<T> = (subject: T) => boolean;
 
-export function compileScope<T extends NormalizedUser | NormalizedGroup>(expression: string | undefined, keyPath: string): ScopePredicate<T> {
+export function compileScope<T extends NormalizedUser | NormalizedGroup>(
+  expression: string | undefined,
+  keyPath: string,
+): ScopePredicate<T> {
   if (expression === undefined) return () => true;
   let ast: Filter;
   try {
     ast = lowerCaseLiterals(parseFilter(expression));
   } catch (e) {
-    throw new ConfigError(`${keyPath}: invalid SCIM filter`, [`${keyPath}: cannot parse ${JSON.stringify(expression)}: ${(e as Error).message}`]);
+    throw new ConfigError(`${keyPath}: invalid SCIM filter`, [
+      `${keyPath}: cannot parse ${JSON.stringify(expression)}: ${(e as Error).message}`,
+    ]);
   }
   const test = filter(ast);
   return (subject: T) => test(lowerCaseValues(scopeView(subject)));
@@ -26,7 +31,12 @@ export function compileScope<T extends NormalizedUser | NormalizedGroup>(express
 function scopeView(subject: NormalizedUser | NormalizedGroup): Record<string, unknown> {
   if ('userName' in subject) {
     const { attributes, ...core } = subject;
-    return { ...attributes, ...core, emails: subject.emails.map((value) => ({ value })), name: { givenName: subject.givenName, familyName: subject.familyName } };
+    return {
+      ...attributes,
+      ...core,
+      emails: subject.emails.map((value) => ({ value })),
+      name: { givenName: subject.givenName, familyName: subject.familyName },
+    };
   }
   return { ...subject };
 }

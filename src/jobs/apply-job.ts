@@ -10,7 +10,7 @@
  * shutdown (the daemon's bound elapsed) a chunk stops between tasks and records nothing for
  * the task in flight: the chunk is recovered as stalled and finished elsewhere.
  */
-import { FlowProducer, UnrecoverableError, type Job, type Queue, type QueueEvents } from 'bullmq';
+import { type FlowProducer, UnrecoverableError, type Job, type Queue, type QueueEvents } from 'bullmq';
 import { ErrorCodes, isSyncError, SyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordChange } from '../observability/instrument.ts';
@@ -107,7 +107,13 @@ export async function runPhaseFannedOut(deps: FanOutDeps, tenant: string, runId:
  * run lost its lease, one last probe says whether its jobs vanished (the clearer error when
  * Redis lost its data: the lease went with them).
  */
-function untilFinished(wait: Promise<unknown>, probe: () => Promise<'done' | Error | undefined>, pollMs: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+function untilFinished(
+  wait: Promise<unknown>,
+  probe: () => Promise<'done' | Error | undefined>,
+  pollMs: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => settle(new Error(`fanned-out phase did not finish within ${timeoutMs} ms`)), timeoutMs);
@@ -156,7 +162,11 @@ export interface ChunkDeps {
 }
 
 /** Processor of one chunk job (runs on any replica); `token` is the worker's lock token of this job. */
-export async function processChunk(job: Job<ChunkJobData>, token: string | undefined, deps: ChunkDeps): Promise<{ done: number; failed: number }> {
+export async function processChunk(
+  job: Job<ChunkJobData>,
+  token: string | undefined,
+  deps: ChunkDeps,
+): Promise<{ done: number; failed: number }> {
   const { tenant, runId, phase, index, fence } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new Error(`tenant ${tenant} is not configured in this replica`);
@@ -170,9 +180,17 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
   const stopped = (): boolean => deps.signal?.aborted === true;
   /** Why this chunk may not write any more, if so (checked before each task). */
   const fencedOut = async (): Promise<SyncError | undefined> => {
-    const [state, lock] = await Promise.all([checkFence(deps.redis, keys.lease('reconcile'), fence), token === undefined ? 1 : job.extendLock(token, deps.lockMs)]);
+    const [state, lock] = await Promise.all([
+      checkFence(deps.redis, keys.lease('reconcile'), fence),
+      token === undefined ? 1 : job.extendLock(token, deps.lockMs),
+    ]);
     if (state !== 'held') return leaseLostError(state, fence);
-    if (Number(lock) !== 1) return new SyncError(ErrorCodes.LEASE_LOST, 'transient', `chunk ${phase}#${index} of run ${runId} was taken over by another replica (its job lock expired while this replica stalled); this replica stops it`);
+    if (Number(lock) !== 1)
+      return new SyncError(
+        ErrorCodes.LEASE_LOST,
+        'transient',
+        `chunk ${phase}#${index} of run ${runId} was taken over by another replica (its job lock expired while this replica stalled); this replica stops it`,
+      );
     return undefined;
   };
   let done = 0;
@@ -187,7 +205,13 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
       throw new UnrecoverableError(`${lost.code}: ${lost.message}`);
     }
     try {
-      const change = await executeTask(task, { target: rt.scim, ledger: rt.ledger, now: Date.now, adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false, attributes: rt.attributes });
+      const change = await executeTask(task, {
+        target: rt.scim,
+        ledger: rt.ledger,
+        now: Date.now,
+        adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false,
+        attributes: rt.attributes,
+      });
       recordChange(tenant, { ...change, result: 'ok' }, logger);
       await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
       await deps.redis
@@ -206,7 +230,12 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
       const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
       const message = e instanceof Error ? e.message : String(e);
       recordChange(tenant, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
-      await provisioningLog.change(runId, task, { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message }, logger);
+      await provisioningLog.change(
+        runId,
+        task,
+        { action: task.action, result: 'failed', externalId: task.externalId, name: task.name, code, message },
+        logger,
+      );
       const failure: ApplyFailure = { action: task.action, ref: task.name, code, message };
       // Part of the task was done (a member PATCH before some members proved missing): count it.
       const partial = isPartialTaskError(e) ? e.applied : undefined;
@@ -229,7 +258,10 @@ export async function processChunk(job: Job<ChunkJobData>, token: string | undef
   return { done, failed };
 
   function abandon(left: number): never {
-    logger.warn({ phase, chunk: index, left }, 'shutdown: apply chunk stopped between tasks; the rest is applied when the chunk is recovered');
+    logger.warn(
+      { phase, chunk: index, left },
+      'shutdown: apply chunk stopped between tasks; the rest is applied when the chunk is recovered',
+    );
     throw deps.signal?.reason instanceof Error ? deps.signal.reason : new Error('shutdown');
   }
 }

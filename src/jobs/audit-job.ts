@@ -21,7 +21,13 @@ export interface AuditJobData {
   trigger: 'schedule' | 'manual';
 }
 
-const UNRECOVERABLE = new Set<string>([ErrorCodes.CONFIG_INVALID, ErrorCodes.AUTH_INVALID, ErrorCodes.AUTH_FORBIDDEN, ErrorCodes.INSECURE_URL, ErrorCodes.FEATURE_DISABLED]);
+const UNRECOVERABLE = new Set<string>([
+  ErrorCodes.CONFIG_INVALID,
+  ErrorCodes.AUTH_INVALID,
+  ErrorCodes.AUTH_FORBIDDEN,
+  ErrorCodes.INSECURE_URL,
+  ErrorCodes.FEATURE_DISABLED,
+]);
 
 export async function processAudit(
   job: Job<AuditJobData>,
@@ -47,9 +53,16 @@ export async function processAudit(
       observer: auditRecorder(tenant, logger),
       owner: `${hostname()}:${process.pid}`,
       ...(deps.signal ? { signal: deps.signal } : {}),
-      onProgress: (p) => void job.updateProgress({ ratio: p.ratio, windowIndex: p.windowIndex, windowCount: p.windowCount }).catch(() => undefined),
+      onProgress: (p) =>
+        void job.updateProgress({ ratio: p.ratio, windowIndex: p.windowIndex, windowCount: p.windowCount }).catch(() => undefined),
     });
-    const r = record('success', { eventsRead: summary.eventsRead, delivered: summary.delivered, deadLettered: summary.deadLettered, duplicatesSkipped: summary.duplicatesSkipped, cursor: summary.cursorMs === null ? null : new Date(summary.cursorMs).toISOString() });
+    const r = record('success', {
+      eventsRead: summary.eventsRead,
+      delivered: summary.delivered,
+      deadLettered: summary.deadLettered,
+      duplicatesSkipped: summary.duplicatesSkipped,
+      cursor: summary.cursorMs === null ? null : new Date(summary.cursorMs).toISOString(),
+    });
     recordRun(tenant, 'audit', 'success', r.durationMs / 1000, logger, { eventsRead: summary.eventsRead });
     await rt.state.pushHistory(r, rt.loaded.config.daemon.historyLength);
     return r;

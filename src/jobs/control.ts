@@ -26,7 +26,11 @@ export function openControl(all: LoadedConfig[]): Control {
   const redis = factory.create('control');
   const queueConn = factory.create('control-queues');
   const opts = { connection: queueConn, prefix: factory.bullPrefix };
-  const queues = { reconcile: new Queue(QUEUE_NAMES.reconcile, opts), audit: new Queue(QUEUE_NAMES.audit, opts), apply: new Queue(QUEUE_NAMES.apply, opts) };
+  const queues = {
+    reconcile: new Queue(QUEUE_NAMES.reconcile, opts),
+    audit: new Queue(QUEUE_NAMES.audit, opts),
+    apply: new Queue(QUEUE_NAMES.apply, opts),
+  };
   // The command's own Redis calls fail with the error (and the CLI reports it once): the
   // emitters' copies of it are not printed again as raw stack traces.
   const ignore = (): void => undefined;
@@ -39,10 +43,17 @@ export function openControl(all: LoadedConfig[]): Control {
     queues,
     tenant(id) {
       const loaded = byId.get(id);
-      if (!loaded) throw new ConfigError(`unknown tenant ${JSON.stringify(id)}`, [`--tenant: expected one of ${[...byId.keys()].join(', ')}`]);
+      if (!loaded)
+        throw new ConfigError(`unknown tenant ${JSON.stringify(id)}`, [`--tenant: expected one of ${[...byId.keys()].join(', ')}`]);
       return { state: new TenantState(redis, factory.keyPrefix, id), loaded };
     },
-    status: () => daemonStatus({ tenants: new Map(all.map((l) => [l.config.tenant, { id: l.config.tenant, loaded: l }])), queues, redis, keyPrefix: factory.keyPrefix }),
+    status: () =>
+      daemonStatus({
+        tenants: new Map(all.map((l) => [l.config.tenant, { id: l.config.tenant, loaded: l }])),
+        queues,
+        redis,
+        keyPrefix: factory.keyPrefix,
+      }),
     async close() {
       await Promise.all(Object.values(queues).map((q) => q.close().catch(() => undefined)));
       await Promise.all([redis.quit().catch(() => redis.disconnect()), queueConn.quit().catch(() => queueConn.disconnect())]);

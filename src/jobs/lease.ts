@@ -77,7 +77,13 @@ export interface RunLease {
  * lease lives `ttlMs` and is renewed every third of it; when a renewal finds another token or
  * no lease, or no renewal succeeded for `ttlMs`, `signal` aborts.
  */
-export async function acquireRunLease(redis: RedisClient, leaseKey: string, fenceKey: string, owner: string, ttlMs: number): Promise<RunLease | undefined> {
+export async function acquireRunLease(
+  redis: RedisClient,
+  leaseKey: string,
+  fenceKey: string,
+  owner: string,
+  ttlMs: number,
+): Promise<RunLease | undefined> {
   const sentAt = Date.now();
   const got = await redis.eval(ACQUIRE_LUA, 2, leaseKey, fenceKey, owner, String(ttlMs));
   if (got === null) return undefined;

@@ -51,7 +51,12 @@ export const jobMetrics = {
       );
     },
   }),
-  jobs: new Counter({ name: `${METRIC_PREFIX}jobs_total`, help: 'Jobs finished by the workers of this replica, by result (completed, failed, retried)', labelNames: ['queue', 'result'] as const, registers: [registry] }),
+  jobs: new Counter({
+    name: `${METRIC_PREFIX}jobs_total`,
+    help: 'Jobs finished by the workers of this replica, by result (completed, failed, retried)',
+    labelNames: ['queue', 'result'] as const,
+    registers: [registry],
+  }),
   duration: new Histogram({
     name: `${METRIC_PREFIX}job_duration_seconds`,
     help: 'Processing time of one job attempt',

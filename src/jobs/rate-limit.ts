@@ -37,7 +37,12 @@ export function createGlobalRateLimiter(redis: RedisClient, key: string, request
       },
     };
   }
-  const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: key, points: Math.max(1, Math.floor(requestsPerSecond)), duration: 1 });
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: key,
+    points: Math.max(1, Math.floor(requestsPerSecond)),
+    duration: 1,
+  });
   return {
     async acquire(signal) {
       for (;;) {

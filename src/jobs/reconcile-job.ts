@@ -41,8 +41,12 @@ export interface ReconcileJobDeps {
 }
 
 /** Errors only an operator can fix: never retried (no retry storm). */
-const UNRECOVERABLE = new Set<string>([ErrorCodes.CONFIG_INVALID, ErrorCodes.AUTH_INVALID, ErrorCodes.AUTH_FORBIDDEN, ErrorCodes.INSECURE_URL]);
-
+const UNRECOVERABLE = new Set<string>([
+  ErrorCodes.CONFIG_INVALID,
+  ErrorCodes.AUTH_INVALID,
+  ErrorCodes.AUTH_FORBIDDEN,
+  ErrorCodes.INSECURE_URL,
+]);
 
 export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
   const { tenant } = job.data;
@@ -87,7 +91,15 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const approval = await rt.state.approval();
     const planned = await planReconcile(
       // The plan phase reads through a read-only view (non-GET → E_READ_ONLY); apply chunks use rt.scim.
-      { tenant, config: cfg.provisioning!, source, target: rt.scim.readOnly(), ledgerStore: rt.ledger, attributes: rt.attributes?.readOnly(), signal },
+      {
+        tenant,
+        config: cfg.provisioning!,
+        source,
+        target: rt.scim.readOnly(),
+        ledgerStore: rt.ledger,
+        attributes: rt.attributes?.readOnly(),
+        signal,
+      },
       { allowDeletes: false, approval },
     );
     const { plan, ledger } = planned;
@@ -105,12 +117,33 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const pruned = ledger.takePruned();
     await rt.ledger.forgetMany('user', pruned.user);
     await rt.ledger.forgetMany('group', pruned.group);
-    await rt.ledger.markPending('user', plan.users.create.map((c) => c.externalId));
-    await rt.ledger.markPending('group', plan.groups.create.map((c) => c.externalId));
+    await rt.ledger.markPending(
+      'user',
+      plan.users.create.map((c) => c.externalId),
+    );
+    await rt.ledger.markPending(
+      'group',
+      plan.groups.create.map((c) => c.externalId),
+    );
     // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
-    await rt.ledger.recordAttributePlanning({ states: ledger.attributes.takeChangedStates(), forgotten: ledger.attributes.takeForgottenDefinitions(), definitions: ledger.attributes.takeChangedDefinitions() });
+    await rt.ledger.recordAttributePlanning({
+      states: ledger.attributes.takeChangedStates(),
+      forgotten: ledger.attributes.takeForgottenDefinitions(),
+      definitions: ledger.attributes.takeChangedDefinitions(),
+    });
     const held = plan.guard.tripped;
-    await rt.state.setHeldDeletes(held ? { count: plan.guard.destructive, memberRemovals: plan.guard.memberRemovals, attributeClears: plan.guard.attributes?.attributeClears ?? 0, reasons: plan.guard.reasons, at: Date.now(), runId } : undefined);
+    await rt.state.setHeldDeletes(
+      held
+        ? {
+            count: plan.guard.destructive,
+            memberRemovals: plan.guard.memberRemovals,
+            attributeClears: plan.guard.attributes?.attributeClears ?? 0,
+            reasons: plan.guard.reasons,
+            at: Date.now(),
+            runId,
+          }
+        : undefined,
+    );
 
     const d = cfg.daemon;
     const fanOut = {
@@ -139,14 +172,28 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const total = plan.summary.changes;
     const failRate = total > 0 ? (summary.failed.length / Math.max(1, total)) * 100 : 0;
     const badRun =
-      summary.aborted !== undefined ||
-      (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
+      summary.aborted !== undefined || (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
     // [h17] A user-attribute error (wrong-type definition, refused attribute API) makes the run partial.
     const attributeErrors = plan.attributes?.errors.length ?? 0;
-    const result: RunResult = held ? 'guard_held' : summary.failed.length === 0 && attributeErrors === 0 ? 'success' : badRun ? 'failed' : 'partial';
+    const result: RunResult = held
+      ? 'guard_held'
+      : summary.failed.length === 0 && attributeErrors === 0
+        ? 'success'
+        : badRun
+          ? 'failed'
+          : 'partial';
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
-    const r = record(result, { summary: plan.summary, ownership: ownershipCounts(plan), succeeded: summary.succeeded, failed: summary.failed.length, firstFailures: summary.failed.slice(0, 5), held: held ? plan.guard.reasons : [], approvedDeletes: approved, ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}) });
+    const r = record(result, {
+      summary: plan.summary,
+      ownership: ownershipCounts(plan),
+      succeeded: summary.succeeded,
+      failed: summary.failed.length,
+      firstFailures: summary.failed.slice(0, 5),
+      held: held ? plan.guard.reasons : [],
+      approvedDeletes: approved,
+      ...(attributeErrors > 0 ? { attributeErrors: plan.attributes?.errors } : {}),
+    });
     recordRun(tenant, 'reconcile', result, r.durationMs / 1000, logger, { runId, failed: summary.failed.length });
     await provisioningLog.deliver(logger, deps.signal);
     await rt.state.pushHistory(r, d.historyLength);
@@ -163,7 +210,12 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     if (deps.signal?.aborted) throw e;
     // Lost lease: the error itself, or whatever the aborted planning threw (vanished jobs,
     // the more specific error, are reported as such).
-    const lost = isSyncError(e) && e.code === ErrorCodes.LEASE_LOST ? e : lease.signal.aborted && !(isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED) ? (lease.signal.reason as Error) : undefined;
+    const lost =
+      isSyncError(e) && e.code === ErrorCodes.LEASE_LOST
+        ? e
+        : lease.signal.aborted && !(isSyncError(e) && e.code === ErrorCodes.JOBS_VANISHED)
+          ? (lease.signal.reason as Error)
+          : undefined;
     if (lost) {
       // Not the tenant's fault: no quarantine. The job is retried, or already runs elsewhere.
       const r = record('lease_lost', { code: ErrorCodes.LEASE_LOST, message: lost.message, fence: lease.fence });

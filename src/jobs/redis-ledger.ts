@@ -35,14 +35,17 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
       this.redis.hgetall(this.keys.ledgerAttributeDefinitions),
       this.redis.hgetall(this.keys.ledgerAttributeValues),
     ]);
-    const parse = <T>(h: Record<string, string>): Record<string, T> => Object.fromEntries(Object.entries(h).map(([id, json]) => [id, JSON.parse(json) as T]));
+    const parse = <T>(h: Record<string, string>): Record<string, T> =>
+      Object.fromEntries(Object.entries(h).map(([id, json]) => [id, JSON.parse(json) as T]));
     const hasAttributes = Object.keys(attrDefs).length > 0 || Object.keys(attrValues).length > 0;
     return {
       version: 1,
       users: parse<LedgerEntry>(users),
       groups: parse<LedgerEntry>(groups),
       pending,
-      ...(hasAttributes ? { attributes: { definitions: parse<LedgerDefinition>(attrDefs), values: parse<AttributeState>(attrValues) } } : {}),
+      ...(hasAttributes
+        ? { attributes: { definitions: parse<LedgerDefinition>(attrDefs), values: parse<AttributeState>(attrValues) } }
+        : {}),
     };
   }
 
@@ -91,17 +94,27 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
   }
 
   /** States read (or definitions forgotten) while planning, written through before apply. */
-  async recordAttributePlanning(changes: { states: Array<[string, AttributeState]>; forgotten: string[]; definitions: Array<[string, LedgerDefinition]> }): Promise<void> {
+  async recordAttributePlanning(changes: {
+    states: Array<[string, AttributeState]>;
+    forgotten: string[];
+    definitions: Array<[string, LedgerDefinition]>;
+  }): Promise<void> {
     const tx = this.redis.multi();
-    if (changes.states.length > 0) tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(changes.states.map(([id, st]) => [id, JSON.stringify(st)])));
+    if (changes.states.length > 0)
+      tx.hset(this.keys.ledgerAttributeValues, Object.fromEntries(changes.states.map(([id, st]) => [id, JSON.stringify(st)])));
     if (changes.forgotten.length > 0) tx.hdel(this.keys.ledgerAttributeDefinitions, ...changes.forgotten);
-    if (changes.definitions.length > 0) tx.hset(this.keys.ledgerAttributeDefinitions, Object.fromEntries(changes.definitions.map(([name, d]) => [name, JSON.stringify(d)])));
+    if (changes.definitions.length > 0)
+      tx.hset(this.keys.ledgerAttributeDefinitions, Object.fromEntries(changes.definitions.map(([name, d]) => [name, JSON.stringify(d)])));
     await tx.exec();
   }
 
   /** Entries per kind and pending creates, without loading them. */
   async counts(): Promise<{ users: number; groups: number; pending: number }> {
-    const [users, groups, pending] = await Promise.all([this.redis.hlen(this.keys.ledgerUsers), this.redis.hlen(this.keys.ledgerGroups), this.redis.scard(this.keys.ledgerPending)]);
+    const [users, groups, pending] = await Promise.all([
+      this.redis.hlen(this.keys.ledgerUsers),
+      this.redis.hlen(this.keys.ledgerGroups),
+      this.redis.scard(this.keys.ledgerPending),
+    ]);
     return { users, groups, pending };
   }
 

@@ -33,7 +33,15 @@ export function redisFactory(loaded: Pick<LoadedConfig, 'config' | 'secrets'>): 
     retryStrategy: (times) => Math.min(times * 200, 5_000),
     ...(cfg.username ? { username: cfg.username } : {}),
     ...(password !== undefined ? { password } : {}),
-    ...(tlsOn ? { tls: { ...(ca ? { ca } : {}), rejectUnauthorized: cfg.tls.rejectUnauthorized, ...(cfg.tls.servername ? { servername: cfg.tls.servername } : {}) } } : {}),
+    ...(tlsOn
+      ? {
+          tls: {
+            ...(ca ? { ca } : {}),
+            rejectUnauthorized: cfg.tls.rejectUnauthorized,
+            ...(cfg.tls.servername ? { servername: cfg.tls.servername } : {}),
+          },
+        }
+      : {}),
   };
   return {
     bullPrefix: `{${cfg.keyPrefix}}`,
@@ -59,7 +67,12 @@ export function redisFactory(loaded: Pick<LoadedConfig, 'config' | 'secrets'>): 
 }
 
 function defaultRedis(): RedisConfig {
-  return { url: 'redis://127.0.0.1:6379', keyPrefix: 'scimsync', tls: { enabled: false, rejectUnauthorized: true }, connectTimeoutSeconds: 10 };
+  return {
+    url: 'redis://127.0.0.1:6379',
+    keyPrefix: 'scimsync',
+    tls: { enabled: false, rejectUnauthorized: true },
+    connectTimeoutSeconds: 10,
+  };
 }
 
 /**
@@ -67,14 +80,21 @@ function defaultRedis(): RedisConfig {
  * audit cursor must never be evicted) and persistence (recommended for the cursor).
  * Managed Redis often forbids CONFIG: that is reported, not fatal.
  */
-export async function checkRedisRequirements(redis: RedisClient, logger: Logger): Promise<{ evictionPolicy?: string; persistence?: string }> {
+export async function checkRedisRequirements(
+  redis: RedisClient,
+  logger: Logger,
+): Promise<{ evictionPolicy?: string; persistence?: string }> {
   const out: { evictionPolicy?: string; persistence?: string } = {};
   try {
     const res = (await redis.config('GET', 'maxmemory-policy')) as string[];
     const policy = res[1];
     if (policy !== undefined) {
       out.evictionPolicy = policy;
-      if (policy !== 'noeviction') logger.warn({ maxmemoryPolicy: policy }, 'Redis maxmemory-policy should be noeviction: queued jobs and the audit cursor may otherwise be evicted');
+      if (policy !== 'noeviction')
+        logger.warn(
+          { maxmemoryPolicy: policy },
+          'Redis maxmemory-policy should be noeviction: queued jobs and the audit cursor may otherwise be evicted',
+        );
     }
   } catch (e) {
     logger.warn({ err: (e as Error).message }, 'cannot read Redis maxmemory-policy (CONFIG disabled?); make sure it is noeviction');
@@ -84,7 +104,11 @@ export async function checkRedisRequirements(redis: RedisClient, logger: Logger)
     const aof = /aof_enabled:(\d)/.exec(info)?.[1] === '1';
 
     out.persistence = aof ? 'aof' : 'no-aof';
-    if (!aof) logger.info({ persistence: out.persistence }, 'Redis AOF persistence is off: enable it (appendonly yes) so the audit cursor and the ledger survive a Redis restart');
+    if (!aof)
+      logger.info(
+        { persistence: out.persistence },
+        'Redis AOF persistence is off: enable it (appendonly yes) so the audit cursor and the ledger survive a Redis restart',
+      );
   } catch (e) {
     logger.warn({ err: (e as Error).message }, 'cannot read Redis persistence info');
   }

@@ -7,7 +7,12 @@ import type { TenantRuntime } from './tenant-runtime.ts';
 
 export const schedulerId = (kind: 'reconcile' | 'audit', tenant: string): string => `${kind}:${tenant}`;
 
-export function jobOptions(attempts: number): { attempts: number; backoff: { type: 'exponential'; delay: number }; removeOnComplete: { count: number }; removeOnFail: { count: number } } {
+export function jobOptions(attempts: number): {
+  attempts: number;
+  backoff: { type: 'exponential'; delay: number };
+  removeOnComplete: { count: number };
+  removeOnFail: { count: number };
+} {
   return { attempts, backoff: { type: 'exponential', delay: 30_000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } };
 }
 
@@ -17,13 +22,27 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
     const attempts = cfg.daemon.jobAttempts;
     const rec = cfg.schedules.reconcile;
     if (cfg.provisioning && rec.enabled) {
-      await upsertIfChanged(queues.reconcile, schedulerId('reconcile', rt.id), rec.pattern, 'reconcile', { tenant: rt.id, trigger: 'schedule' }, attempts);
+      await upsertIfChanged(
+        queues.reconcile,
+        schedulerId('reconcile', rt.id),
+        rec.pattern,
+        'reconcile',
+        { tenant: rt.id, trigger: 'schedule' },
+        attempts,
+      );
     } else {
       await queues.reconcile.removeJobScheduler(schedulerId('reconcile', rt.id));
     }
     const aud = cfg.schedules.audit;
     if (cfg.audit && aud.enabled) {
-      await upsertIfChanged(queues.audit, schedulerId('audit', rt.id), aud.pattern, 'audit', { tenant: rt.id, trigger: 'schedule' }, attempts);
+      await upsertIfChanged(
+        queues.audit,
+        schedulerId('audit', rt.id),
+        aud.pattern,
+        'audit',
+        { tenant: rt.id, trigger: 'schedule' },
+        attempts,
+      );
     } else {
       await queues.audit.removeJobScheduler(schedulerId('audit', rt.id));
     }
@@ -36,10 +55,22 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
  * would do it. An unchanged scheduler is left alone; a changed one is upserted (the run lease
  * fences out a duplicate run if the race still happens).
  */
-async function upsertIfChanged(queue: Queue, id: string, pattern: string, name: string, data: Record<string, unknown>, attempts: number): Promise<void> {
+async function upsertIfChanged(
+  queue: Queue,
+  id: string,
+  pattern: string,
+  name: string,
+  data: Record<string, unknown>,
+  attempts: number,
+): Promise<void> {
   const have = await queue.getJobScheduler(id);
   const template = have?.template as { data?: unknown; opts?: { attempts?: number } } | undefined;
-  const same = have?.pattern === pattern && have.tz === 'UTC' && have.name === name && JSON.stringify(template?.data) === JSON.stringify(data) && template?.opts?.attempts === attempts;
+  const same =
+    have?.pattern === pattern &&
+    have.tz === 'UTC' &&
+    have.name === name &&
+    JSON.stringify(template?.data) === JSON.stringify(data) &&
+    template?.opts?.attempts === attempts;
   // …and still has its next job (a scheduler whose job went missing is healed by the upsert).
   if (same && have.next !== undefined && (await queue.getJobState(`repeat:${id}:${have.next}`)) !== 'unknown') return;
   await queue.upsertJobScheduler(id, { pattern, tz: 'UTC' }, { name, data, opts: jobOptions(attempts) });
@@ -50,7 +81,17 @@ async function upsertIfChanged(queue: Queue, id: string, pattern: string, name: 
  * collapse into it. A trigger during an active manual run is kept (keepLastIfActive) and runs
  * once after it: that run may already have read the source the operator just changed.
  */
-export async function triggerRun(queue: Queue, kind: 'reconcile' | 'audit', tenant: string, attempts: number, trigger: 'manual' | 'approval' = 'manual'): Promise<string | undefined> {
-  const job = await queue.add(kind, { tenant, trigger }, { ...jobOptions(attempts), deduplication: { id: `${kind}:${tenant}:manual`, keepLastIfActive: true } });
+export async function triggerRun(
+  queue: Queue,
+  kind: 'reconcile' | 'audit',
+  tenant: string,
+  attempts: number,
+  trigger: 'manual' | 'approval' = 'manual',
+): Promise<string | undefined> {
+  const job = await queue.add(
+    kind,
+    { tenant, trigger },
+    { ...jobOptions(attempts), deduplication: { id: `${kind}:${tenant}:manual`, keepLastIfActive: true } },
+  );
   return job.id;
 }

@@ -59,6 +59,7 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
     };
   }
   const queues: Record<string, Record<string, number>> = {};
-  for (const [name, q] of Object.entries(deps.queues)) queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+  for (const [name, q] of Object.entries(deps.queues))
+    queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
   return { ...statusDocument(extra), queues };
 }

@@ -41,7 +41,11 @@ export interface RuntimeOptions {
 export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions): TenantRuntime {
   const id = loaded.config.tenant;
   const logger = opts.logger.child({ tenant: id });
-  const limiter = createGlobalRateLimiter(opts.redis, tenantKeys(opts.keyPrefix, id).rateLimit, loaded.config.daemon.rateLimit.requestsPerSecond);
+  const limiter = createGlobalRateLimiter(
+    opts.redis,
+    tenantKeys(opts.keyPrefix, id).rateLimit,
+    loaded.config.daemon.rateLimit.requestsPerSecond,
+  );
   const hooks = platformHooks(id, logger);
   let lastWait = 0;
   const overrides: Parameters<typeof createPlatformClient>[1] = {

@@ -22,7 +22,11 @@ export interface RunRecord {
 }
 
 /** Builds the records of one run: same id, kind and start for every outcome it may end with. */
-export function runRecorder(runId: string, kind: RunRecord['kind'], startedMs: number): (result: string, detail: Record<string, unknown>) => RunRecord {
+export function runRecorder(
+  runId: string,
+  kind: RunRecord['kind'],
+  startedMs: number,
+): (result: string, detail: Record<string, unknown>) => RunRecord {
   return (result, detail) => ({
     runId,
     kind,
@@ -77,7 +81,13 @@ export class TenantState {
   async quarantine(): Promise<QuarantineState> {
     const h = await this.redis.hgetall(this.keys.quarantine);
     const until = Number(h['until'] ?? 0);
-    return { quarantined: until > 0, failures: Number(h['failures'] ?? 0), until, reason: h['reason'] ?? '', since: Number(h['since'] ?? 0) };
+    return {
+      quarantined: until > 0,
+      failures: Number(h['failures'] ?? 0),
+      until,
+      reason: h['reason'] ?? '',
+      since: Number(h['since'] ?? 0),
+    };
   }
 
   /**
@@ -105,13 +115,27 @@ export class TenantState {
       await this.redis.del(this.keys.heldDeletes);
       return;
     }
-    await this.redis.hset(this.keys.heldDeletes, { count: String(held.count), reasons: JSON.stringify(held.reasons), at: String(held.at), runId: held.runId, memberRemovals: String(held.memberRemovals ?? 0), attributeClears: String(held.attributeClears ?? 0) });
+    await this.redis.hset(this.keys.heldDeletes, {
+      count: String(held.count),
+      reasons: JSON.stringify(held.reasons),
+      at: String(held.at),
+      runId: held.runId,
+      memberRemovals: String(held.memberRemovals ?? 0),
+      attributeClears: String(held.attributeClears ?? 0),
+    });
   }
 
   async heldDeletes(): Promise<HeldDeletes | undefined> {
     const h = await this.redis.hgetall(this.keys.heldDeletes);
     if (!h['count']) return undefined;
-    return { count: Number(h['count']), reasons: JSON.parse(h['reasons'] ?? '[]') as string[], at: Number(h['at'] ?? 0), runId: h['runId'] ?? '', memberRemovals: Number(h['memberRemovals'] ?? 0), attributeClears: Number(h['attributeClears'] ?? 0) };
+    return {
+      count: Number(h['count']),
+      reasons: JSON.parse(h['reasons'] ?? '[]') as string[],
+      at: Number(h['at'] ?? 0),
+      runId: h['runId'] ?? '',
+      memberRemovals: Number(h['memberRemovals'] ?? 0),
+      attributeClears: Number(h['attributeClears'] ?? 0),
+    };
   }
 
   /**
@@ -122,7 +146,11 @@ export class TenantState {
   async approveHeld(by: string): Promise<HeldDeletes | undefined> {
     const held = await this.heldDeletes();
     if (!held) return undefined;
-    const bound: DeleteApproval = { destructive: held.count, memberRemovals: held.memberRemovals ?? 0, ...(held.attributeClears ? { attributeClears: held.attributeClears } : {}) }; // [h17] take-aways bound too
+    const bound: DeleteApproval = {
+      destructive: held.count,
+      memberRemovals: held.memberRemovals ?? 0,
+      ...(held.attributeClears ? { attributeClears: held.attributeClears } : {}),
+    }; // [h17] take-aways bound too
     await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), ...bound }), 'EX', 86_400);
     return held;
   }
@@ -133,7 +161,11 @@ export class TenantState {
     if (v === null) return undefined;
     const a = JSON.parse(v) as Partial<DeleteApproval>;
     // [h17] attributeClears only when the approval bound them (absent: none approved).
-    return { destructive: Number(a.destructive ?? 0), memberRemovals: Number(a.memberRemovals ?? 0), ...(a.attributeClears !== undefined ? { attributeClears: Number(a.attributeClears) } : {}) };
+    return {
+      destructive: Number(a.destructive ?? 0),
+      memberRemovals: Number(a.memberRemovals ?? 0),
+      ...(a.attributeClears !== undefined ? { attributeClears: Number(a.attributeClears) } : {}),
+    };
   }
 
   /** Consumes the approval (one run only). */
@@ -148,7 +180,11 @@ export class TenantState {
 
   async pushHistory(record: RunRecord, keep: number): Promise<void> {
     const key = this.keys.history(record.kind);
-    await this.redis.multi().lpush(key, JSON.stringify(record)).ltrim(key, 0, keep - 1).exec();
+    await this.redis
+      .multi()
+      .lpush(key, JSON.stringify(record))
+      .ltrim(key, 0, keep - 1)
+      .exec();
   }
 
   async history(kind: 'reconcile' | 'audit', n = 10): Promise<RunRecord[]> {

@@ -79,12 +79,21 @@ export function buildObservabilityHandler(opts: Omit<ObservabilityServerOptions,
       return json(r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not_ready', checks: r.checks });
     },
     '/status': async () => json(200, await withTimeout(opts.status, timeoutMs, 'status')),
-    '/metrics': async () => ({ status: 200, type: reg.contentType, body: await withTimeout(() => reg.metrics(), timeoutMs, 'metrics collection') }),
+    '/metrics': async () => ({
+      status: 200,
+      type: reg.contentType,
+      body: await withTimeout(() => reg.metrics(), timeoutMs, 'metrics collection'),
+    }),
   };
 
   const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, extra: Record<string, string> = {}): void => {
     const body = Buffer.from(reply.body, 'utf8');
-    res.writeHead(reply.status, { 'content-type': reply.type, 'content-length': String(body.length), 'cache-control': 'no-store', ...extra });
+    res.writeHead(reply.status, {
+      'content-type': reply.type,
+      'content-length': String(body.length),
+      'cache-control': 'no-store',
+      ...extra,
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 
@@ -102,7 +111,8 @@ export function buildObservabilityHandler(opts: Omit<ObservabilityServerOptions,
     }
     const route = routes[path];
     if (route === undefined) return send(req, res, json(404, { error: 'not found' }));
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(req, res, json(405, { error: 'method not allowed' }), { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(req, res, json(405, { error: 'method not allowed' }), { allow: 'GET, HEAD' });
     route().then(
       (reply) => send(req, res, reply),
       (e: unknown) => {

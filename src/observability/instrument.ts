@@ -37,7 +37,18 @@ export function platformHooks(tenant: string, logger: Logger): PlatformClientHoo
     onRetry(e) {
       m.retries.inc({ tenant, route: e.route });
       if (e.status === 429) m.rateLimitWait.inc({ tenant }, e.delayMs / 1000);
-      logger.debug({ ...tenantField(logger, tenant), method: e.method, route: e.route, status: e.status, attempt: e.attempt, delayMs: Math.round(e.delayMs), reason: e.reason }, 'platform request retried');
+      logger.debug(
+        {
+          ...tenantField(logger, tenant),
+          method: e.method,
+          route: e.route,
+          status: e.status,
+          attempt: e.attempt,
+          delayMs: Math.round(e.delayMs),
+          reason: e.reason,
+        },
+        'platform request retried',
+      );
     },
     onRateLimited(e) {
       m.rateLimited.inc({ tenant, route: e.route });
@@ -57,7 +68,12 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   // Drift = work on objects that already existed; creates are not drift, neither are
   // memberships of groups this run creates.
   const membership = plan.memberships.filter((m) => m.group.id !== undefined).reduce((n, m) => n + m.add.length + m.remove.length, 0);
-  const drift = { user_update: changed(plan.users.update), user_reactivate: plan.users.reactivate.length, group_update: changed(plan.groups.update), membership };
+  const drift = {
+    user_update: changed(plan.users.update),
+    user_reactivate: plan.users.reactivate.length,
+    group_update: changed(plan.groups.update),
+    membership,
+  };
   for (const [kind, n] of Object.entries(drift)) if (n > 0) r.drift.inc({ tenant, kind }, n);
 
   const held = plan.guard.tripped ? plan.guard.destructive : 0;
@@ -73,13 +89,24 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   if (unmanagedWarning !== undefined) logger.warn({ ...tenantField(logger, tenant), ...ownership }, unmanagedWarning);
 
   const s = plan.sourceStats;
-  const sourceKinds = { user: s['sourceUsers'], group: s['sourceGroups'], user_in_scope: s['inScopeUsers'], group_in_scope: s['inScopeGroups'] };
+  const sourceKinds = {
+    user: s['sourceUsers'],
+    group: s['sourceGroups'],
+    user_in_scope: s['inScopeUsers'],
+    group_in_scope: s['inScopeGroups'],
+  };
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
   for (const w of plan.warnings ?? []) r.planWarnings.inc({ tenant, code: w.code });
   recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
 
-  const guard = { tripped: plan.guard.tripped, overridden: plan.guard.overridden, destructive: plan.guard.destructive, managed: plan.guard.managed, reasons: plan.guard.reasons };
+  const guard = {
+    tripped: plan.guard.tripped,
+    overridden: plan.guard.overridden,
+    destructive: plan.guard.destructive,
+    managed: plan.guard.managed,
+    reasons: plan.guard.reasons,
+  };
   const fields = { ...tenantField(logger, tenant), source: plan.source, summary: plan.summary, drift, guard };
   if (plan.guard.tripped) logger.warn(fields, 'reconcile plan: deletion guard tripped, destructive operations held');
   else logger.info(fields, 'reconcile plan');
@@ -87,7 +114,8 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
 
 /** One applied (or failed) SCIM change: the operations counter and one audit-trail log line. */
 export function recordChange(tenant: string, change: AppliedChange, logger: Logger): void {
-  if (isAttributeAction(change.action)) countAttributeChange(tenant, change.action, change.result); // [h17]
+  if (isAttributeAction(change.action))
+    countAttributeChange(tenant, change.action, change.result); // [h17]
   else {
     const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
     r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
@@ -121,7 +149,14 @@ const RUN_LEVEL: Record<RunResult, 'info' | 'warn' | 'error'> = {
  * A reconcile or audit run ended. `fields` adds context to the log line (error code,
  * counts); it must not contain secrets or personal data beyond what the audit trail allows.
  */
-export function recordRun(tenant: string, kind: JobKind, result: RunResult, durationSeconds: number, logger: Logger, fields: Record<string, unknown> = {}): void {
+export function recordRun(
+  tenant: string,
+  kind: JobKind,
+  result: RunResult,
+  durationSeconds: number,
+  logger: Logger,
+  fields: Record<string, unknown> = {},
+): void {
   const now = Date.now();
   if (kind === 'reconcile') {
     r.runs.inc({ tenant, result });
@@ -133,7 +168,10 @@ export function recordRun(tenant: string, kind: JobKind, result: RunResult, dura
     r.lastSuccess.set({ tenant, kind }, now / 1000);
     o.lastSuccess[kind] = new Date(now).toISOString();
   }
-  logger[RUN_LEVEL[result]]({ ...fields, ...tenantField(logger, tenant), job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 }, `${kind} run finished`);
+  logger[RUN_LEVEL[result]](
+    { ...fields, ...tenantField(logger, tenant), job: kind, result, durationSeconds: Math.round(durationSeconds * 1000) / 1000 },
+    `${kind} run finished`,
+  );
 }
 
 /** Deletes currently held by the guard (refreshed from Redis, so every replica reports the cluster-wide value). */
@@ -194,14 +232,20 @@ export function auditRecorder(tenant: string, logger: Logger | undefined): Audit
         return;
       case 'schema-drift':
         m.schemaDrift.inc(t, e.added.length + e.removed.length);
-        logger?.warn({ added: e.added, removed: e.removed }, 'audit export columns changed (schema drift); events keep all current columns');
+        logger?.warn(
+          { added: e.added, removed: e.removed },
+          'audit export columns changed (schema drift); events keep all current columns',
+        );
         return;
       case 'id-column-missing':
         logger?.warn({ column: e.column }, 'configured audit id column is missing from the export; keys fall back to a hash of the row');
         return;
       case 'window-retry':
         m.windowRetries.inc(t);
-        logger?.warn({ attempt: e.attempt, delayMs: e.delayMs, code: e.code, err: e.message, windowStart: iso(e.windowStartMs) }, 'audit export window failed, retrying');
+        logger?.warn(
+          { attempt: e.attempt, delayMs: e.delayMs, code: e.code, err: e.message, windowStart: iso(e.windowStartMs) },
+          'audit export window failed, retrying',
+        );
         return;
       case 'committed':
         m.lag.set(t, Math.max(0, (e.atMs - e.cursorMs) / 1000));

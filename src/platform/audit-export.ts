@@ -39,7 +39,8 @@ export interface AuditExportResponse {
 
 const FEATURE_DISABLED_TEXT = /feature|not enabled|disabled|enterprise|plan/i;
 const PERMISSION_HINT = 'the token needs the AuditLogManage permission';
-const FEATURE_HINT = 'the audit-log feature is not enabled for this account (it needs the enterprise plan): ask the platform administrator to enable it';
+const FEATURE_HINT =
+  'the audit-log feature is not enabled for this account (it needs the enterprise plan): ask the platform administrator to enable it';
 
 export function formatExportBound(ms: number, precision: AuditExportPrecision): string {
   const iso = new Date(ms).toISOString();
@@ -63,10 +64,15 @@ export function isFatalExportError(e: unknown): boolean {
 }
 
 function featureDisabled(status: number | undefined, detail: string | undefined): SyncError {
-  return new SyncError(ErrorCodes.FEATURE_DISABLED, 'fatal', `audit-log export: ${FEATURE_HINT}${detail ? ` (server said: ${detail})` : ''}`, {
-    ...(status !== undefined ? { status } : {}),
-    ...(detail ? { detail } : {}),
-  });
+  return new SyncError(
+    ErrorCodes.FEATURE_DISABLED,
+    'fatal',
+    `audit-log export: ${FEATURE_HINT}${detail ? ` (server said: ${detail})` : ''}`,
+    {
+      ...(status !== undefined ? { status } : {}),
+      ...(detail ? { detail } : {}),
+    },
+  );
 }
 
 /** Re-classify the client's generic error with what this endpoint's refusals mean. */
@@ -77,10 +83,19 @@ function classify(e: unknown): unknown {
     return featureDisabled(e.status, detail);
   }
   if (e.code === ErrorCodes.AUTH_FORBIDDEN) {
-    return new SyncError(e.code, 'fatal', `${e.message}; ${PERMISSION_HINT}`, { ...(e.status !== undefined ? { status: e.status } : {}), ...(detail ? { detail } : {}), cause: e });
+    return new SyncError(e.code, 'fatal', `${e.message}; ${PERMISSION_HINT}`, {
+      ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(detail ? { detail } : {}),
+      cause: e,
+    });
   }
   if (e.code === ErrorCodes.NOT_FOUND) {
-    return new SyncError(e.code, 'fatal', `${e.message}; the audit-log export exists only on the hosted platform (check platform.baseUrl)`, { ...(e.status !== undefined ? { status: e.status } : {}), ...(detail ? { detail } : {}), cause: e });
+    return new SyncError(
+      e.code,
+      'fatal',
+      `${e.message}; the audit-log export exists only on the hosted platform (check platform.baseUrl)`,
+      { ...(e.status !== undefined ? { status: e.status } : {}), ...(detail ? { detail } : {}), cause: e },
+    );
   }
   return e;
 }
@@ -105,10 +120,15 @@ async function classifyJsonBody(body: Readable, status: number): Promise<SyncErr
   }
   const detail = message?.replace(/\s+/g, ' ').slice(0, 300);
   if (detail && FEATURE_DISABLED_TEXT.test(detail)) return featureDisabled(status, detail);
-  return new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export: expected a CSV attachment, got a JSON body (HTTP ${status})${detail ? `: ${detail}` : ''}`, {
-    status,
-    ...(detail ? { detail } : {}),
-  });
+  return new SyncError(
+    ErrorCodes.BAD_RESPONSE,
+    'fatal',
+    `audit-log export: expected a CSV attachment, got a JSON body (HTTP ${status})${detail ? `: ${detail}` : ''}`,
+    {
+      status,
+      ...(detail ? { detail } : {}),
+    },
+  );
 }
 
 /** Opens the export stream. Transient failures before the body were already retried by the client. */
@@ -131,7 +151,12 @@ export async function openAuditExport(client: PlatformClient, req: AuditExportRe
   if (/\bjson\b/i.test(contentType)) throw await classifyJsonBody(res.body, res.status);
   if (/\bhtml\b/i.test(contentType)) {
     res.body.destroy();
-    throw new SyncError(ErrorCodes.BAD_RESPONSE, 'fatal', `audit-log export: expected a CSV attachment, got an HTML page (HTTP ${res.status}); check platform.baseUrl (a proxy or login page answered)`, { status: res.status });
+    throw new SyncError(
+      ErrorCodes.BAD_RESPONSE,
+      'fatal',
+      `audit-log export: expected a CSV attachment, got an HTML page (HTTP ${res.status}); check platform.baseUrl (a proxy or login page answered)`,
+      { status: res.status },
+    );
   }
   return { body: res.body, contentType, query };
 }

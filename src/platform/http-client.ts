@@ -115,7 +115,14 @@ const TLS_VERIFY_CODES = new Set([
   'CERT_SIGNATURE_FAILURE',
 ]);
 
-const NETWORK_CODES_NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES_NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 export class PlatformClient {
   readonly baseUrl: URL;
@@ -134,20 +141,26 @@ export class PlatformClient {
     this.opts = opts;
     this.baseUrl = assertSecureUrl(opts.baseUrl, opts.allowInsecureHttp ?? false);
     if (!opts.token || /[\r\n]/.test(opts.token)) {
-      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', 'platform token is empty or contains a line break (check platform.token / platform.tokenFile)');
+      throw new SyncError(
+        ErrorCodes.CONFIG_INVALID,
+        'fatal',
+        'platform token is empty or contains a line break (check platform.token / platform.tokenFile)',
+      );
     }
     this.authHeader = `${opts.authScheme ?? 'Bearer'} ${opts.token}`;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.maxResponseBytes = opts.maxResponseBytes ?? 32 * 1024 * 1024; // bytes
     this.ownsAgent = sharedAgent === undefined;
-    this.agent = sharedAgent ?? createDispatcher({
-      connections: opts.maxConnections ?? 32,
-      headersTimeoutMs: opts.headersTimeoutMs ?? 30_000,
-      bodyTimeoutMs: opts.bodyTimeoutMs ?? 60_000,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
-      ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
-      ...(opts.env ? { env: opts.env } : {}),
-    });
+    this.agent =
+      sharedAgent ??
+      createDispatcher({
+        connections: opts.maxConnections ?? 32,
+        headersTimeoutMs: opts.headersTimeoutMs ?? 30_000,
+        bodyTimeoutMs: opts.bodyTimeoutMs ?? 60_000,
+        connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+        ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
+        ...(opts.env ? { env: opts.env } : {}),
+      });
     this.dispatcher = opts.readOnly === true ? this.agent.compose(readOnlyInterceptor) : this.agent;
   }
 
@@ -179,7 +192,12 @@ export class PlatformClient {
         try {
           body = JSON.parse(text) as T;
         } catch {
-          throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${opts.what ?? `${method} ${opts.route}`}: response is not JSON (HTTP ${res.statusCode})`, { status: res.statusCode });
+          throw new SyncError(
+            ErrorCodes.BAD_RESPONSE,
+            'transient',
+            `${opts.what ?? `${method} ${opts.route}`}: response is not JSON (HTTP ${res.statusCode})`,
+            { status: res.statusCode },
+          );
         }
       }
       return { status: res.statusCode, headers: res.headers, body };
@@ -195,7 +213,13 @@ export class PlatformClient {
     if (this.ownsAgent) await this.agent.close();
   }
 
-  private async send<R>(method: HttpMethod, path: string, opts: RequestOptions, streaming: boolean, consume: (res: Dispatcher.ResponseData) => Promise<R>): Promise<R> {
+  private async send<R>(
+    method: HttpMethod,
+    path: string,
+    opts: RequestOptions,
+    streaming: boolean,
+    consume: (res: Dispatcher.ResponseData) => Promise<R>,
+  ): Promise<R> {
     const idempotent = opts.idempotent ?? method !== 'POST';
     const what = opts.what ?? `${method} ${opts.route}`;
     const headers: Record<string, string> = {
@@ -224,7 +248,13 @@ export class PlatformClient {
           signal: opts.signal,
         });
         if (res.statusCode < 400) {
-          const event: RequestEvent = { method, route: opts.route, status: res.statusCode, durationMs: performance.now() - started, attempt };
+          const event: RequestEvent = {
+            method,
+            route: opts.route,
+            status: res.statusCode,
+            durationMs: performance.now() - started,
+            attempt,
+          };
           this.opts.hooks?.onResponse?.(event);
           return await consume(res);
         }
@@ -239,20 +269,43 @@ export class PlatformClient {
         const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
         // The host and URL (without the query, which may hold a filter value) say where it failed.
         const target = `${this.baseUrl.origin}${reqPath.split('?')[0]}`;
-        const reason = code === 'ENOTFOUND' ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}` : `network error ${code ?? 'unknown'} at ${target}`;
+        const reason =
+          code === 'ENOTFOUND'
+            ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}`
+            : `network error ${code ?? 'unknown'} at ${target}`;
         // A certificate the configured trust refuses will not be trusted on a retry either.
         if (res === undefined && code !== undefined && TLS_VERIFY_CODES.has(code)) {
-          throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `${what}: TLS verification of ${this.baseUrl.host} failed (${code}) for ${target}; trust its CA with platform.caFile (or the source's caFile)`, { cause: e });
+          throw new SyncError(
+            ErrorCodes.CONFIG_INVALID,
+            'fatal',
+            `${what}: TLS verification of ${this.baseUrl.host} failed (${code}) for ${target}; trust its CA with platform.caFile (or the source's caFile)`,
+            { cause: e },
+          );
         }
         // A name that does not resolve will not resolve in 200 ms either: fail now, with the fix.
         if (code === 'ENOTFOUND') {
-          throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine`, { cause: e });
+          throw new SyncError(
+            ErrorCodes.TRANSIENT,
+            'transient',
+            `${what}: ${reason}; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine`,
+            { cause: e },
+          );
         }
         if (!idempotent && !notSent) {
-          throw new AmbiguousRequestError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason}; the request may have been processed`, { cause: e });
+          throw new AmbiguousRequestError(
+            timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT,
+            'transient',
+            `${what}: ${reason}; the request may have been processed`,
+            { cause: e },
+          );
         }
         if (attempt >= this.policy.maxAttempts) {
-          throw new SyncError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `${what}: ${reason} after ${attempt} attempts`, { cause: e });
+          throw new SyncError(
+            timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT,
+            'transient',
+            `${what}: ${reason} after ${attempt} attempts`,
+            { cause: e },
+          );
         }
         const delayMs = backoffDelay(this.policy, attempt, undefined, this.opts.random);
         this.opts.hooks?.onRetry?.({ ...event, delayMs, reason });
@@ -274,7 +327,10 @@ export class PlatformClient {
         });
         // 429 means "not processed", so it is a plain transient failure even for a POST.
         if (!idempotent && err.kind === 'transient' && res.statusCode !== 429) {
-          throw new AmbiguousRequestError(err.code, err.kind, `${err.message}; the request may have been processed`, { status: err.status, ...(detail ? { detail } : {}) });
+          throw new AmbiguousRequestError(err.code, err.kind, `${err.message}; the request may have been processed`, {
+            status: err.status,
+            ...(detail ? { detail } : {}),
+          });
         }
         throw err;
       }
@@ -286,7 +342,8 @@ export class PlatformClient {
 
   private async readCapped(res: Pick<Dispatcher.ResponseData, 'body' | 'headers'>, route: string): Promise<string> {
     const { body } = res;
-    const tooLarge = (): SyncError => new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
+    const tooLarge = (): SyncError =>
+      new SyncError(ErrorCodes.RESPONSE_TOO_LARGE, 'rejected', `${route}: response larger than ${this.maxResponseBytes} bytes`);
     const declared = Number(res.headers['content-length']);
     if (Number.isInteger(declared) && declared > this.maxResponseBytes) {
       // Nobody reads this body: swallow the abort the destroy emits.
@@ -302,7 +359,6 @@ export class PlatformClient {
     return text;
   }
 
-
   /** The server's own message from a SCIM error or `{ "error": "…" }` body, truncated; never throws. */
   private async errorDetail(res: Pick<Dispatcher.ResponseData, 'body' | 'headers'>): Promise<string | undefined> {
     let text: string;
@@ -315,7 +371,9 @@ export class PlatformClient {
     let detail: string | undefined;
     try {
       const parsed = JSON.parse(text) as Record<string, unknown>;
-      const parts = [parsed['scimType'], parsed['detail'], parsed['error'], parsed['message']].filter((x): x is string => typeof x === 'string');
+      const parts = [parsed['scimType'], parsed['detail'], parsed['error'], parsed['message']].filter(
+        (x): x is string => typeof x === 'string',
+      );
       detail = parts.length > 0 ? parts.join(': ') : undefined;
     } catch {
       detail = text.replace(/\s+/g, ' ');

@@ -11,7 +11,11 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 export function readOnlyRefusal(method: string, path: string): SyncError {
   // The path without its query: filters may hold user names, which need not be in an error.
-  return new SyncError(ErrorCodes.READ_ONLY, 'fatal', `refused ${method} ${path.split('?')[0] ?? ''}: this client is read-only (plan and connectivity checks never write to the platform)`);
+  return new SyncError(
+    ErrorCodes.READ_ONLY,
+    'fatal',
+    `refused ${method} ${path.split('?')[0] ?? ''}: this client is read-only (plan and connectivity checks never write to the platform)`,
+  );
 }
 
 /** Throws before dispatching a non-GET/HEAD request; undici hands the throw to the caller as the request's error. */

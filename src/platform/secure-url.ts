@@ -21,10 +21,18 @@ export function assertSecureUrl(raw: string, allowInsecureHttp: boolean, keyPath
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:') {
     if (!allowInsecureHttp) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath} uses plain http://; the platform only accepts HTTPS (set platform.allowInsecureHttp: true only for a loopback test server)`);
+      throw new SyncError(
+        ErrorCodes.INSECURE_URL,
+        'fatal',
+        `${keyPath} uses plain http://; the platform only accepts HTTPS (set platform.allowInsecureHttp: true only for a loopback test server)`,
+      );
     }
     if (!isLoopbackHost(url.hostname)) {
-      throw new SyncError(ErrorCodes.INSECURE_URL, 'fatal', `${keyPath}: plain http:// is allowed only for loopback hosts, not ${url.hostname}`);
+      throw new SyncError(
+        ErrorCodes.INSECURE_URL,
+        'fatal',
+        `${keyPath}: plain http:// is allowed only for loopback hosts, not ${url.hostname}`,
+      );
     }
     return url;
   }

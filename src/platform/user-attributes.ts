@@ -86,7 +86,11 @@ export function parseValue(raw: unknown, what: string): StoredAttributeValue {
   const id = raw['attributeId'] ?? raw['attribute_id'];
   const name = raw['name'] ?? raw['attributeName'];
   if (id === undefined && typeof name !== 'string') throw bad(what, 'a value names no attribute');
-  return { attributeId: id === undefined || id === null ? undefined : String(id), name: typeof name === 'string' ? name : undefined, value: raw['value'] };
+  return {
+    attributeId: id === undefined || id === null ? undefined : String(id),
+    name: typeof name === 'string' ? name : undefined,
+    value: raw['value'],
+  };
 }
 
 // ---- Assumption 6: lists are a bare array, or the control-plane envelope ----
@@ -138,7 +142,12 @@ export class UserAttributesClient implements UserAttributeTarget {
   async createDefinition(def: NewAttributeDefinition): Promise<{ definition: AttributeDefinition; adopted: boolean }> {
     const what = `create user attribute ${def.name}`;
     try {
-      const res = await this.http.requestJson<unknown>('POST', USER_ATTRIBUTE_PATHS.definitions, { route: 'user_attributes', what, body: definitionBody(def), headers: JSON_HEADERS });
+      const res = await this.http.requestJson<unknown>('POST', USER_ATTRIBUTE_PATHS.definitions, {
+        route: 'user_attributes',
+        what,
+        body: definitionBody(def),
+        headers: JSON_HEADERS,
+      });
       return { definition: parseDefinition(res.body, what), adopted: false };
     } catch (e) {
       // 409: it exists (created meanwhile); ambiguous: our POST may have succeeded. Either way: look it up.
@@ -151,7 +160,12 @@ export class UserAttributesClient implements UserAttributeTarget {
   }
 
   async updateDefinition(id: string, def: NewAttributeDefinition): Promise<void> {
-    await this.http.requestJson<unknown>('PUT', USER_ATTRIBUTE_PATHS.definition(id), { route: 'user_attributes', what: `update user attribute ${def.name}`, body: definitionBody(def), headers: JSON_HEADERS });
+    await this.http.requestJson<unknown>('PUT', USER_ATTRIBUTE_PATHS.definition(id), {
+      route: 'user_attributes',
+      what: `update user attribute ${def.name}`,
+      body: definitionBody(def),
+      headers: JSON_HEADERS,
+    });
   }
 
   async getValues(userId: string, signal?: AbortSignal): Promise<StoredAttributeValue[]> {
@@ -174,7 +188,13 @@ export class UserAttributesClient implements UserAttributeTarget {
   private async list(path: string, route: string, what: string, signal?: AbortSignal): Promise<unknown[]> {
     const out: unknown[] = [];
     for (let page = 0; page < MAX_PAGES; page++) {
-      const res = await this.http.requestJson<unknown>('GET', path, { route, what, query: { offset: out.length, limit: PAGE_LIMIT }, headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) });
+      const res = await this.http.requestJson<unknown>('GET', path, {
+        route,
+        what,
+        query: { offset: out.length, limit: PAGE_LIMIT },
+        headers: { accept: 'application/json' },
+        ...(signal ? { signal } : {}),
+      });
       const { items, total } = listItems(res.body, what);
       out.push(...items);
       if (total === undefined || items.length === 0 || out.length >= total) return out;

@@ -21,7 +21,18 @@ import { deliverRecords, type DeliveryResult } from './sink-delivery.ts';
 /** What identifies a held change: the same set held again is not recorded again. */
 const heldKey = (r: NewRecord): string => `${r.action}|${r.object.externalId ?? ''}|${r.members?.removed.join(',') ?? ''}`;
 
-const HAS_DETAILS = new Set<ChangeAction>(['user.update', 'user.adopt', 'user.reactivate', 'user.deactivate', 'user.delete', 'group.update', 'group.adopt', 'user.attributes', 'attribute.create', 'attribute.update']); // [h17] attribute actions
+const HAS_DETAILS = new Set<ChangeAction>([
+  'user.update',
+  'user.adopt',
+  'user.reactivate',
+  'user.deactivate',
+  'user.delete',
+  'group.update',
+  'group.adopt',
+  'user.attributes',
+  'attribute.create',
+  'attribute.update',
+]); // [h17] attribute actions
 
 /** Lifetime of a run's details hash: as long as its apply chunks may run. */
 const DETAILS_TTL_SECONDS = 86_400;
@@ -50,7 +61,11 @@ export class DaemonProvisioningLog {
         const key = this.keys.details(runId);
         const fields: string[] = [];
         for (const [k, d] of details) fields.push(k, JSON.stringify(d));
-        await this.redis.multi().hset(key, ...fields).expire(key, DETAILS_TTL_SECONDS).exec();
+        await this.redis
+          .multi()
+          .hset(key, ...fields)
+          .expire(key, DETAILS_TTL_SECONDS)
+          .exec();
       }
       // A tripped guard holds the same removals run after run until someone decides: record
       // them when the held set changes, not every scheduled run (they would flood the log).
@@ -93,7 +108,11 @@ export class DaemonProvisioningLog {
         batchSize: cfg.audit.batchSize,
         ...(signal ? { signal } : {}),
       });
-      if (res.delivered > 0) logger.info({ delivered: res.delivered, deadLettered: res.deadLettered, upTo: res.upTo }, 'provisioning log delivered to the audit sinks');
+      if (res.delivered > 0)
+        logger.info(
+          { delivered: res.delivered, deadLettered: res.deadLettered, upTo: res.upTo },
+          'provisioning log delivered to the audit sinks',
+        );
       return res;
     } catch (e) {
       logger.warn({ err: errText(e) }, 'provisioning log: delivery to the audit sinks failed; the next run retries from the same record');

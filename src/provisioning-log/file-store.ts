@@ -59,7 +59,10 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
       const buf = Buffer.alloc(len);
       await fh.read(buf, 0, len, size - len);
       this.torn = len > 0 && buf[len - 1] !== 0x0a;
-      const lines = buf.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+      const lines = buf
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '');
       for (let i = lines.length - 1; i >= 0; i--) {
         const m = /"id":"(\d+)-(\d+)"/.exec(lines[i]!);
         if (m) return { ms: Number(m[1]), seq: Number(m[2]) };
@@ -134,7 +137,10 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
     const drop = Math.max(old, total - this.retention.maxEntries);
     if (drop <= 0) return;
     const text = await readFile(this.path, 'utf8');
-    const kept = text.split('\n').filter((l) => l.trim() !== '').slice(drop);
+    const kept = text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(drop);
     const tmp = `${this.path}.${process.pid}.tmp`;
     const fh = await open(tmp, 'w', 0o600);
     try {

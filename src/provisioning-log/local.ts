@@ -29,7 +29,11 @@ export function localProvisioningLog(loaded: Pick<LoadedConfig, 'config' | 'conf
 }
 
 /** Flush, apply retention, and deliver to the sinks when configured (a sink failure is reported, the position kept). */
-export async function finishLocalLog(rec: ProvisioningLogRecorder, loaded: Pick<LoadedConfig, 'config' | 'configDir'>, logger: Logger): Promise<void> {
+export async function finishLocalLog(
+  rec: ProvisioningLogRecorder,
+  loaded: Pick<LoadedConfig, 'config' | 'configDir'>,
+  logger: Logger,
+): Promise<void> {
   await rec.finish();
   const cfg = loaded.config;
   if (!cfg.provisioningLog.deliverToSinks || !cfg.audit) return;
@@ -42,9 +46,13 @@ export async function finishLocalLog(rec: ProvisioningLogRecorder, loaded: Pick<
       fieldStyle: cfg.audit.fieldStyle,
       batchSize: cfg.audit.batchSize,
     });
-    if (res.delivered > 0) logger.info({ delivered: res.delivered, deadLettered: res.deadLettered }, 'provisioning log delivered to the audit sinks');
+    if (res.delivered > 0)
+      logger.info({ delivered: res.delivered, deadLettered: res.deadLettered }, 'provisioning log delivered to the audit sinks');
   } catch (e) {
-    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'provisioning log: delivery to the audit sinks failed; the next apply retries from the same record');
+    logger.warn(
+      { err: e instanceof Error ? e.message : String(e) },
+      'provisioning log: delivery to the audit sinks failed; the next apply retries from the same record',
+    );
   } finally {
     await deadLetters.close();
   }

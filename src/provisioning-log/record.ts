@@ -61,14 +61,22 @@ function createChanges(resource: Record<string, unknown>): AttributeChange[] {
   const out: AttributeChange[] = [];
   for (const [k, v] of Object.entries(resource)) {
     if (k === 'schemas' || k === 'members') continue;
-    if (isPlainObject(v)) for (const [sub, after] of Object.entries(v)) out.push({ path: `${k}${k.includes(':') ? ':' : '.'}${sub}`, before: null, after });
+    if (isPlainObject(v))
+      for (const [sub, after] of Object.entries(v)) out.push({ path: `${k}${k.includes(':') ? ':' : '.'}${sub}`, before: null, after });
     else out.push({ path: k, before: null, after: v });
   }
   return out;
 }
 
 /** The record of one applied or failed task (`task` is what the daemon's chunk or the in-process plan index holds). */
-export function recordOf(tenant: string, runId: string, change: AppliedChange, task: ApplyTask | undefined, detail: TaskDetail | undefined, now: number): NewRecord {
+export function recordOf(
+  tenant: string,
+  runId: string,
+  change: AppliedChange,
+  task: ApplyTask | undefined,
+  detail: TaskDetail | undefined,
+  now: number,
+): NewRecord {
   const type = change.action.startsWith('group.') ? 'group' : change.action.startsWith('attribute.') ? 'attribute' : 'user'; // [h17]
   const id = change.id ?? (task && 'id' in task ? task.id : undefined);
   const rec: NewRecord = {
@@ -77,11 +85,17 @@ export function recordOf(tenant: string, runId: string, change: AppliedChange, t
     runId,
     action: change.action,
     result: change.result,
-    object: { type, ...(change.externalId !== undefined ? { externalId: change.externalId } : {}), ...(change.name !== undefined ? { name: change.name } : {}), ...(id !== undefined ? { id } : {}) },
+    object: {
+      type,
+      ...(change.externalId !== undefined ? { externalId: change.externalId } : {}),
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(id !== undefined ? { id } : {}),
+    },
   };
   let changes = detail?.changes;
   if (changes === undefined && task !== undefined) {
-    if (task.action === 'user.create' || task.action === 'group.create') changes = createChanges(task.resource as unknown as Record<string, unknown>);
+    if (task.action === 'user.create' || task.action === 'group.create')
+      changes = createChanges(task.resource as unknown as Record<string, unknown>);
     else if (task.action === 'user.deactivate') changes = [{ path: 'active', before: true, after: false }];
   }
   if (changes !== undefined && changes.length > 0) rec.changes = withoutSecrets(changes);
@@ -116,9 +130,16 @@ export function plannedActions(action: ChangeAction): ChangeAction[] {
 /** Details of the plan's updates and removals (what the tasks alone do not carry), keyed by taskKey. */
 export function planDetails(plan: Plan): Map<string, TaskDetail> {
   const out = new Map<string, TaskDetail>();
-  for (const u of plan.users.update) if (u.changes.length > 0) out.set(taskKey(u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update', u.externalId), { changes: u.changes });
-  for (const u of plan.users.reactivate) out.set(taskKey('user.reactivate', u.externalId), { changes: [{ path: 'active', before: false, after: true }, ...u.changes.filter((c) => c.path !== 'active')] });
-  for (const g of plan.groups.update) if (g.changes.length > 0) out.set(taskKey(g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', g.externalId), { changes: g.changes });
+  for (const u of plan.users.update)
+    if (u.changes.length > 0)
+      out.set(taskKey(u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update', u.externalId), { changes: u.changes });
+  for (const u of plan.users.reactivate)
+    out.set(taskKey('user.reactivate', u.externalId), {
+      changes: [{ path: 'active', before: false, after: true }, ...u.changes.filter((c) => c.path !== 'active')],
+    });
+  for (const g of plan.groups.update)
+    if (g.changes.length > 0)
+      out.set(taskKey(g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', g.externalId), { changes: g.changes });
   for (const u of plan.users.deactivate) out.set(taskKey('user.deactivate', u.externalId), { reason: u.reason });
   for (const u of plan.users.delete) out.set(taskKey('user.delete', u.externalId), { reason: u.reason });
   for (const [key, detail] of attributeDetails(plan)) out.set(key, detail); // [h17 user attributes]
@@ -135,15 +156,39 @@ export function heldRecords(tenant: string, runId: string, plan: Plan, now: numb
   const why = `held by the deletion guard: ${plan.guard.reasons.join('; ')}`;
   const base = { time, tenant, runId, result: 'held' as const };
   const out: NewRecord[] = [];
-  for (const u of plan.users.deactivate) out.push({ ...base, action: 'user.deactivate', object: { type: 'user', externalId: u.externalId, name: u.userName, id: u.id }, changes: [{ path: 'active', before: true, after: false }], reason: `${u.reason}; ${why}` });
-  for (const u of plan.users.delete) out.push({ ...base, action: 'user.delete', object: { type: 'user', externalId: u.externalId, name: u.userName, id: u.id }, reason: `${u.reason}; ${why}` });
-  for (const g of plan.groups.delete) out.push({ ...base, action: 'group.delete', object: { type: 'group', externalId: g.externalId, name: g.displayName, id: g.id }, reason: why });
+  for (const u of plan.users.deactivate)
+    out.push({
+      ...base,
+      action: 'user.deactivate',
+      object: { type: 'user', externalId: u.externalId, name: u.userName, id: u.id },
+      changes: [{ path: 'active', before: true, after: false }],
+      reason: `${u.reason}; ${why}`,
+    });
+  for (const u of plan.users.delete)
+    out.push({
+      ...base,
+      action: 'user.delete',
+      object: { type: 'user', externalId: u.externalId, name: u.userName, id: u.id },
+      reason: `${u.reason}; ${why}`,
+    });
+  for (const g of plan.groups.delete)
+    out.push({
+      ...base,
+      action: 'group.delete',
+      object: { type: 'group', externalId: g.externalId, name: g.displayName, id: g.id },
+      reason: why,
+    });
   for (const m of plan.memberships) {
     if (m.remove.length === 0) continue;
     out.push({
       ...base,
       action: 'group.members',
-      object: { type: 'group', externalId: m.group.externalId, name: m.group.displayName, ...(m.group.id !== undefined ? { id: m.group.id } : {}) },
+      object: {
+        type: 'group',
+        externalId: m.group.externalId,
+        name: m.group.displayName,
+        ...(m.group.id !== undefined ? { id: m.group.id } : {}),
+      },
       members: { added: [], removed: m.remove.slice(0, MAX_MEMBERS_LISTED).map(memberName), addedCount: 0, removedCount: m.remove.length },
       reason: why,
     });

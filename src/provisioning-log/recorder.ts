@@ -58,7 +58,10 @@ export class ProvisioningLogRecorder {
     if (batch.length === 0) return this.writing;
     this.writing = this.writing.then(() =>
       this.store.append(batch).catch((e: unknown) => {
-        this.logger.warn({ err: e instanceof Error ? e.message : String(e), records: batch.length, store: this.store.describe }, 'provisioning log: records not written');
+        this.logger.warn(
+          { err: e instanceof Error ? e.message : String(e), records: batch.length, store: this.store.describe },
+          'provisioning log: records not written',
+        );
       }),
     );
     return this.writing;
@@ -66,6 +69,10 @@ export class ProvisioningLogRecorder {
 
   async finish(): Promise<void> {
     await this.flush();
-    await this.store.trim().catch((e: unknown) => this.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'provisioning log: retention not applied'));
+    await this.store
+      .trim()
+      .catch((e: unknown) =>
+        this.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'provisioning log: retention not applied'),
+      );
   }
 }

@@ -11,9 +11,17 @@ import type { ProvisioningLogStore, Retention } from './store.ts';
 type RedisLike = Redis | Cluster;
 
 /** Every key of the provisioning log of a tenant (hash-tagged like the rest of the tenant's keys). */
-export function provisioningLogKeys(keyPrefix: string, tenant: string): { stream: string; delivered: string; heldDigest: string; details(runId: string): string } {
+export function provisioningLogKeys(
+  keyPrefix: string,
+  tenant: string,
+): { stream: string; delivered: string; heldDigest: string; details(runId: string): string } {
   const base = `${keyPrefix}:{${tenant}}:provisioning-log`;
-  return { stream: base, delivered: `${base}:delivered`, heldDigest: `${base}:held-digest`, details: (runId) => `${base}:run:${runId}:details` };
+  return {
+    stream: base,
+    delivered: `${base}:delivered`,
+    heldDigest: `${base}:held-digest`,
+    details: (runId) => `${base}:run:${runId}:details`,
+  };
 }
 
 const PAGE = 500;

@@ -20,7 +20,8 @@ export function changeSummary(r: ProvisioningRecord): string[] {
   const out = (r.changes ?? []).map((c) => `${c.path}: ${short(c.before)} → ${short(c.after)}`);
   const m = r.members;
   if (m) {
-    const list = (names: string[], count: number): string => `${names.slice(0, 10).join(', ')}${count > Math.min(10, names.length) ? ` … (${count} in all)` : ''}`;
+    const list = (names: string[], count: number): string =>
+      `${names.slice(0, 10).join(', ')}${count > Math.min(10, names.length) ? ` … (${count} in all)` : ''}`;
     if (m.addedCount > 0) out.push(`members added: ${list(m.added, m.addedCount)}`);
     if (m.removedCount > 0) out.push(`members removed: ${list(m.removed, m.removedCount)}`);
   }

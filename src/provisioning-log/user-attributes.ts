@@ -17,10 +17,16 @@ export function attributeDetails(plan: Plan): Array<[string, TaskDetail]> {
   const out: Array<[string, TaskDetail]> = [];
   for (const u of a.users) {
     const applied = held ? u.changes.filter((c) => !c.takesAway) : u.changes;
-    if (applied.length > 0) out.push([`user.attributes|${u.externalId}`, { changes: applied.map((c) => ({ path: `${USER_ATTRIBUTE_PATH}${c.attribute}`, before: c.before, after: c.after })) }]);
+    if (applied.length > 0)
+      out.push([
+        `user.attributes|${u.externalId}`,
+        { changes: applied.map((c) => ({ path: `${USER_ATTRIBUTE_PATH}${c.attribute}`, before: c.before, after: c.after })) },
+      ]);
   }
-  for (const d of a.definitions.create) out.push([`attribute.create|${d.name}`, { changes: [{ path: 'type', before: null, after: d.type }] }]);
-  for (const d of a.definitions.update) out.push([`attribute.update|${d.name}`, { changes: [{ path: 'description', before: d.before, after: d.after }] }]);
+  for (const d of a.definitions.create)
+    out.push([`attribute.create|${d.name}`, { changes: [{ path: 'type', before: null, after: d.type }] }]);
+  for (const d of a.definitions.update)
+    out.push([`attribute.update|${d.name}`, { changes: [{ path: 'description', before: d.before, after: d.after }] }]);
   return out;
 }
 

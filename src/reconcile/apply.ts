@@ -46,7 +46,13 @@ export interface ApplyResult {
   membersRemoved: number;
   failed: ApplyFailure[];
   /** Destructive operations not run because the guard tripped. */
-  held: { usersDeactivate: number; usersDelete: number; groupsDelete: number; membersRemove: number; /** [h17] */ attributeTakeAways?: number };
+  held: {
+    usersDeactivate: number;
+    usersDelete: number;
+    groupsDelete: number;
+    membersRemove: number /** [h17] */;
+    attributeTakeAways?: number;
+  };
   /** Set when a fatal error stopped the run early. */
   aborted?: string;
   durationMs: number;
@@ -108,7 +114,11 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
         const message = e instanceof Error ? e.message : String(e);
         result.failed.push({ action: task.action, ref: task.name, code, message });
         progress.failed++;
-        const done = isPartialTaskError(e) ? { id: e.applied.id, added: e.applied.added, removed: e.applied.removed } : 'id' in task && task.id ? { id: task.id } : {};
+        const done = isPartialTaskError(e)
+          ? { id: e.applied.id, added: e.applied.added, removed: e.applied.removed }
+          : 'id' in task && task.id
+            ? { id: task.id }
+            : {};
         opts.onChange?.({ action: task.action, result: 'failed', ...done, externalId: task.externalId, name: task.name, code, message });
         if (isSyncError(e) && e.kind === 'fatal') {
           result.aborted = message;

@@ -52,10 +52,19 @@ function sameEmails(desired: unknown, actual: unknown): boolean {
   const norm = (v: unknown): string[] => {
     if (!Array.isArray(v)) return [];
     const list = v
-      .filter((e): e is { value: string; primary?: boolean } => typeof e === 'object' && e !== null && typeof (e as { value?: unknown }).value === 'string')
+      .filter(
+        (e): e is { value: string; primary?: boolean } =>
+          typeof e === 'object' && e !== null && typeof (e as { value?: unknown }).value === 'string',
+      )
       .map((e) => ({ value: e.value.toLowerCase(), primary: e.primary === true }));
     const primary = list.find((e) => e.primary)?.value ?? list[0]?.value;
-    return [primary ?? '', ...list.map((e) => e.value).filter((x) => x !== primary).sort()];
+    return [
+      primary ?? '',
+      ...list
+        .map((e) => e.value)
+        .filter((x) => x !== primary)
+        .sort(),
+    ];
   };
   const a = norm(desired);
   const b = norm(actual);

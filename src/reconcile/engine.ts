@@ -45,7 +45,11 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   // the other keeps the two peaks of memory apart, which matters at 100,000 users.
   const desired = await ctx.source.read(ctx.signal);
   const sourceAt = performance.now();
-  const [users, groups, ledger] = await Promise.all([ctx.target.listUsers(ctx.signal), ctx.target.listGroups(ctx.signal), Ledger.load(ctx.ledgerStore)]);
+  const [users, groups, ledger] = await Promise.all([
+    ctx.target.listUsers(ctx.signal),
+    ctx.target.listGroups(ctx.signal),
+    Ledger.load(ctx.ledgerStore),
+  ]);
   // A managed object missing from the listing is confirmed gone (404) before the ledger
   // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
   const warnings: PlanWarning[] = [];
@@ -68,7 +72,17 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   });
   // [h17 user attributes] planned after the user plan, from the same inputs (GET requests only).
   if (ctx.attributes && ctx.config.userAttributes.length > 0) {
-    await addAttributePlan(plan, { target: ctx.attributes, desired, platformUsers: users, ledger, config: ctx.config, allowDeletes: opts.allowDeletes, approval: opts.approval, now: now(), signal: ctx.signal });
+    await addAttributePlan(plan, {
+      target: ctx.attributes,
+      desired,
+      platformUsers: users,
+      ledger,
+      config: ctx.config,
+      allowDeletes: opts.allowDeletes,
+      approval: opts.approval,
+      now: now(),
+      signal: ctx.signal,
+    });
   }
   return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
 }
@@ -76,7 +90,13 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
 /** How many GETs run at once when confirming absences. */
 const CONFIRM_CONCURRENCY = 8;
 
-async function confirmMissing<T extends ScimUser | ScimGroup>(ctx: ReconcileContext, kind: ObjectKind, listed: T[], ledger: Ledger, warnings: PlanWarning[]): Promise<T[]> {
+async function confirmMissing<T extends ScimUser | ScimGroup>(
+  ctx: ReconcileContext,
+  kind: ObjectKind,
+  listed: T[],
+  ledger: Ledger,
+  warnings: PlanWarning[],
+): Promise<T[]> {
   const seen = new Set(listed.map((o) => o.id));
   const missing = ledger.ids(kind).filter((id) => !seen.has(id));
   const found: T[] = [];
@@ -88,7 +108,11 @@ async function confirmMissing<T extends ScimUser | ScimGroup>(ctx: ReconcileCont
       const obj = await ctx.target.get<T>(type, id, ctx.signal);
       if (obj === undefined) continue;
       found.push(obj);
-      warnings.push({ code: 'listing-incomplete', ref: `${type}/${id}`, message: `the listing of ${type} did not include this managed ${kind}, but it exists (read by id): planned from that read` });
+      warnings.push({
+        code: 'listing-incomplete',
+        ref: `${type}/${id}`,
+        message: `the listing of ${type} did not include this managed ${kind}, but it exists (read by id): planned from that read`,
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONFIRM_CONCURRENCY, missing.length) }, worker));
@@ -101,7 +125,8 @@ async function confirmMissing<T extends ScimUser | ScimGroup>(ctx: ReconcileCont
 export async function applyReconcile(
   ctx: ReconcileContext,
   planned: PlannedReconcile,
-  opts: Omit<ApplyOptions, 'concurrency' | 'requestsPerSecond' | 'adoptExisting'> & Partial<Pick<ApplyOptions, 'concurrency' | 'requestsPerSecond'>>,
+  opts: Omit<ApplyOptions, 'concurrency' | 'requestsPerSecond' | 'adoptExisting'> &
+    Partial<Pick<ApplyOptions, 'concurrency' | 'requestsPerSecond'>>,
 ): Promise<ApplyResult> {
   return applyPlan(
     planned.plan,

@@ -28,7 +28,9 @@ export function buildReconcileContext(
 ): BuiltReconcileContext {
   const { config } = loaded;
   if (!config.provisioning) {
-    throw new ConfigError('the config has no provisioning section', ['provisioning: add a `provisioning:` section with at least `source: { type: file, path: … }`']);
+    throw new ConfigError('the config has no provisioning section', [
+      'provisioning: add a `provisioning:` section with at least `source: { type: file, path: … }`',
+    ]);
   }
   // `readOnly` (plan): every non-GET request is refused at the dispatcher, see platform/read-only.ts.
   const platform = createPlatformClient(loaded, { ...opts.platformOverrides, ...(opts.readOnly ? { readOnly: true } : {}) });

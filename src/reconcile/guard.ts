@@ -41,7 +41,9 @@ export function evaluateGuard(input: GuardInput): GuardVerdict {
   if (managed > 0 && destructive > 0) {
     const pct = (destructive / managed) * 100;
     if (pct > limits.maxDeletePercent) {
-      reasons.push(`${destructive} of ${managed} managed objects (${pct.toFixed(1)}%) exceed guards.maxDeletePercent (${limits.maxDeletePercent}%)`);
+      reasons.push(
+        `${destructive} of ${managed} managed objects (${pct.toFixed(1)}%) exceed guards.maxDeletePercent (${limits.maxDeletePercent}%)`,
+      );
     }
   }
   if (input.sourceMembersEmpty && memberRemovals > 0 && !input.sourceEmpty) {
@@ -53,7 +55,9 @@ export function evaluateGuard(input: GuardInput): GuardVerdict {
   if (members > 0 && memberRemovals > 0) {
     const pct = (memberRemovals / members) * 100;
     if (pct > limits.maxMemberRemovalPercent) {
-      reasons.push(`${memberRemovals} of ${members} group members (${pct.toFixed(1)}%) exceed guards.maxMemberRemovalPercent (${limits.maxMemberRemovalPercent}%)`);
+      reasons.push(
+        `${memberRemovals} of ${members} group members (${pct.toFixed(1)}%) exceed guards.maxMemberRemovalPercent (${limits.maxMemberRemovalPercent}%)`,
+      );
     }
   }
   reasons.push(...input.unidentified);
@@ -61,7 +65,9 @@ export function evaluateGuard(input: GuardInput): GuardVerdict {
   const a = input.approval;
   const approved = a !== undefined && destructive <= a.destructive && memberRemovals <= a.memberRemovals;
   if (exceeded && a !== undefined && !approved && !input.allowDeletes) {
-    reasons.push(`the approval covers ${a.destructive} deactivations/deletions and ${a.memberRemovals} member removals; this plan has ${destructive} and ${memberRemovals}: approve again after checking it`);
+    reasons.push(
+      `the approval covers ${a.destructive} deactivations/deletions and ${a.memberRemovals} member removals; this plan has ${destructive} and ${memberRemovals}: approve again after checking it`,
+    );
   }
   const override = input.allowDeletes || approved;
   return {

@@ -17,7 +17,10 @@ export function ownershipCounts(plan: Plan): OwnershipCounts {
   const unmanaged = plan.skipped.filter((k) => k.code === 'unmanaged');
   return {
     managed: plan.guard.managed,
-    skippedUnmanaged: { users: unmanaged.filter((k) => k.kind === 'user').length, groups: unmanaged.filter((k) => k.kind === 'group').length },
+    skippedUnmanaged: {
+      users: unmanaged.filter((k) => k.kind === 'user').length,
+      groups: unmanaged.filter((k) => k.kind === 'group').length,
+    },
   };
 }
 

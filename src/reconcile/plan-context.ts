@@ -35,7 +35,12 @@ export interface PlanContext {
  * Managed: recorded in the ledger, or (ownership.mode externalId) carrying an externalId, or
  * carrying the externalId of a create that was sent but not confirmed (crash after POST).
  */
-export function isManaged(ctx: PlanContext, kind: ObjectKind, obj: { id: string; externalId?: string | undefined }, desiredExternalId?: string): boolean {
+export function isManaged(
+  ctx: PlanContext,
+  kind: ObjectKind,
+  obj: { id: string; externalId?: string | undefined },
+  desiredExternalId?: string,
+): boolean {
   const { ledger, config } = ctx;
   return (
     ledger.has(kind, obj.id) ||
@@ -45,12 +50,24 @@ export function isManaged(ctx: PlanContext, kind: ObjectKind, obj: { id: string;
 }
 
 /** Matched only through a pending create: plan it as an adoption so apply records it. */
-export function isAdopting(ctx: PlanContext, kind: ObjectKind, obj: { id: string; externalId?: string | undefined }, desiredExternalId: string, managed: boolean): boolean {
-  return !managed || (!ctx.ledger.has(kind, obj.id) && obj.externalId === desiredExternalId && ctx.ledger.isPending(kind, desiredExternalId));
+export function isAdopting(
+  ctx: PlanContext,
+  kind: ObjectKind,
+  obj: { id: string; externalId?: string | undefined },
+  desiredExternalId: string,
+  managed: boolean,
+): boolean {
+  return (
+    !managed || (!ctx.ledger.has(kind, obj.id) && obj.externalId === desiredExternalId && ctx.ledger.isPending(kind, desiredExternalId))
+  );
 }
 
 /** Leaves out the change (and its op) of one attribute path. */
-export function withoutPath(changes: AttributeChange[], ops: PatchOperation[], path: string): { changes: AttributeChange[]; ops: PatchOperation[] } {
+export function withoutPath(
+  changes: AttributeChange[],
+  ops: PatchOperation[],
+  path: string,
+): { changes: AttributeChange[]; ops: PatchOperation[] } {
   return { changes: changes.filter((c) => c.path !== path), ops: ops.filter((o) => o.path !== path) };
 }
 
@@ -62,6 +79,7 @@ export function userRejections(rejected: SourceRejection[]): SourceRejection[] {
 export function groupRejections(rejected: SourceRejection[]): SourceRejection[] {
   const out = rejected.filter((r) => r.kind === 'group' && r.member === undefined);
   // A rejected CSV row listed its groups: those stay (a group may exist only through that row).
-  for (const r of rejected) for (const externalId of r.memberOf ?? []) out.push({ kind: 'group', ref: r.ref, reason: r.reason, externalId });
+  for (const r of rejected)
+    for (const externalId of r.memberOf ?? []) out.push({ kind: 'group', ref: r.ref, reason: r.reason, externalId });
   return out;
 }

@@ -42,7 +42,8 @@ export interface Operation {
 }
 
 const hash = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
-const who = (r: { userName?: string | undefined; externalId?: string | undefined; id?: string | undefined }): string => r.userName ?? r.externalId ?? r.id ?? '?';
+const who = (r: { userName?: string | undefined; externalId?: string | undefined; id?: string | undefined }): string =>
+  r.userName ?? r.externalId ?? r.id ?? '?';
 
 /**
  * Every write the plan implies, keyed by the object it touches (platform id when it exists,
@@ -55,14 +56,16 @@ export function planOperations(plan: Plan): Map<string, Operation> {
   for (const u of plan.users.create) put(`user:create:${u.externalId}`, `create user ${u.userName}`, u.resource);
   for (const u of plan.users.update) put(`user:update:${u.id}`, `update user ${u.userName}`, [u.ops, u.adopt, u.externalId]);
   for (const u of plan.users.reactivate) put(`user:reactivate:${u.id}`, `reactivate user ${u.userName}`, [u.ops, u.adopt, u.externalId]);
-  for (const u of plan.users.deactivate) put(`user:deactivate:${u.id}`, `deactivate user ${u.userName} (${u.reason})`, [u.reason, u.externalId]);
+  for (const u of plan.users.deactivate)
+    put(`user:deactivate:${u.id}`, `deactivate user ${u.userName} (${u.reason})`, [u.reason, u.externalId]);
   for (const u of plan.users.delete) put(`user:delete:${u.id}`, `delete user ${u.userName} (${u.reason})`, [u.reason, u.externalId]);
   for (const g of plan.groups.create) put(`group:create:${g.externalId}`, `create group ${g.displayName}`, g.resource);
   for (const g of plan.groups.update) put(`group:update:${g.id}`, `update group ${g.displayName}`, [g.ops, g.adopt, g.externalId]);
   for (const g of plan.groups.delete) put(`group:delete:${g.id}`, `delete group ${g.displayName}`, g.externalId);
   for (const m of plan.memberships) {
     const group = m.group.id ?? `new:${m.group.externalId}`;
-    for (const r of m.add) put(`member:add:${group}:${r.id ?? `new:${r.externalId}`}`, `add ${who(r)} to ${m.group.displayName}`, [r.id, r.externalId]);
+    for (const r of m.add)
+      put(`member:add:${group}:${r.id ?? `new:${r.externalId}`}`, `add ${who(r)} to ${m.group.displayName}`, [r.id, r.externalId]);
     for (const r of m.remove) put(`member:remove:${group}:${r.id}`, `remove ${who(r)} from ${m.group.displayName}`, [r.id]);
   }
   for (const [key, label, content] of attributeOperations(plan)) put(key, label, content); // [h17 user attributes]
@@ -88,15 +91,25 @@ export async function readPlanFile(path: string): Promise<PlanFile> {
     throw new ConfigError(`cannot read plan file ${path} (${why})`, [`--plan: pass a file written by \`scim-audit-sync plan --out FILE\``]);
   }
   const f = parsed as Partial<PlanFile>;
-  if (f.kind !== PLAN_FILE_KIND || f.fileVersion !== PLAN_FILE_VERSION || f.plan?.schemaVersion !== PLAN_SCHEMA_VERSION || typeof f.operations !== 'object' || f.operations === null) {
-    throw new ConfigError(`${path} is not a plan file of this version`, [`--plan: expected kind ${PLAN_FILE_KIND}, fileVersion ${PLAN_FILE_VERSION}; write it again with \`plan --out\``]);
+  if (
+    f.kind !== PLAN_FILE_KIND ||
+    f.fileVersion !== PLAN_FILE_VERSION ||
+    f.plan?.schemaVersion !== PLAN_SCHEMA_VERSION ||
+    typeof f.operations !== 'object' ||
+    f.operations === null
+  ) {
+    throw new ConfigError(`${path} is not a plan file of this version`, [
+      `--plan: expected kind ${PLAN_FILE_KIND}, fileVersion ${PLAN_FILE_VERSION}; write it again with \`plan --out\``,
+    ]);
   }
   const file = f as PlanFile;
   // The operations applied are the plan's own: they must be the ones fingerprinted at review.
   const own = planOperations(file.plan);
   const listed = Object.keys(file.operations);
   if (own.size !== listed.length || listed.some((k) => own.get(k)?.fingerprint !== file.operations[k])) {
-    throw new ConfigError(`${path} was modified after \`plan --out\` wrote it`, ['--plan: its operations no longer match their fingerprints; make and review a new plan']);
+    throw new ConfigError(`${path} was modified after \`plan --out\` wrote it`, [
+      '--plan: its operations no longer match their fingerprints; make and review a new plan',
+    ]);
   }
   return file;
 }

@@ -46,7 +46,11 @@ export function planGroups(ctx: PlanContext): GroupPlan {
     if (inScope) out.inScope++;
     const hit = match.matched.get(g.externalId);
     if (!hit) {
-      if (inScope) toCreate.push({ create: { externalId: g.externalId, displayName: g.displayName, resource: mapGroup(g, config.mapping.group).resource }, source: g });
+      if (inScope)
+        toCreate.push({
+          create: { externalId: g.externalId, displayName: g.displayName, resource: mapGroup(g, config.mapping.group).resource },
+          source: g,
+        });
       continue;
     }
     const p = hit.platform;
@@ -56,13 +60,19 @@ export function planGroups(ctx: PlanContext): GroupPlan {
       continue;
     }
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'group', ref: g.displayName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
+      skipped.push({
+        kind: 'group',
+        ref: g.displayName,
+        reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)',
+        code: 'unmanaged',
+      });
       continue;
     }
     const want = mapGroup(g, config.mapping.group);
     const adopt = isAdopting(ctx, 'group', p, g.externalId, managed);
     const { changes, ops } = diffAttributes(want.resource as Record<string, unknown>, p as Record<string, unknown>, want.managedPaths);
-    if (changes.length > 0 || adopt) out.update.push({ id: p.id, externalId: g.externalId, displayName: p.displayName, changes, ops, adopt });
+    if (changes.length > 0 || adopt)
+      out.update.push({ id: p.id, externalId: g.externalId, displayName: p.displayName, changes, ops, adopt });
     out.compared.push({ source: g, platform: p });
   }
 
@@ -79,14 +89,22 @@ export function planGroups(ctx: PlanContext): GroupPlan {
     if (via !== undefined) u.renameVia = via;
     const holder = renames.blockedRenames.get(u.id);
     if (holder === undefined) continue;
-    skipped.push({ kind: 'group', ref: u.displayName, reason: `displayName change to ${wanted.get(u.externalId) ?? ''} not applied: ${describeHolder(holder.id, input.platformGroups, match)}` });
+    skipped.push({
+      kind: 'group',
+      ref: u.displayName,
+      reason: `displayName change to ${wanted.get(u.externalId) ?? ''} not applied: ${describeHolder(holder.id, input.platformGroups, match)}`,
+    });
     Object.assign(u, withoutPath(u.changes, u.ops, 'displayName'));
   }
   out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
   for (const c of toCreate) {
     const holder = renames.blockedCreates.get(c.create.externalId);
     if (holder !== undefined) {
-      skipped.push({ kind: 'group', ref: c.create.displayName, reason: `not created: the displayName is held by ${describeHolder(holder.id, input.platformGroups, match)}` });
+      skipped.push({
+        kind: 'group',
+        ref: c.create.displayName,
+        reason: `not created: the displayName is held by ${describeHolder(holder.id, input.platformGroups, match)}`,
+      });
       continue;
     }
     out.create.push(c.create);
@@ -98,12 +116,23 @@ export function planGroups(ctx: PlanContext): GroupPlan {
     const externalId = p.externalId ?? ledger.get('group', p.id)?.externalId ?? '';
     const rejection = match.protectedBy.get(p.id);
     if (rejection) {
-      ctx.protected.push({ kind: 'group', id: p.id, name: p.displayName, externalId: externalId || undefined, rejection: rejection.ref, held: 'not deleted and its members not changed: its source entry was rejected' });
+      ctx.protected.push({
+        kind: 'group',
+        id: p.id,
+        name: p.displayName,
+        externalId: externalId || undefined,
+        rejection: rejection.ref,
+        held: 'not deleted and its members not changed: its source entry was rejected',
+      });
       continue;
     }
     const owner = match.duplicates.get(p.id);
     if (owner !== undefined) {
-      skipped.push({ kind: 'group', ref: p.displayName, reason: `a second platform group of source group ${owner}: left alone, resolve it by hand` });
+      skipped.push({
+        kind: 'group',
+        ref: p.displayName,
+        reason: `a second platform group of source group ${owner}: left alone, resolve it by hand`,
+      });
       continue;
     }
     if (deletes) out.delete.push({ id: p.id, externalId, displayName: p.displayName });

@@ -85,7 +85,11 @@ function resolveMembers(ctx: PlanContext, g: NormalizedGroup, users: UserPlan): 
     }
     // People are named by userName in the plan, never by an opaque id (an LDAP entryUUID, an AD objectGUID).
     const name = ctx.input.desired.users.find((u) => u.externalId === ext)?.userName ?? ext;
-    ctx.skipped.push({ kind: 'member', ref: `${g.displayName} ← ${name}`, reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)' });
+    ctx.skipped.push({
+      kind: 'member',
+      ref: `${g.displayName} ← ${name}`,
+      reason: 'member is not a provisioned user (unknown, out of scope, inactive or unmanaged)',
+    });
   }
   return out;
 }

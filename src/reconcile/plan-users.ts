@@ -61,7 +61,10 @@ export function planUsers(ctx: PlanContext): UserPlan {
     userNames: new Map(),
     byId: new Map(input.platformUsers.map((u) => [u.id, u])),
     accountsFor: (ext) => {
-      byAnyExt ??= [new MultiIndex(input.platformUsers, (p) => p.externalId), new MultiIndex(input.platformUsers, (p) => ledger.get('user', p.id)?.externalId)];
+      byAnyExt ??= [
+        new MultiIndex(input.platformUsers, (p) => p.externalId),
+        new MultiIndex(input.platformUsers, (p) => ledger.get('user', p.id)?.externalId),
+      ];
       return [...new Set([...byAnyExt[0].get(ext), ...byAnyExt[1].get(ext)])];
     },
     leavers: new Set(),
@@ -76,7 +79,8 @@ export function planUsers(ctx: PlanContext): UserPlan {
     else if (p.active !== false) out.deactivate.push(r);
     else if (config.deprovision.deleteAfterDays > 0) {
       const at = ledger.get('user', p.id)?.deactivatedAt;
-      if (at !== undefined && input.now - at >= config.deprovision.deleteAfterDays * DAY_MS) out.delete.push({ ...r, reason: 'grace-period-expired' });
+      if (at !== undefined && input.now - at >= config.deprovision.deleteAfterDays * DAY_MS)
+        out.delete.push({ ...r, reason: 'grace-period-expired' });
     }
   };
 
@@ -104,7 +108,12 @@ export function planUsers(ctx: PlanContext): UserPlan {
       continue;
     }
     if (!managed && !config.matching.adoptExisting) {
-      skipped.push({ kind: 'user', ref: u.userName, reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)', code: 'unmanaged' });
+      skipped.push({
+        kind: 'user',
+        ref: u.userName,
+        reason: 'exists on the platform but is not managed by this tool (set provisioning.matching.adoptExisting: true to take it over)',
+        code: 'unmanaged',
+      });
       continue;
     }
     const want = mapUser(u, config.mapping.user, config.emails);
@@ -116,7 +125,11 @@ export function planUsers(ctx: PlanContext): UserPlan {
       out.deactivate.push({ id: p.id, externalId: u.externalId, userName: p.userName, reason: 'disabled-in-source' });
       if (changes.length > 0 || adopt) out.update.push(base);
     } else if (u.active && !platformActive) {
-      out.reactivate.push({ ...base, changes: [...changes, { path: 'active', before: false, after: true }], ops: [...ops, { op: 'replace', path: 'active', value: true }] });
+      out.reactivate.push({
+        ...base,
+        changes: [...changes, { path: 'active', before: false, after: true }],
+        ops: [...ops, { op: 'replace', path: 'active', value: true }],
+      });
     } else if (changes.length > 0 || adopt) {
       out.update.push(base);
     }
@@ -137,14 +150,22 @@ export function planUsers(ctx: PlanContext): UserPlan {
     const holder = renames.blockedRenames.get(u.id);
     if (holder === undefined) continue;
     const to = wanted.get(u.externalId) ?? '';
-    skipped.push({ kind: 'user', ref: u.userName, reason: `userName change to ${to} not applied: ${describeHolder(holder.id, out, match)}` });
+    skipped.push({
+      kind: 'user',
+      ref: u.userName,
+      reason: `userName change to ${to} not applied: ${describeHolder(holder.id, out, match)}`,
+    });
     Object.assign(u, withoutPath(u.changes, u.ops, 'userName'));
   }
   out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
   for (const c of toCreate) {
     const holder = renames.blockedCreates.get(c.externalId);
     if (holder !== undefined) {
-      skipped.push({ kind: 'user', ref: c.userName, reason: `not created: the userName is held by ${describeHolder(holder.id, out, match)}` });
+      skipped.push({
+        kind: 'user',
+        ref: c.userName,
+        reason: `not created: the userName is held by ${describeHolder(holder.id, out, match)}`,
+      });
       continue;
     }
     out.create.push(c);
@@ -158,12 +179,23 @@ export function planUsers(ctx: PlanContext): UserPlan {
     const externalId = p.externalId ?? ledger.get('user', p.id)?.externalId ?? '';
     const rejection = match.protectedBy.get(p.id);
     if (rejection) {
-      ctx.protected.push({ kind: 'user', id: p.id, name: p.userName, externalId: externalId || undefined, rejection: rejection.ref, held: 'not deprovisioned and not removed from any group: its source entry was rejected' });
+      ctx.protected.push({
+        kind: 'user',
+        id: p.id,
+        name: p.userName,
+        externalId: externalId || undefined,
+        rejection: rejection.ref,
+        held: 'not deprovisioned and not removed from any group: its source entry was rejected',
+      });
       continue;
     }
     const owner = match.duplicates.get(p.id);
     if (owner !== undefined) {
-      skipped.push({ kind: 'user', ref: p.userName, reason: `a second platform account of source user ${owner} (whose account is ${match.matched.get(owner)?.platform.id ?? '?'}): left alone, resolve it by hand` });
+      skipped.push({
+        kind: 'user',
+        ref: p.userName,
+        reason: `a second platform account of source user ${owner} (whose account is ${match.matched.get(owner)?.platform.id ?? '?'}): left alone, resolve it by hand`,
+      });
       continue;
     }
     const before = out.deactivate.length + out.delete.length;

@@ -6,7 +6,7 @@
  */
 import { isUnidentified } from '../identity/model.ts';
 import { evaluateGuard } from './guard.ts';
-import { type PlanContext, type PlanInput } from './plan-context.ts';
+import type { PlanContext, PlanInput } from './plan-context.ts';
 import { planGroups } from './plan-groups.ts';
 import { planMemberships } from './plan-members.ts';
 import { planUsers } from './plan-users.ts';
@@ -23,7 +23,8 @@ export function buildPlan(input: PlanInput): Plan {
 
   const managed =
     input.platformUsers.filter((u) => input.ledger.has('user', u.id) || (config.ownership.mode === 'externalId' && !!u.externalId)).length +
-    input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId)).length;
+    input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId))
+      .length;
   const memberRemovals = members.memberships.reduce((n, m) => n + m.remove.length, 0);
   const inScopeGroups = groups.compared.map((c) => c.source);
   const guard = evaluateGuard({
@@ -54,7 +55,13 @@ export function buildPlan(input: PlanInput): Plan {
     warnings: ctx.warnings,
     membership: config.membership,
     guard,
-    sourceStats: { ...desired.stats, sourceUsers: desired.users.length, sourceGroups: desired.groups.length, inScopeUsers: users.inScope, inScopeGroups: groups.inScope },
+    sourceStats: {
+      ...desired.stats,
+      sourceUsers: desired.users.length,
+      sourceGroups: desired.groups.length,
+      inScopeUsers: users.inScope,
+      inScopeGroups: groups.inScope,
+    },
     summary: emptySummary(),
   };
   plan.summary = summarize(plan);
@@ -72,16 +79,36 @@ function unidentifiedReasons(input: PlanInput, userLeavers: number, leaverRemova
   const groups = blind.filter((r) => r.kind === 'group' || r.kind === 'row').length;
   const out: string[] = [];
   if (users > 0 && userLeavers + leaverRemovals > 0) {
-    out.push(`${users} source user entries were rejected without a readable identity (see rejected); the ${userLeavers} deprovisionings and ${leaverRemovals} member removals of users absent from the source could be them`);
+    out.push(
+      `${users} source user entries were rejected without a readable identity (see rejected); the ${userLeavers} deprovisionings and ${leaverRemovals} member removals of users absent from the source could be them`,
+    );
   }
   if (groups > 0 && groupDeletes > 0) {
-    out.push(`${groups} source group entries were rejected without a readable identity (see rejected); the ${groupDeletes} group deletions could be them`);
+    out.push(
+      `${groups} source group entries were rejected without a readable identity (see rejected); the ${groupDeletes} group deletions could be them`,
+    );
   }
   return out;
 }
 
 function emptySummary(): PlanSummary {
-  return { usersCreate: 0, usersUpdate: 0, usersReactivate: 0, usersDeactivate: 0, usersDelete: 0, groupsCreate: 0, groupsUpdate: 0, groupsDelete: 0, membersAdd: 0, membersRemove: 0, skipped: 0, rejected: 0, protected: 0, warnings: 0, changes: 0 };
+  return {
+    usersCreate: 0,
+    usersUpdate: 0,
+    usersReactivate: 0,
+    usersDeactivate: 0,
+    usersDelete: 0,
+    groupsCreate: 0,
+    groupsUpdate: 0,
+    groupsDelete: 0,
+    membersAdd: 0,
+    membersRemove: 0,
+    skipped: 0,
+    rejected: 0,
+    protected: 0,
+    warnings: 0,
+    changes: 0,
+  };
 }
 
 export function summarize(plan: Plan): PlanSummary {
@@ -102,6 +129,16 @@ export function summarize(plan: Plan): PlanSummary {
     warnings: plan.warnings.length,
     changes: 0,
   };
-  s.changes = s.usersCreate + s.usersUpdate + s.usersReactivate + s.usersDeactivate + s.usersDelete + s.groupsCreate + s.groupsUpdate + s.groupsDelete + s.membersAdd + s.membersRemove;
+  s.changes =
+    s.usersCreate +
+    s.usersUpdate +
+    s.usersReactivate +
+    s.usersDeactivate +
+    s.usersDelete +
+    s.groupsCreate +
+    s.groupsUpdate +
+    s.groupsDelete +
+    s.membersAdd +
+    s.membersRemove;
   return s;
 }

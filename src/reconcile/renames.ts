@@ -34,7 +34,12 @@ export interface RenameOutcome {
   blockedCreates: Map<string, Holder>;
 }
 
-export function planRenames<H extends Holder>(renames: RenameRequest[], creates: NameClaim[], holdersOf: (lowerName: string) => H[], tempName: (id: string, to: string) => string): RenameOutcome {
+export function planRenames<H extends Holder>(
+  renames: RenameRequest[],
+  creates: NameClaim[],
+  holdersOf: (lowerName: string) => H[],
+  tempName: (id: string, to: string) => string,
+): RenameOutcome {
   const moving = new Set(renames.map((r) => r.id));
   const blockedRenames = new Map<string, Holder>();
   // A blocked rename does not move, which may block another: repeat until nothing changes.

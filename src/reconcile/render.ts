@@ -24,7 +24,9 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   out.push(
     `  users:   ${c('green', `+${s.usersCreate} create`)}, ${c('yellow', `~${s.usersUpdate} update`)}, ${c('cyan', `↑${s.usersReactivate} reactivate`)}, ${c('red', `-${s.usersDeactivate} deactivate`)}, ${c('red', `✗${s.usersDelete} delete`)}`,
   );
-  out.push(`  groups:  ${c('green', `+${s.groupsCreate} create`)}, ${c('yellow', `~${s.groupsUpdate} update`)}, ${c('red', `✗${s.groupsDelete} delete`)}`);
+  out.push(
+    `  groups:  ${c('green', `+${s.groupsCreate} create`)}, ${c('yellow', `~${s.groupsUpdate} update`)}, ${c('red', `✗${s.groupsDelete} delete`)}`,
+  );
   out.push(`  members: ${c('green', `+${s.membersAdd} add`)}, ${c('red', `-${s.membersRemove} remove`)}`);
   const attrLine = attributeSummaryLine(plan, c); // [h17 user attributes]
   if (attrLine) out.push(attrLine);
@@ -38,28 +40,98 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     out.push(...table(rows.slice(0, max)).map((l) => `  ${l}`));
     if (rows.length > max) out.push(`  … and ${rows.length - max} more (use --json for the full plan)`);
   };
-  section('Users to create', 'green', plan.users.create.map((u) => [u.userName, u.externalId, String((u.resource as { displayName?: string }).displayName ?? '')]));
-  section('Users to update', 'yellow', plan.users.update.map((u) => [u.userName, u.adopt ? 'adopt' : u.renameVia !== undefined ? 'via temporary name' : '', changesText(u.changes)]));
-  section('Users to reactivate', 'cyan', plan.users.reactivate.map((u) => [u.userName, changesText(u.changes)]));
-  section('Users to deactivate', 'red', plan.users.deactivate.map((u) => [u.userName, u.reason]));
-  section('Users to delete', 'red', plan.users.delete.map((u) => [u.userName, u.reason]));
-  section('Groups to create', 'green', plan.groups.create.map((g) => [g.displayName, g.externalId]));
-  section('Groups to update', 'yellow', plan.groups.update.map((g) => [g.displayName, g.adopt ? 'adopt' : g.renameVia !== undefined ? 'via temporary name' : '', changesText(g.changes)]));
-  section('Groups to delete', 'red', plan.groups.delete.map((g) => [g.displayName, g.externalId]));
+  section(
+    'Users to create',
+    'green',
+    plan.users.create.map((u) => [u.userName, u.externalId, String((u.resource as { displayName?: string }).displayName ?? '')]),
+  );
+  section(
+    'Users to update',
+    'yellow',
+    plan.users.update.map((u) => [
+      u.userName,
+      u.adopt ? 'adopt' : u.renameVia !== undefined ? 'via temporary name' : '',
+      changesText(u.changes),
+    ]),
+  );
+  section(
+    'Users to reactivate',
+    'cyan',
+    plan.users.reactivate.map((u) => [u.userName, changesText(u.changes)]),
+  );
+  section(
+    'Users to deactivate',
+    'red',
+    plan.users.deactivate.map((u) => [u.userName, u.reason]),
+  );
+  section(
+    'Users to delete',
+    'red',
+    plan.users.delete.map((u) => [u.userName, u.reason]),
+  );
+  section(
+    'Groups to create',
+    'green',
+    plan.groups.create.map((g) => [g.displayName, g.externalId]),
+  );
+  section(
+    'Groups to update',
+    'yellow',
+    plan.groups.update.map((g) => [
+      g.displayName,
+      g.adopt ? 'adopt' : g.renameVia !== undefined ? 'via temporary name' : '',
+      changesText(g.changes),
+    ]),
+  );
+  section(
+    'Groups to delete',
+    'red',
+    plan.groups.delete.map((g) => [g.displayName, g.externalId]),
+  );
   section(
     'Membership changes',
     'yellow',
-    plan.memberships.map((m) => [m.group.displayName, `+${m.add.length}`, `-${m.remove.length}`, names([...m.add.map((r) => `+${r.userName ?? r.externalId ?? r.id}`), ...m.remove.map((r) => `-${r.userName ?? r.externalId ?? r.id}`)])]),
+    plan.memberships.map((m) => [
+      m.group.displayName,
+      `+${m.add.length}`,
+      `-${m.remove.length}`,
+      names([
+        ...m.add.map((r) => `+${r.userName ?? r.externalId ?? r.id}`),
+        ...m.remove.map((r) => `-${r.userName ?? r.externalId ?? r.id}`),
+      ]),
+    ]),
   );
   attributeSections(plan, section); // [h17 user attributes]
-  section('Skipped', 'gray', plan.skipped.map((k) => [k.kind, k.ref, k.reason]));
-  section('Rejected by the source', 'magenta', plan.rejected.map((r) => [r.kind, r.ref, r.reason]));
+  section(
+    'Skipped',
+    'gray',
+    plan.skipped.map((k) => [k.kind, k.ref, k.reason]),
+  );
+  section(
+    'Rejected by the source',
+    'magenta',
+    plan.rejected.map((r) => [r.kind, r.ref, r.reason]),
+  );
   // Older plan files (schema 1 before these fields) have neither list.
-  section('Protected (source entry rejected)', 'magenta', (plan.protected ?? []).map((p) => [p.kind, p.name, p.held, p.rejection]));
-  section('Warnings', 'yellow', (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]));
+  section(
+    'Protected (source entry rejected)',
+    'magenta',
+    (plan.protected ?? []).map((p) => [p.kind, p.name, p.held, p.rejection]),
+  );
+  section(
+    'Warnings',
+    'yellow',
+    (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]),
+  );
 
   if (plan.guard.tripped) {
-    out.push('', c(['bold', 'red'] as unknown as Style, 'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.'));
+    out.push(
+      '',
+      c(
+        ['bold', 'red'] as unknown as Style,
+        'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.',
+      ),
+    );
     for (const r of plan.guard.reasons) out.push(c('red', `  - ${r}`));
     out.push('  Check the source first; if the removals are intended, re-run apply with --allow-deletes or raise provisioning.guards.');
   } else if (plan.guard.overridden) {
@@ -77,9 +149,17 @@ export function renderApplyResult(result: ApplyResult, opts: RenderOptions): str
   out.push(`  members: +${result.membersAdded} / -${result.membersRemoved}`);
   const h = result.held;
   if (h.usersDeactivate + h.usersDelete + h.groupsDelete + h.membersRemove > 0) {
-    out.push(c('red', `  held by the deletion guard: ${h.usersDeactivate} deactivations, ${h.usersDelete} user deletions, ${h.groupsDelete} group deletions, ${h.membersRemove} member removals`));
+    out.push(
+      c(
+        'red',
+        `  held by the deletion guard: ${h.usersDeactivate} deactivations, ${h.usersDelete} user deletions, ${h.groupsDelete} group deletions, ${h.membersRemove} member removals`,
+      ),
+    );
   }
-  if ((h.attributeTakeAways ?? 0) > 0) out.push(c('red', `  held by the deletion guard: ${h.attributeTakeAways} user attribute values taken away (clears, access-relevant changes)`)); // [h17]
+  if ((h.attributeTakeAways ?? 0) > 0)
+    out.push(
+      c('red', `  held by the deletion guard: ${h.attributeTakeAways} user attribute values taken away (clears, access-relevant changes)`),
+    ); // [h17]
   if (result.failed.length > 0) {
     out.push(c('red', `  failed: ${result.failed.length}`));
     out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message])).map((l) => `    ${l}`));
@@ -107,5 +187,10 @@ function names(list: string[]): string {
 function table(rows: string[][]): string[] {
   const widths: number[] = [];
   for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.min(Math.max(widths[i] ?? 0, cell.length), 48)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }

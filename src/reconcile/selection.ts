@@ -28,7 +28,8 @@ export function selects(sel: Selection, ref: { userName?: string | undefined; ex
 
 /** `allowDeletes`: --allow-deletes was given for this run. */
 export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean): RestrictedPlan {
-  const pick = <T extends { userName?: string | undefined; externalId?: string | undefined }>(list: T[]): T[] => list.filter((x) => selects(sel, x));
+  const pick = <T extends { userName?: string | undefined; externalId?: string | undefined }>(list: T[]): T[] =>
+    list.filter((x) => selects(sel, x));
   const skipped: Skipped[] = full.skipped.filter((k) => k.kind === 'user' && k.ref.toLowerCase() === sel.only.toLowerCase());
   const memberships: MembershipChange[] = [];
   for (const m of full.memberships) {
@@ -37,7 +38,11 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
     if (add.length + remove.length === 0) continue;
     if (m.group.id === undefined) {
       // The group itself is not created on demand: only a full apply creates groups.
-      skipped.push({ kind: 'member', ref: `${m.group.displayName} ← ${sel.only}`, reason: 'the group does not exist on the platform yet; a full apply creates it with its members' });
+      skipped.push({
+        kind: 'member',
+        ref: `${m.group.displayName} ← ${sel.only}`,
+        reason: 'the group does not exist on the platform yet; a full apply creates it with its members',
+      });
       continue;
     }
     memberships.push({ group: m.group, add, remove });
@@ -67,7 +72,12 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
         sourceEmpty: (full.sourceStats['sourceUsers'] ?? 1) === 0,
         sourceMembersEmpty: false,
         unidentified: [],
-        limits: { maxDeletes: full.guard.maxDeletes, maxDeletePercent: 100, maxMemberRemovals: full.guard.maxMemberRemovals, maxMemberRemovalPercent: 100 },
+        limits: {
+          maxDeletes: full.guard.maxDeletes,
+          maxDeletePercent: 100,
+          maxMemberRemovals: full.guard.maxMemberRemovals,
+          maxMemberRemovalPercent: 100,
+        },
         allowDeletes,
       }),
       maxDeletePercent: full.guard.maxDeletePercent,
@@ -78,6 +88,10 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
   };
   plan.summary = summarize(plan);
   restrictAttributePlan(plan, full, (r) => selects(sel, r), allowDeletes); // [h17] the selected user's attribute values only
-  const matched = Object.values(users).some((l) => l.length > 0) || memberships.length > 0 || skipped.length > 0 || (plan.attributes?.users.length ?? 0) > 0;
+  const matched =
+    Object.values(users).some((l) => l.length > 0) ||
+    memberships.length > 0 ||
+    skipped.length > 0 ||
+    (plan.attributes?.users.length ?? 0) > 0;
   return { plan, matched };
 }

@@ -39,7 +39,15 @@ export type ApplyTask =
   | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string }
   | AttributeTask; // [h17]
 
-export type PhaseName = 'renames' | 'users' | 'attribute-definitions' | 'attribute-values' | 'groups' | 'memberships' | 'group-deletes' | 'user-removals';
+export type PhaseName =
+  | 'renames'
+  | 'users'
+  | 'attribute-definitions'
+  | 'attribute-values'
+  | 'groups'
+  | 'memberships'
+  | 'group-deletes'
+  | 'user-removals';
 
 export interface Phase {
   name: PhaseName;
@@ -86,22 +94,69 @@ export function planPhases(plan: Plan): Phase[] {
   const renames: ApplyTask[] = [
     ...[...plan.users.update, ...plan.users.reactivate]
       .filter((u) => u.renameVia !== undefined)
-      .map((u): ApplyTask => ({ action: 'user.update', id: u.id, externalId: u.externalId, name: u.userName, ops: [{ op: 'replace', path: 'userName', value: u.renameVia }] })),
+      .map(
+        (u): ApplyTask => ({
+          action: 'user.update',
+          id: u.id,
+          externalId: u.externalId,
+          name: u.userName,
+          ops: [{ op: 'replace', path: 'userName', value: u.renameVia }],
+        }),
+      ),
     ...plan.groups.update
       .filter((g) => g.renameVia !== undefined)
-      .map((g): ApplyTask => ({ action: 'group.update', id: g.id, externalId: g.externalId, name: g.displayName, ops: [{ op: 'replace', path: 'displayName', value: g.renameVia }] })),
+      .map(
+        (g): ApplyTask => ({
+          action: 'group.update',
+          id: g.id,
+          externalId: g.externalId,
+          name: g.displayName,
+          ops: [{ op: 'replace', path: 'displayName', value: g.renameVia }],
+        }),
+      ),
   ];
   const users: ApplyTask[] = [
-    ...plan.users.create.map((c): ApplyTask => ({ action: 'user.create', externalId: c.externalId, name: c.userName, resource: c.resource })),
-    ...plan.users.update.map((u): ApplyTask => ({ action: u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops })),
-    ...plan.users.reactivate.map((u): ApplyTask => ({ action: 'user.reactivate', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops })),
+    ...plan.users.create.map(
+      (c): ApplyTask => ({ action: 'user.create', externalId: c.externalId, name: c.userName, resource: c.resource }),
+    ),
+    ...plan.users.update.map(
+      (u): ApplyTask => ({
+        action: u.adopt && u.ops.length === 0 ? 'user.adopt' : 'user.update',
+        id: u.id,
+        externalId: u.externalId,
+        name: u.userName,
+        ops: u.ops,
+      }),
+    ),
+    ...plan.users.reactivate.map(
+      (u): ApplyTask => ({ action: 'user.reactivate', id: u.id, externalId: u.externalId, name: u.userName, ops: u.ops }),
+    ),
   ];
   const groups: ApplyTask[] = [
-    ...plan.groups.create.map((c): ApplyTask => ({ action: 'group.create', externalId: c.externalId, name: c.displayName, resource: c.resource })),
-    ...plan.groups.update.map((g): ApplyTask => ({ action: g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', id: g.id, externalId: g.externalId, name: g.displayName, ops: g.ops })),
+    ...plan.groups.create.map(
+      (c): ApplyTask => ({ action: 'group.create', externalId: c.externalId, name: c.displayName, resource: c.resource }),
+    ),
+    ...plan.groups.update.map(
+      (g): ApplyTask => ({
+        action: g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update',
+        id: g.id,
+        externalId: g.externalId,
+        name: g.displayName,
+        ops: g.ops,
+      }),
+    ),
   ];
   const memberships: ApplyTask[] = plan.memberships
-    .map((m): ApplyTask => ({ action: 'group.members', id: m.group.id, externalId: m.group.externalId, name: m.group.displayName, add: m.add, remove: held ? [] : m.remove }))
+    .map(
+      (m): ApplyTask => ({
+        action: 'group.members',
+        id: m.group.id,
+        externalId: m.group.externalId,
+        name: m.group.displayName,
+        add: m.add,
+        remove: held ? [] : m.remove,
+      }),
+    )
     .filter((t) => t.action === 'group.members' && (t.add.length > 0 || t.remove.length > 0));
   const phases: Phase[] = [
     ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
@@ -111,11 +166,18 @@ export function planPhases(plan: Plan): Phase[] {
     { name: 'memberships', tasks: memberships },
   ];
   if (!held) {
-    phases.push({ name: 'group-deletes', tasks: plan.groups.delete.map((g): ApplyTask => ({ action: 'group.delete', id: g.id, externalId: g.externalId, name: g.displayName })) });
+    phases.push({
+      name: 'group-deletes',
+      tasks: plan.groups.delete.map(
+        (g): ApplyTask => ({ action: 'group.delete', id: g.id, externalId: g.externalId, name: g.displayName }),
+      ),
+    });
     phases.push({
       name: 'user-removals',
       tasks: [
-        ...plan.users.deactivate.map((u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName })),
+        ...plan.users.deactivate.map(
+          (u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName }),
+        ),
         ...plan.users.delete.map((u): ApplyTask => ({ action: 'user.delete', id: u.id, externalId: u.externalId, name: u.userName })),
       ],
     });
@@ -178,7 +240,10 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
       await ledger.noteMemberRemovals?.(groupId, remove.ids, deps.now());
       const done = { ...base, id: groupId, added: add.ids.length, removed: remove.ids.length };
       if (add.missing.length > 0) {
-        throw new PartialTaskError(done, `${add.missing.length} member(s) not added because their user was not created: ${add.missing.slice(0, 5).join(', ')}`);
+        throw new PartialTaskError(
+          done,
+          `${add.missing.length} member(s) not added because their user was not created: ${add.missing.slice(0, 5).join(', ')}`,
+        );
       }
       return done;
     }
@@ -213,12 +278,20 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
  * name has not been applied yet) is never taken over, adoption or not: an account never
  * passes from one person to another.
  */
-async function refuseForeign(resource: { id: string; externalId?: string }, task: { action: ChangeAction; externalId: string; name: string }, deps: TaskDeps): Promise<void> {
+async function refuseForeign(
+  resource: { id: string; externalId?: string },
+  task: { action: ChangeAction; externalId: string; name: string },
+  deps: TaskDeps,
+): Promise<void> {
   if (resource.externalId === task.externalId) return;
   const noun = task.action === 'user.create' ? 'user' : 'group';
   // Never, even with adoptExisting: an account this tool manages for someone else stays theirs.
   if (await deps.ledger.has(noun, resource.id)) {
-    throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `create ${noun} ${task.name}: the name is held by ${noun} ${resource.id}, which this tool manages for another source object; not taken over`);
+    throw new SyncError(
+      ErrorCodes.CONFLICT,
+      'conflict',
+      `create ${noun} ${task.name}: the name is held by ${noun} ${resource.id}, which this tool manages for another source object; not taken over`,
+    );
   }
   if (deps.adoptExisting) return;
   throw new SyncError(

@@ -66,7 +66,11 @@ export class CsvLayout {
     this.mayShowIds = opts.idColumn === true || (opts.extraColumns ?? []).length > 0;
     const keys: AuditColumnKey[] = [
       ...(opts.idColumn ? (['eventId'] as const) : []),
-      'timestamp', 'eventName', 'userEmail', 'ipAddress', 'deploymentId',
+      'timestamp',
+      'eventName',
+      'userEmail',
+      'ipAddress',
+      'deploymentId',
       ...(opts.userAgentColumn ? (['userAgent'] as const) : []),
       'details',
     ];

@@ -65,7 +65,11 @@ function details(rnd: () => number, name: string, user: string, pool: readonly s
   switch (name) {
     case 'Logged in':
     case 'Failed login attempt':
-      return { method: pick(rnd, ['password', 'sso', 'saml', 'oidc']), mfa: rnd() < 0.7, reason: name === 'Logged in' ? null : 'invalid credentials, "locked" after 5 tries' };
+      return {
+        method: pick(rnd, ['password', 'sso', 'saml', 'oidc']),
+        mfa: rnd() < 0.7,
+        reason: name === 'Logged in' ? null : 'invalid credentials, "locked" after 5 tries',
+      };
     case 'Created user via SCIM':
     case 'Updated user via SCIM':
     case 'Deactivated user via SCIM':
@@ -77,7 +81,11 @@ function details(rnd: () => number, name: string, user: string, pool: readonly s
     case 'Assigned role to user':
       return { target: other, role: pick(rnd, ROLES), previous: pick(rnd, ROLES) };
     case 'Exported data':
-      return { report: `Revenue by "region", ${2020 + Math.floor(rnd() * 7)}`, rows: Math.floor(rnd() * 100000), format: pick(rnd, ['csv', 'xlsx']) };
+      return {
+        report: `Revenue by "region", ${2020 + Math.floor(rnd() * 7)}`,
+        rows: Math.floor(rnd() * 100000),
+        format: pick(rnd, ['csv', 'xlsx']),
+      };
     case 'Changed tenant settings':
       return { setting: pick(rnd, ['auditLog', 'supportAccess', 'maintenanceWindow']), from: 'off', to: 'on', note: `changed by ${user}` };
     default:
@@ -95,7 +103,10 @@ export class AuditGenerator {
     this.settings = settings;
     this.intervalMs = 3_600_000 / Math.max(1e-9, settings.eventsPerHour);
     const rnd = mulberry32(mix(settings.seed, 0xa0d17));
-    this.users = Array.from({ length: USER_POOL }, (_, n) => `${emailLocal(pick(rnd, GIVEN_NAMES), pick(rnd, FAMILY_NAMES))}${n + 1}@example.com`);
+    this.users = Array.from(
+      { length: USER_POOL },
+      (_, n) => `${emailLocal(pick(rnd, GIVEN_NAMES), pick(rnd, FAMILY_NAMES))}${n + 1}@example.com`,
+    );
     this.deployments = Array.from({ length: DEPLOYMENT_POOL }, () => String(1000 + Math.floor(rnd() * 9000)));
   }
 

@@ -43,7 +43,11 @@ function* csvChunks(log: SimAuditLog, rows: Iterable<{ values: string[] }>): Ite
   if (len > 0) yield chunk.subarray(0, len);
 }
 
-export function handleAuditExport(req: SimRequest, log: SimAuditLog, tokens: ReadonlyMap<string, SimulatorToken>): JsonResponse | StreamResponse {
+export function handleAuditExport(
+  req: SimRequest,
+  log: SimAuditLog,
+  tokens: ReadonlyMap<string, SimulatorToken>,
+): JsonResponse | StreamResponse {
   const auth = authenticatePlatform(req.headers.authorization, tokens, 'AuditLogManage');
   if (!auth.ok) return platformError(auth.status, auth.message);
   if (!log.featureEnabled) return platformError(403, 'Audit log feature is not enabled on this plan');

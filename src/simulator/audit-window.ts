@@ -35,7 +35,11 @@ function parseBound(raw: string, name: string, isEnd: boolean, endInclusive: boo
   return isEnd && endInclusive ? ms + 1 : ms;
 }
 
-export function resolveWindow(start: string | undefined | null, end: string | undefined | null, opts: { endInclusive?: boolean; nowMs: number }): Window {
+export function resolveWindow(
+  start: string | undefined | null,
+  end: string | undefined | null,
+  opts: { endInclusive?: boolean; nowMs: number },
+): Window {
   const fromMs = start ? parseBound(start, 'start', false, false) : Number.NEGATIVE_INFINITY;
   const toMs = end ? parseBound(end, 'end', true, opts.endInclusive ?? false) : opts.nowMs;
   if (toMs < fromMs) throw new WindowError('start must not be after end');

@@ -49,7 +49,12 @@ export class SimAuditLog implements SimAudit {
   }
 
   insertLateEvent(input: LateEventInput): SimAuditEvent {
-    const raw = input.timestamp instanceof Date ? input.timestamp.getTime() : typeof input.timestamp === 'number' ? input.timestamp : Date.parse(input.timestamp);
+    const raw =
+      input.timestamp instanceof Date
+        ? input.timestamp.getTime()
+        : typeof input.timestamp === 'number'
+          ? input.timestamp
+          : Date.parse(input.timestamp);
     if (Number.isNaN(raw)) throw new Error(`insertLateEvent: invalid timestamp ${String(input.timestamp)}`);
     const e: SimAuditEventCore = {
       index: -1 - this.late.length,

@@ -29,7 +29,11 @@ export function authenticateScim(header: string | undefined, tokens: ReadonlyMap
   return who;
 }
 
-export function authenticatePlatform(header: string | undefined, tokens: ReadonlyMap<string, SimulatorToken>, permission?: string): AuthOutcome {
+export function authenticatePlatform(
+  header: string | undefined,
+  tokens: ReadonlyMap<string, SimulatorToken>,
+  permission?: string,
+): AuthOutcome {
   const who = identify(header, tokens, ['bearer']);
   if (!who.ok) return who;
   if (who.token.kind === 'scim') return { ok: false, status: 403, message: 'a SCIM token is not authorized for this endpoint' };

@@ -5,7 +5,14 @@
 import type { FaultKind, FaultRule } from './types.ts';
 import { SCIM_PREFIX } from './store.ts';
 
-const LIST_KINDS = new Set<FaultKind>(['lying-page', 'capped-page', 'changing-total', 'duplicate-across-pages', 'empty-page', 'mutate-between-pages']);
+const LIST_KINDS = new Set<FaultKind>([
+  'lying-page',
+  'capped-page',
+  'changing-total',
+  'duplicate-across-pages',
+  'empty-page',
+  'mutate-between-pages',
+]);
 const ACTION_KINDS = new Set<FaultKind>(['status', 'reset', 'reset-after-commit']);
 const BODY_KINDS = new Set<FaultKind>(['truncate', 'drip']);
 

@@ -62,7 +62,15 @@ export async function readRequest(req: IncomingMessage): Promise<SimRequest> {
       bodyInvalid = true;
     }
   }
-  return { method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: url.searchParams, headers: req.headers, bodyBytes: size, body, bodyInvalid };
+  return {
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: url.pathname,
+    query: url.searchParams,
+    headers: req.headers,
+    bodyBytes: size,
+    body,
+    bodyInvalid,
+  };
 }
 
 /** A cut near `want` that is not on a line boundary (so a CSV consumer sees a partial row). */

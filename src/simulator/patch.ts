@@ -38,13 +38,15 @@ interface RawOp {
 function readOperations(body: unknown): RawOp[] {
   if (!isObject(body)) throw new ScimHttpError(400, 'PATCH body must be a JSON object', 'invalidSyntax');
   const schemas = body['schemas'];
-  if (!Array.isArray(schemas) || !schemas.includes(SCHEMA_PATCH)) throw new ScimHttpError(400, `schemas must contain ${SCHEMA_PATCH}`, 'invalidSyntax');
+  if (!Array.isArray(schemas) || !schemas.includes(SCHEMA_PATCH))
+    throw new ScimHttpError(400, `schemas must contain ${SCHEMA_PATCH}`, 'invalidSyntax');
   const ops = body['Operations'] ?? body['operations'];
   if (!Array.isArray(ops) || ops.length === 0) throw new ScimHttpError(400, 'Operations must be a non-empty array', 'invalidSyntax');
   return ops.map((raw, i) => {
     if (!isObject(raw) || typeof raw['op'] !== 'string') throw new ScimHttpError(400, `Operations[${i}].op is missing`, 'invalidSyntax');
     const op = raw['op'].toLowerCase();
-    if (op !== 'add' && op !== 'replace' && op !== 'remove') throw new ScimHttpError(400, `Operations[${i}].op ${raw['op']} is not add, replace or remove`, 'invalidSyntax');
+    if (op !== 'add' && op !== 'replace' && op !== 'remove')
+      throw new ScimHttpError(400, `Operations[${i}].op ${raw['op']} is not add, replace or remove`, 'invalidSyntax');
     const path = raw['path'];
     if (path !== undefined && typeof path !== 'string') throw badPath(`Operations[${i}].path must be a string`);
     return { op, path, value: raw['value'] };
@@ -64,7 +66,11 @@ export function applyPatch(resource: Json, body: unknown, ctx: PatchContext): Js
   if (ctx.maxOperationsPerPatch !== undefined) {
     const total = ops.reduce((n, o) => n + weight(o), 0);
     if (total > ctx.maxOperationsPerPatch) {
-      throw new ScimHttpError(400, `PATCH carries ${total} operations/member values; at most ${ctx.maxOperationsPerPatch} are accepted`, 'tooMany');
+      throw new ScimHttpError(
+        400,
+        `PATCH carries ${total} operations/member values; at most ${ctx.maxOperationsPerPatch} are accepted`,
+        'tooMany',
+      );
     }
   }
   const target = structuredClone(resource);
@@ -107,8 +113,10 @@ function applyAtPath(target: Json, p: PatchPath, op: Op, value: unknown, raw: st
   }
   const isMembers = !p.urn && p.attr.toLowerCase() === 'members';
   if (op === 'remove' && isMembers && !p.sub) {
-    if (p.filter && ctx.memberRemoveDialect === 'value-array') throw badPath(`filtered member paths are not supported (${raw}); send path "members" with a value array`);
-    if (!p.filter && value !== undefined && ctx.memberRemoveDialect === 'filter') throw badPath('remove of members with a value array is not supported; use path members[value eq "id"]');
+    if (p.filter && ctx.memberRemoveDialect === 'value-array')
+      throw badPath(`filtered member paths are not supported (${raw}); send path "members" with a value array`);
+    if (!p.filter && value !== undefined && ctx.memberRemoveDialect === 'filter')
+      throw badPath('remove of members with a value array is not supported; use path members[value eq "id"]');
   }
   const c = container(target, p, op !== 'remove');
   if (!c) return;

@@ -11,7 +11,16 @@ import { ScimHttpError } from './scim-error.ts';
 type CompValue = Compare['compValue'];
 
 /** Attribute paths compared case-sensitively; everything else is caseExact=false. */
-const CASE_EXACT = new Set(['id', 'externalid', 'members.value', 'members.$ref', 'groups.value', 'groups.$ref', 'meta.version', 'meta.location']);
+const CASE_EXACT = new Set([
+  'id',
+  'externalid',
+  'members.value',
+  'members.$ref',
+  'groups.value',
+  'groups.$ref',
+  'meta.version',
+  'meta.location',
+]);
 
 // Private-use character: never produced by the substitution below for anything but our placeholders.
 const MARK = '\uE000';
@@ -190,7 +199,11 @@ function candidates<T extends ScimResource>(f: Filter, col: ResourceCollection<T
 }
 
 /** All resources of `col` matching `filterText` (or all of them), in collection order. */
-export function selectResources<T extends ScimResource>(col: ResourceCollection<T>, filterText: string | undefined, rules: FilterRules = {}): readonly T[] {
+export function selectResources<T extends ScimResource>(
+  col: ResourceCollection<T>,
+  filterText: string | undefined,
+  rules: FilterRules = {},
+): readonly T[] {
   if (filterText === undefined || filterText.trim() === '') return col.all();
   const ast = parseScimFilter(filterText);
   const match = compileFilter(ast, rules);

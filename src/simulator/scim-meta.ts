@@ -12,27 +12,77 @@ export interface MetaEnv {
 }
 
 function list(resources: unknown[]): JsonResponse {
-  return { status: 200, json: { schemas: [SCHEMA_LIST], totalResults: resources.length, startIndex: 1, itemsPerPage: resources.length, Resources: resources } };
+  return {
+    status: 200,
+    json: { schemas: [SCHEMA_LIST], totalResults: resources.length, startIndex: 1, itemsPerPage: resources.length, Resources: resources },
+  };
 }
 
 function resourceTypes(env: MetaEnv): Record<string, unknown>[] {
   const rt = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
   return [
-    { schemas: [rt], id: 'User', name: 'User', endpoint: '/Users', schema: SCHEMA_USER, schemaExtensions: [{ schema: SCHEMA_ENTERPRISE_USER, required: false }], meta: { resourceType: 'ResourceType', location: `${env.baseUrl}${SCIM_PREFIX}/ResourceTypes/User` } },
-    { schemas: [rt], id: 'Group', name: 'Group', endpoint: '/Groups', schema: SCHEMA_GROUP, meta: { resourceType: 'ResourceType', location: `${env.baseUrl}${SCIM_PREFIX}/ResourceTypes/Group` } },
+    {
+      schemas: [rt],
+      id: 'User',
+      name: 'User',
+      endpoint: '/Users',
+      schema: SCHEMA_USER,
+      schemaExtensions: [{ schema: SCHEMA_ENTERPRISE_USER, required: false }],
+      meta: { resourceType: 'ResourceType', location: `${env.baseUrl}${SCIM_PREFIX}/ResourceTypes/User` },
+    },
+    {
+      schemas: [rt],
+      id: 'Group',
+      name: 'Group',
+      endpoint: '/Groups',
+      schema: SCHEMA_GROUP,
+      meta: { resourceType: 'ResourceType', location: `${env.baseUrl}${SCIM_PREFIX}/ResourceTypes/Group` },
+    },
   ];
 }
 
 function attr(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name, type: 'string', multiValued: false, required: false, caseExact: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none', ...extra };
+  return {
+    name,
+    type: 'string',
+    multiValued: false,
+    required: false,
+    caseExact: false,
+    mutability: 'readWrite',
+    returned: 'default',
+    uniqueness: 'none',
+    ...extra,
+  };
 }
 
 function schemas(): Record<string, unknown>[] {
   const sch = 'urn:ietf:params:scim:schemas:core:2.0:Schema';
   return [
-    { schemas: [sch], id: SCHEMA_USER, name: 'User', attributes: [attr('userName', { required: true, uniqueness: 'server' }), attr('displayName'), attr('active', { type: 'boolean' }), attr('emails', { type: 'complex', multiValued: true }), attr('name', { type: 'complex' }), attr('groups', { type: 'complex', multiValued: true, mutability: 'readOnly' })] },
-    { schemas: [sch], id: SCHEMA_GROUP, name: 'Group', attributes: [attr('displayName', { required: true, uniqueness: 'server' }), attr('members', { type: 'complex', multiValued: true })] },
-    { schemas: [sch], id: SCHEMA_ENTERPRISE_USER, name: 'EnterpriseUser', attributes: [attr('department'), attr('employeeNumber'), attr('manager', { type: 'complex' })] },
+    {
+      schemas: [sch],
+      id: SCHEMA_USER,
+      name: 'User',
+      attributes: [
+        attr('userName', { required: true, uniqueness: 'server' }),
+        attr('displayName'),
+        attr('active', { type: 'boolean' }),
+        attr('emails', { type: 'complex', multiValued: true }),
+        attr('name', { type: 'complex' }),
+        attr('groups', { type: 'complex', multiValued: true, mutability: 'readOnly' }),
+      ],
+    },
+    {
+      schemas: [sch],
+      id: SCHEMA_GROUP,
+      name: 'Group',
+      attributes: [attr('displayName', { required: true, uniqueness: 'server' }), attr('members', { type: 'complex', multiValued: true })],
+    },
+    {
+      schemas: [sch],
+      id: SCHEMA_ENTERPRISE_USER,
+      name: 'EnterpriseUser',
+      attributes: [attr('department'), attr('employeeNumber'), attr('manager', { type: 'complex' })],
+    },
   ];
 }
 
@@ -51,7 +101,9 @@ export function handleMeta(rest: string, env: MetaEnv): JsonResponse | undefined
         changePassword: { supported: false },
         sort: { supported: false },
         etag: { supported: true },
-        authenticationSchemes: [{ type: 'oauthbearertoken', name: 'Bearer token', description: 'API key sent as Bearer (or Api-Key) token' }],
+        authenticationSchemes: [
+          { type: 'oauthbearertoken', name: 'Bearer token', description: 'API key sent as Bearer (or Api-Key) token' },
+        ],
         meta: { resourceType: 'ServiceProviderConfig', location: `${env.baseUrl}${SCIM_PREFIX}/ServiceProviderConfig` },
       },
     };

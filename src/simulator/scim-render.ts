@@ -15,7 +15,12 @@ export interface Projection {
 
 export function projectionFrom(query: URLSearchParams): Projection {
   const list = (raw: string | null): string[] | undefined =>
-    raw === null || raw.trim() === '' ? undefined : raw.split(',').map((s) => s.trim()).filter(Boolean);
+    raw === null || raw.trim() === ''
+      ? undefined
+      : raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   const attributes = list(query.get('attributes'));
   const excluded = list(query.get('excludedAttributes'));
   return { ...(attributes ? { attributes } : {}), ...(excluded ? { excluded } : {}) };
@@ -52,7 +57,11 @@ function include(out: Json, src: Json, ref: string): void {
     return;
   }
   if (Array.isArray(value)) {
-    to[key] = value.map((v) => (typeof v === 'object' && v !== null && keyOf(v as Json, sub) in v ? { [keyOf(v as Json, sub)]: (v as Json)[keyOf(v as Json, sub)] } : {}));
+    to[key] = value.map((v) =>
+      typeof v === 'object' && v !== null && keyOf(v as Json, sub) in v
+        ? { [keyOf(v as Json, sub)]: (v as Json)[keyOf(v as Json, sub)] }
+        : {},
+    );
   } else {
     const prev = (to[key] ?? {}) as Json;
     to[key] = { ...prev, [keyOf(value as Json, sub)]: (value as Json)[keyOf(value as Json, sub)] };
@@ -76,8 +85,10 @@ function exclude(out: Json, ref: string): void {
     return;
   }
   const value = h[key];
-  if (Array.isArray(value)) h[key] = value.map((v: Json) => Object.fromEntries(Object.entries(v).filter(([k]) => k.toLowerCase() !== sub.toLowerCase())));
-  else if (typeof value === 'object' && value !== null) h[key] = Object.fromEntries(Object.entries(value).filter(([k]) => k.toLowerCase() !== sub.toLowerCase()));
+  if (Array.isArray(value))
+    h[key] = value.map((v: Json) => Object.fromEntries(Object.entries(v).filter(([k]) => k.toLowerCase() !== sub.toLowerCase())));
+  else if (typeof value === 'object' && value !== null)
+    h[key] = Object.fromEntries(Object.entries(value).filter(([k]) => k.toLowerCase() !== sub.toLowerCase()));
 }
 
 /** The response form of a stored resource (a new object; the stored one is never exposed to mutation). */
@@ -88,7 +99,12 @@ export function render(store: SimStore, r: ScimResource, p: Projection = {}): Js
     if (groupIds.length > 0) {
       full = {
         ...r,
-        groups: groupIds.map((id) => ({ value: id, display: store.getGroup(id)?.displayName, $ref: store.location('Groups', id), type: 'direct' })),
+        groups: groupIds.map((id) => ({
+          value: id,
+          display: store.getGroup(id)?.displayName,
+          $ref: store.location('Groups', id),
+          type: 'direct',
+        })),
       };
     }
   }

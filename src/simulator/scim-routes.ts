@@ -68,7 +68,8 @@ function mutate(store: SimStore, ep: Endpoint, rule: FaultRule): void {
     return;
   }
   if (rule.mutation === 'insert') {
-    if (ep === 'Users') store.createUser({ userName: `drift-${tag}@example.com`, displayName: `Drift ${tag}`, active: true }, { atFront: true });
+    if (ep === 'Users')
+      store.createUser({ userName: `drift-${tag}@example.com`, displayName: `Drift ${tag}`, active: true }, { atFront: true });
     else store.createGroup({ displayName: `Drift group ${tag}` }, { atFront: true });
     return;
   }
@@ -96,7 +97,14 @@ function list(env: ScimEnv, ep: Endpoint, params: URLSearchParams, faults: Fault
     itemsPerPage: page.itemsPerPage,
     Resources: page.resources.map((r) => render(env.store, r, projection)),
   };
-  env.afterListPage?.({ resourceType: ep, startIndex: asked.startIndex, returned: page.resources.length, totalResults: page.totalResults, filter, store: env.store });
+  env.afterListPage?.({
+    resourceType: ep,
+    startIndex: asked.startIndex,
+    returned: page.resources.length,
+    totalResults: page.totalResults,
+    filter,
+    store: env.store,
+  });
   for (const rule of faults) if (rule.kind === 'mutate-between-pages') mutate(env.store, ep, rule);
   return { status: 200, json };
 }
@@ -123,7 +131,10 @@ export function handleResources(req: SimRequest, rest: string, env: ScimEnv, fau
     if (req.method === 'GET') return list(env, ep, req.query, faults);
     if (req.method === 'POST') {
       const body = requireBody(req);
-      const created = ep === 'Users' ? store.createUser(body as Record<string, unknown>, { strictSchemas: true }) : store.createGroup(body as Record<string, unknown>, { strictSchemas: true });
+      const created =
+        ep === 'Users'
+          ? store.createUser(body as Record<string, unknown>, { strictSchemas: true })
+          : store.createGroup(body as Record<string, unknown>, { strictSchemas: true });
       if (env.quirks.has('created-without-body')) return { status: 201 };
       if (env.quirks.has('created-without-id')) {
         const { id: _id, meta: _meta, ...rest } = render(store, created) as Record<string, unknown>;
@@ -142,7 +153,8 @@ export function handleResources(req: SimRequest, rest: string, env: ScimEnv, fau
     case 'PUT': {
       const body = requireBody(req);
       checkIfMatch(req, getOne(store, ep, id));
-      const r = ep === 'Users' ? store.replaceUser(id, body, { strictSchemas: true }) : store.replaceGroup(id, body, { strictSchemas: true });
+      const r =
+        ep === 'Users' ? store.replaceUser(id, body, { strictSchemas: true }) : store.replaceGroup(id, body, { strictSchemas: true });
       return single(store, r);
     }
     case 'PATCH': {

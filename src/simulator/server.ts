@@ -77,7 +77,10 @@ function faultResponse(req: SimRequest, status: number, retryAfterSeconds: numbe
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const seed = opts.seed ?? 1;
   const quirks = quirkSet(opts.quirks);
-  const store = new SimStore({ caseSensitiveUserName: quirks.has('case-sensitive-username'), uniqueEmailTypes: quirks.has('unique-email-types') });
+  const store = new SimStore({
+    caseSensitiveUserName: quirks.has('case-sensitive-username'),
+    uniqueEmailTypes: quirks.has('unique-email-types'),
+  });
   const tokens = new Map((opts.tokens ?? [{ token: 'test-token' }]).map((t) => [t.token, t] as const));
   const faults = new FaultEngine(opts.faults ?? [], mulberry32(mix(seed, 0xfa17)));
   const audit = new SimAuditLog(seed, opts.audit ?? {}, opts.auditFeatureEnabled ?? true);
@@ -93,7 +96,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       store,
       maxPageSize,
       patchSupported,
-      patch: { memberRemoveDialect: opts.memberRemoveDialect ?? 'both', ...(opts.maxOperationsPerPatch !== undefined ? { maxOperationsPerPatch: opts.maxOperationsPerPatch } : {}) },
+      patch: {
+        memberRemoveDialect: opts.memberRemoveDialect ?? 'both',
+        ...(opts.maxOperationsPerPatch !== undefined ? { maxOperationsPerPatch: opts.maxOperationsPerPatch } : {}),
+      },
       quirks,
       ...(opts.afterListPage ? { afterListPage: opts.afterListPage } : {}),
     },
@@ -102,7 +108,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
-    const entry: RequestLogEntry = { method: (req.method ?? 'GET').toUpperCase(), path: url.pathname, query: Object.fromEntries(url.searchParams), status: 0, bodyBytes: 0, at: Date.now() };
+    const entry: RequestLogEntry = {
+      method: (req.method ?? 'GET').toUpperCase(),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: 0,
+      bodyBytes: 0,
+      at: Date.now(),
+    };
     const finish = (status: number): void => {
       entry.status = status;
       if (record) requests.push(entry);
@@ -126,7 +139,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       req.socket.destroy();
       return finish(0);
     }
-    const response = plan.action?.kind === 'status' ? faultResponse(sreq, plan.action.status ?? 503, plan.action.retryAfterSeconds) : route(sreq, plan, router);
+    const response =
+      plan.action?.kind === 'status'
+        ? faultResponse(sreq, plan.action.status ?? 503, plan.action.retryAfterSeconds)
+        : route(sreq, plan, router);
     if (plan.action?.kind === 'reset-after-commit') {
       // The operation happened; the client never learns it (the classic ambiguous POST).
       req.socket.destroy();
@@ -140,7 +156,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     handle(req, res).catch((e: unknown) => {
       if (!res.headersSent) {
         const body = JSON.stringify(scimErrorBody(500, `simulator error: ${(e as Error).message}`));
-        res.writeHead(500, { 'content-type': 'application/scim+json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+        res
+          .writeHead(500, { 'content-type': 'application/scim+json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) })
+          .end(body);
       } else {
         res.destroy();
       }

@@ -97,7 +97,8 @@ export class SimStore {
   createUser(resource: Partial<ScimUser> | Record<string, unknown>, opts: WriteOptions = {}): ScimUser {
     const body = normalizeUser(resource, opts.strictSchemas ?? false);
     if (this.rules.uniqueEmailTypes) checkUniqueEmailTypes(body);
-    if (this.userCol.uniqueConflict(body)) throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
+    if (this.userCol.uniqueConflict(body))
+      throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
     const user = { ...body, id: randomUUID() } as ScimUser;
     user.meta = this.newMeta('User', 'Users', user.id);
     this.userCol.insert(user, opts.atFront);
@@ -106,7 +107,8 @@ export class SimStore {
 
   createGroup(resource: Partial<ScimGroup> | Record<string, unknown>, opts: WriteOptions = {}): ScimGroup {
     const body = normalizeGroup(resource, opts.strictSchemas ?? false);
-    if (this.groupCol.uniqueConflict(body)) throw new ScimHttpError(409, `group ${String(body['displayName'])} already exists`, 'uniqueness');
+    if (this.groupCol.uniqueConflict(body))
+      throw new ScimHttpError(409, `group ${String(body['displayName'])} already exists`, 'uniqueness');
     const id = randomUUID();
     if (body['members'] !== undefined) body['members'] = this.resolveMembers(body['members'] as ScimMember[]);
     const group = { ...body, id } as ScimGroup;
@@ -122,7 +124,8 @@ export class SimStore {
     if (!user) throw notFound(`User ${id}`);
     const body = normalizeUser(resource, opts.strictSchemas ?? false);
     if (this.rules.uniqueEmailTypes) checkUniqueEmailTypes(body);
-    if (this.userCol.uniqueConflict(body, id)) throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
+    if (this.userCol.uniqueConflict(body, id))
+      throw new ScimHttpError(409, `userName ${String(body['userName'])} already exists`, 'uniqueness');
     this.userCol.replaceContent(user, { ...body, id, meta: this.bumpMeta(user) });
     return user;
   }
@@ -131,7 +134,8 @@ export class SimStore {
     const group = this.groupCol.get(id);
     if (!group) throw notFound(`Group ${id}`);
     const body = normalizeGroup(resource, opts.strictSchemas ?? false);
-    if (this.groupCol.uniqueConflict(body, id)) throw new ScimHttpError(409, `group ${String(body['displayName'])} already exists`, 'uniqueness');
+    if (this.groupCol.uniqueConflict(body, id))
+      throw new ScimHttpError(409, `group ${String(body['displayName'])} already exists`, 'uniqueness');
     if (body['members'] !== undefined) body['members'] = this.resolveMembers(body['members'] as ScimMember[]);
     const before = group.members ?? [];
     this.groupCol.replaceContent(group, { ...body, id, meta: this.bumpMeta(group) });
@@ -191,7 +195,12 @@ export class SimStore {
       const user = this.userCol.get(m.value);
       if (!user) throw badValue(`member ${m.value} is not an existing user`);
       seen.add(m.value);
-      out.push({ value: m.value, display: m.display ?? user.displayName ?? user.userName, $ref: this.location('Users', m.value), ...(m.type ? { type: m.type } : {}) });
+      out.push({
+        value: m.value,
+        display: m.display ?? user.displayName ?? user.userName,
+        $ref: this.location('Users', m.value),
+        ...(m.type ? { type: m.type } : {}),
+      });
     }
     return out;
   }

@@ -171,10 +171,15 @@ export class SimUserAttributes {
       this.setValue(userId, attributeId, b['value']);
       return json(200, { userId, attributeId, value: b['value'] });
     }
-    if (rest.length !== 1 || req.method !== 'GET') throw new HttpError(rest.length === 1 ? 405 : 404, `${req.method} is not allowed on ${req.path}`);
+    if (rest.length !== 1 || req.method !== 'GET')
+      throw new HttpError(rest.length === 1 ? 405 : 404, `${req.method} is not allowed on ${req.path}`);
     const userId = decodeURIComponent(rest[0] as string);
     if (!this.store.getUser(userId)) throw new HttpError(404, `user ${userId} not found`);
-    const items = [...(this.vals.get(userId) ?? [])].map(([attributeId, value]) => ({ attributeId, name: this.defs.get(attributeId)?.name, value }));
+    const items = [...(this.vals.get(userId) ?? [])].map(([attributeId, value]) => ({
+      attributeId,
+      name: this.defs.get(attributeId)?.name,
+      value,
+    }));
     return this.list(req, items, 'values');
   }
 

@@ -38,7 +38,8 @@ export function normalizeUser(input: unknown, strictSchemas: boolean): Record<st
   const schemas = checkSchemas(out['schemas'], SCHEMA_USER, strictSchemas);
   if (isObject(out[SCHEMA_ENTERPRISE_USER]) && !schemas.includes(SCHEMA_ENTERPRISE_USER)) schemas.push(SCHEMA_ENTERPRISE_USER);
   out['schemas'] = schemas;
-  if (typeof out['userName'] !== 'string' || out['userName'].trim() === '') throw badValue('userName is required and must be a non-empty string');
+  if (typeof out['userName'] !== 'string' || out['userName'].trim() === '')
+    throw badValue('userName is required and must be a non-empty string');
   if ('active' in out) out['active'] = coerceBoolean(out['active'], 'active');
   if ('emails' in out) {
     const emails = out['emails'];
@@ -58,7 +59,8 @@ export function checkUniqueEmailTypes(user: Record<string, unknown>): void {
   const seen = new Set<string>();
   for (const e of emails as Record<string, unknown>[]) {
     const type = e['type'];
-    if (typeof type !== 'string' || type.trim() === '') throw badValue(`emails: every address needs a type (${String(e['value'])} has none)`);
+    if (typeof type !== 'string' || type.trim() === '')
+      throw badValue(`emails: every address needs a type (${String(e['value'])} has none)`);
     const key = type.toLowerCase();
     if (seen.has(key)) throw badValue(`emails: type "${type}" is used by more than one address; types must be unique`);
     seen.add(key);
@@ -68,7 +70,8 @@ export function checkUniqueEmailTypes(user: Record<string, unknown>): void {
 export function normalizeGroup(input: unknown, strictSchemas: boolean): Record<string, unknown> {
   const out = withoutServerOwned(asObject(input, 'Group'));
   out['schemas'] = checkSchemas(out['schemas'], SCHEMA_GROUP, strictSchemas);
-  if (typeof out['displayName'] !== 'string' || out['displayName'].trim() === '') throw badValue('displayName is required and must be a non-empty string');
+  if (typeof out['displayName'] !== 'string' || out['displayName'].trim() === '')
+    throw badValue('displayName is required and must be a non-empty string');
   if ('externalId' in out && typeof out['externalId'] !== 'string') throw badValue('externalId must be a string');
   if ('members' in out) {
     const members = out['members'];

@@ -6,5 +6,11 @@ import { scimSourceSchema } from './scim/schema.ts';
 import { googleWorkspaceSourceSchema } from './google/schema.ts';
 
 /** Every source type's config, chosen by `type`. Add a source: add its schema here and a factory in registry.ts. */
-export const sourceSchema = z.discriminatedUnion('type', [fileSourceSchema, ldapSourceSchema, csvSourceSchema, scimSourceSchema, googleWorkspaceSourceSchema]);
+export const sourceSchema = z.discriminatedUnion('type', [
+  fileSourceSchema,
+  ldapSourceSchema,
+  csvSourceSchema,
+  scimSourceSchema,
+  googleWorkspaceSourceSchema,
+]);
 export type SourceConfig = z.infer<typeof sourceSchema>;

@@ -30,11 +30,13 @@ export function originRefusal(req: IncomingMessage): Refusal | undefined {
   const host = req.headers.host;
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) return { status: 403, reason: 'the request did not come from this page (Origin does not match)' };
+    if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`))
+      return { status: 403, reason: 'the request did not come from this page (Origin does not match)' };
     return undefined;
   }
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return { status: 403, reason: 'the request did not come from this page (cross-site)' };
+  if (site !== undefined && site !== 'same-origin' && site !== 'none')
+    return { status: 403, reason: 'the request did not come from this page (cross-site)' };
   return undefined;
 }
 

@@ -38,7 +38,10 @@ const runs = (v: unknown): RunView[] => (Array.isArray(v) ? (v as RunView[]) : [
 
 export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
   const stores = new Map(
-    [...deps.tenants.values()].map((rt) => [rt.id, new RedisProvisioningLogStore(deps.redis, deps.keyPrefix, rt.id, retentionOf(rt.loaded.config.provisioningLog))] as const),
+    [...deps.tenants.values()].map(
+      (rt) =>
+        [rt.id, new RedisProvisioningLogStore(deps.redis, deps.keyPrefix, rt.id, retentionOf(rt.loaded.config.provisioningLog))] as const,
+    ),
   );
   const tenantDocs = async (): Promise<Map<string, Obj>> => {
     const doc = obj(await deps.status());
@@ -94,9 +97,21 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         managed: t['managed'] && typeof t['managed'] === 'object' ? (t['managed'] as { users: number; groups: number }) : null,
         held,
         heldRecords,
-        quarantine: { quarantined: q['quarantined'] === true, failures: num(q['failures']) ?? 0, until: str(q['until']), reason: str(q['reason']) ?? '' },
-        audit: audit ? { cursor: str(audit['cursor']), lagSeconds: num(audit['lagSeconds']), lastCommit: str(audit['lastCommit']), deadLetters } : null,
-        sinks: (cfg.audit?.sinks ?? []).map((s) => ({ name: s.name, type: s.type, lastDelivered: num(lastDelivered[s.name]), deadLetters: deadLetters[s.name] ?? 0 })),
+        quarantine: {
+          quarantined: q['quarantined'] === true,
+          failures: num(q['failures']) ?? 0,
+          until: str(q['until']),
+          reason: str(q['reason']) ?? '',
+        },
+        audit: audit
+          ? { cursor: str(audit['cursor']), lagSeconds: num(audit['lagSeconds']), lastCommit: str(audit['lastCommit']), deadLetters }
+          : null,
+        sinks: (cfg.audit?.sinks ?? []).map((s) => ({
+          name: s.name,
+          type: s.type,
+          lastDelivered: num(lastDelivered[s.name]),
+          deadLetters: deadLetters[s.name] ?? 0,
+        })),
         logToSinks: { enabled: cfg.provisioningLog.deliverToSinks && cfg.audit !== undefined, deliveredUpTo },
         log,
       };
@@ -109,7 +124,9 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
 function daemonActions(deps: DaemonUiDeps, token: Secret): UiActions {
   const value = token.reveal();
   if (value.length < MIN_TOKEN_LENGTH) {
-    throw new ConfigError('the status page action token is too short', [`daemon.ui.actionTokenFile: the file must hold at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`]);
+    throw new ConfigError('the status page action token is too short', [
+      `daemon.ui.actionTokenFile: the file must hold at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+    ]);
   }
   const matches = tokenMatcher(value);
   return {

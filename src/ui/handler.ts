@@ -18,7 +18,8 @@ export type UiHandler = (req: IncomingMessage, res: ServerResponse) => Promise<v
 
 const HTML = 'text/html; charset=utf-8';
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   // Not no-referrer: with it, browsers send `Origin: null` on form posts and the origin check could not tell this page from another.
@@ -32,7 +33,14 @@ const NOTICES: Record<string, string> = {
   trigger: 'Reconcile started.',
 };
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
   const buf = Buffer.from(body, 'utf8');
   res.writeHead(status, { 'content-type': type, 'content-length': String(buf.length), ...SECURITY_HEADERS, ...extra });
   res.end(req.method === 'HEAD' ? undefined : buf);
@@ -60,7 +68,9 @@ export function createUiHandler(backend: UiBackend): UiHandler {
     if (path === '/ui/assets/app.css' || path === '/ui/assets/app.js') {
       if (!get) return send(req, res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
       const css = path.endsWith('.css');
-      return send(req, res, 200, css ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8', css ? CSS : JS, { 'cache-control': 'max-age=300' });
+      return send(req, res, 200, css ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8', css ? CSS : JS, {
+        'cache-control': 'max-age=300',
+      });
     }
     if (path === '/ui') {
       if (!get) return send(req, res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
@@ -82,19 +92,32 @@ export function createUiHandler(backend: UiBackend): UiHandler {
       const filter = filterOf(url.searchParams);
       const done = url.searchParams.get('done');
       const view = await backend.tenant(tenant, filter);
-      return send(req, res, 200, HTML, tenantPage(view, { filter, actionsEnabled: backend.actions !== undefined, tenants, ...(done && NOTICES[done] ? { notice: { text: NOTICES[done], error: false } } : {}) }));
+      return send(
+        req,
+        res,
+        200,
+        HTML,
+        tenantPage(view, {
+          filter,
+          actionsEnabled: backend.actions !== undefined,
+          tenants,
+          ...(done && NOTICES[done] ? { notice: { text: NOTICES[done], error: false } } : {}),
+        }),
+      );
     }
 
     if (!isAction(action)) return notFound();
     if (req.method !== 'POST') return send(req, res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'POST' });
     const back = tenantPath(tenant);
-    const refuse = (status: number, reason: string): void => send(req, res, status, HTML, messagePage('Action refused', reason, back, tenants));
+    const refuse = (status: number, reason: string): void =>
+      send(req, res, status, HTML, messagePage('Action refused', reason, back, tenants));
     if (!backend.actions) return refuse(403, 'This page is read-only: no action token is configured (daemon.ui.actionTokenFile).');
     const origin = originRefusal(req);
     if (origin) return refuse(origin.status, origin.reason);
     const form = await readForm(req);
     if (!(form instanceof URLSearchParams)) return refuse(form.status, form.reason);
-    if (!backend.actions.tokenMatches(form.get('token') ?? '')) return refuse(403, 'The action token is missing or wrong. Nothing was changed.');
+    if (!backend.actions.tokenMatches(form.get('token') ?? ''))
+      return refuse(403, 'The action token is missing or wrong. Nothing was changed.');
     await backend.actions.run(tenant, action);
     return send(req, res, 303, 'text/plain; charset=utf-8', 'done\n', { location: `${back}?done=${action}` });
   };

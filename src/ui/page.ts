@@ -35,14 +35,23 @@ ${body}
 `.text;
 }
 
-const when = (iso: string | null | undefined): SafeHtml => (iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>` : html`<span class="muted">—</span>`);
+const when = (iso: string | null | undefined): SafeHtml =>
+  iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>` : html`<span class="muted">—</span>`;
 
 const resultBadge = (result: string): SafeHtml => {
-  const cls = result === 'success' || result === 'ok' ? 'ok' : result === 'failed' ? 'failed' : result === 'partial' || result === 'guard_held' || result === 'held' || result === 'quarantined' ? 'held' : 'muted';
+  const cls =
+    result === 'success' || result === 'ok'
+      ? 'ok'
+      : result === 'failed'
+        ? 'failed'
+        : result === 'partial' || result === 'guard_held' || result === 'held' || result === 'quarantined'
+          ? 'held'
+          : 'muted';
   return html`<span class="badge ${cls}">${result.replace('_', ' ')}</span>`;
 };
 
-const lag = (s: number | null): string => (s === null ? '—' : s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
+const lag = (s: number | null): string =>
+  s === null ? '—' : s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
 
 export function overviewPage(tenants: TenantSummary[], notice?: string): string {
   const rows = tenants.map(
@@ -65,7 +74,11 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 <tbody>${rows}</tbody>
 </table>
 </section>`;
-  return layout('Provisioning status', body, tenants.map((t) => t.tenant));
+  return layout(
+    'Provisioning status',
+    body,
+    tenants.map((t) => t.tenant),
+  );
 }
 
 function summaryText(run: RunView): string {
@@ -98,14 +111,20 @@ function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcil
 <caption>${caption}</caption>
 <thead><tr><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">${kind === 'reconcile' ? 'Plan summary' : 'Delivered'}</th><th scope="col">Run</th></tr></thead>
 <tbody>${runs.map(
-    (r) => html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono nowrap">${r.runId}</td></tr>`,
+    (r) =>
+      html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono nowrap">${r.runId}</td></tr>`,
   )}</tbody>
 </table>`;
 }
 
 function auditText(run: RunView): string {
   const d = run.detail['delivered'];
-  if (d && typeof d === 'object') return Object.entries(d as Record<string, number>).map(([k, v]) => `${k}: ${v}`).join(', ') || '0';
+  if (d && typeof d === 'object')
+    return (
+      Object.entries(d as Record<string, number>)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ') || '0'
+    );
   const m = run.detail['message'] ?? run.detail['reason'];
   return typeof m === 'string' ? m : '';
 }

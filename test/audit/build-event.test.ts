@@ -37,7 +37,12 @@ describe('EventBuilder', () => {
     expect(build(e, a, 1).key).toBe(`${k}#3`);
     // A new pass over the same window (a re-read, in another order) numbers the same keys.
     const again = new EventBuilder(['Timestamp', 'Event Name'], opts);
-    const keys = [build(again, ['2026-11-01T00:00:00.001Z', 'Logged in'], 2), build(again, a, 1), build(again, a, 1), build(again, a, 1)].map((x) => x.key);
+    const keys = [
+      build(again, ['2026-11-01T00:00:00.001Z', 'Logged in'], 2),
+      build(again, a, 1),
+      build(again, a, 1),
+      build(again, a, 1),
+    ].map((x) => x.key);
     expect(keys.slice(1).sort()).toEqual([k, `${k}#2`, `${k}#3`].sort());
   });
 
@@ -61,7 +66,14 @@ describe('EventBuilder', () => {
     const e = new EventBuilder(['timestamp', 'action', 'id'], { ...opts, fieldStyle: 'plain' });
     const ev = build(e, ['2026-11-01 00:00:00', 'login', '42'], Date.parse('2026-11-01T00:00:00Z'));
     expect(ev.key).toBe('42');
-    expect(eventDoc(ev)).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '42', action: 'login', timestamp_raw: '2026-11-01 00:00:00', action_raw: 'login', id_raw: '42' });
+    expect(eventDoc(ev)).toEqual({
+      timestamp: '2026-11-01T00:00:00.000Z',
+      id: '42',
+      action: 'login',
+      timestamp_raw: '2026-11-01 00:00:00',
+      action_raw: 'login',
+      id_raw: '42',
+    });
   });
 });
 
@@ -73,8 +85,17 @@ describe('EventBuilder documents', () => {
     const doc = eventDoc(ev) as { platform: { audit: Record<string, string> } };
     expect(ev.json.indexOf('"Timestamp"')).toBeLessThan(ev.json.indexOf('"2"'));
     expect(Object.hasOwn(doc.platform.audit, '__proto__')).toBe(true);
-    expect(Object.entries(doc.platform.audit)).toEqual(expect.arrayContaining([['2', 'two'], ['__proto__', 'proto'], ['Details', '{"a":"x,y","q":"\\"}\n']]));
-    expect(doc).toMatchObject({ '@timestamp': '2026-11-01T00:00:00.000Z', event: { id: ev.key, kind: 'event', dataset: 'platform.audit' } });
+    expect(Object.entries(doc.platform.audit)).toEqual(
+      expect.arrayContaining([
+        ['2', 'two'],
+        ['__proto__', 'proto'],
+        ['Details', '{"a":"x,y","q":"\\"}\n'],
+      ]),
+    );
+    expect(doc).toMatchObject({
+      '@timestamp': '2026-11-01T00:00:00.000Z',
+      event: { id: ev.key, kind: 'event', dataset: 'platform.audit' },
+    });
   });
 
   it('plain style never gives two members the same name', () => {
@@ -82,26 +103,42 @@ describe('EventBuilder documents', () => {
     const ev = build(e, ['2026-11-01T00:00:00Z', '7', 'r', 'k'], Date.parse('2026-11-01T00:00:00Z'));
     const names = [...ev.json.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
     expect(new Set(names).size).toBe(names.length);
-    expect(eventDoc(ev)).toEqual({ timestamp: '2026-11-01T00:00:00.000Z', id: '7', timestamp_raw: '2026-11-01T00:00:00Z', id_raw_raw: '7', id_raw: 'r', _key_raw: 'k' });
+    expect(eventDoc(ev)).toEqual({
+      timestamp: '2026-11-01T00:00:00.000Z',
+      id: '7',
+      timestamp_raw: '2026-11-01T00:00:00Z',
+      id_raw_raw: '7',
+      id_raw: 'r',
+      _key_raw: 'k',
+    });
   });
 });
 
 describe('EventBuilder and the file line', () => {
-  it.each(['ecs', 'plain'] as const)('%s: documents are marked free of top-level _key/_ts, and are, even with such columns', (fieldStyle) => {
-    const e = new EventBuilder(['Timestamp', '_key', '_ts'], { ...opts, fieldStyle });
-    const ts = Date.parse('2026-11-01T00:00:00Z');
-    const ev = build(e, ['2026-11-01T00:00:00Z', 'k', '1'], ts);
-    expect(ev.noReservedMembers).toBe(true);
-    // The file sink trusts the mark and does not look: a top-level duplicate would win in JSON.parse.
-    const line = JSON.parse(encodeFileLine(ev)) as Record<string, unknown>;
-    expect(line['_key']).toBe(ev.key);
-    expect(line['_ts']).toBe(ts);
-  });
+  it.each(['ecs', 'plain'] as const)(
+    '%s: documents are marked free of top-level _key/_ts, and are, even with such columns',
+    (fieldStyle) => {
+      const e = new EventBuilder(['Timestamp', '_key', '_ts'], { ...opts, fieldStyle });
+      const ts = Date.parse('2026-11-01T00:00:00Z');
+      const ev = build(e, ['2026-11-01T00:00:00Z', 'k', '1'], ts);
+      expect(ev.noReservedMembers).toBe(true);
+      // The file sink trusts the mark and does not look: a top-level duplicate would win in JSON.parse.
+      const line = JSON.parse(encodeFileLine(ev)) as Record<string, unknown>;
+      expect(line['_key']).toBe(ev.key);
+      expect(line['_ts']).toBe(ts);
+    },
+  );
 });
 
 describe('column detection', () => {
   it('finds roles among common spellings, ignoring case and separators', () => {
-    expect(planColumns(['created_at', 'EVENT-NAME', 'userEmail', 'Source IP', 'uuid'])).toEqual({ timestamp: 0, action: 1, email: 2, ip: 3, id: 4 });
+    expect(planColumns(['created_at', 'EVENT-NAME', 'userEmail', 'Source IP', 'uuid'])).toEqual({
+      timestamp: 0,
+      action: 1,
+      email: 2,
+      ip: 3,
+      id: 4,
+    });
     expect(planColumns(['When', 'What'], { timestamp: 'when' })).toMatchObject({ timestamp: 0, id: -1, action: -1 });
   });
 

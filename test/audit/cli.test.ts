@@ -105,7 +105,9 @@ describe('audit CLI', () => {
   });
   it('with a stdout sink, stdout carries only the NDJSON events and the report goes to stderr', async () => {
     const cfg = join(dir, 'config-stdout.yaml');
-    const text = (await readFile(configPath, 'utf8')).replace('tenant: clitest', 'tenant: clistdout').replace('  sinks:\n', '  sinks:\n    - type: stdout\n      name: console\n');
+    const text = (await readFile(configPath, 'utf8'))
+      .replace('tenant: clitest', 'tenant: clistdout')
+      .replace('  sinks:\n', '  sinks:\n    - type: stdout\n      name: console\n');
     await writeFile(cfg, text);
     const r = await runCli(['audit', 'export', '--config', cfg], env());
     expect(r.code, r.stderr).toBe(0);
@@ -119,10 +121,18 @@ describe('audit CLI', () => {
 
 describe('audit export of an export without ids, run twice', () => {
   it('writes every event once under its hashed key, counts windows and events as it goes, and a re-run adds nothing', async () => {
-    const hashed = await startSimulator({ tokens: [{ token: TOKEN }], audit: { startAt: start, eventsPerHour: 600, multilineDetailsRate: 0.2 } });
+    const hashed = await startSimulator({
+      tokens: [{ token: TOKEN }],
+      audit: { startAt: start, eventsPerHour: 600, multilineDetailsRate: 0.2 },
+    });
     try {
       const cfg = join(dir, 'config-hashed.yaml');
-      await writeFile(cfg, (await readFile(configPath, 'utf8')).replace('tenant: clitest', 'tenant: cli-hashed').replace('./out/audit.ndjson', './out-hashed/audit.ndjson'));
+      await writeFile(
+        cfg,
+        (await readFile(configPath, 'utf8'))
+          .replace('tenant: clitest', 'tenant: cli-hashed')
+          .replace('./out/audit.ndjson', './out-hashed/audit.ndjson'),
+      );
       const to = new Date(Date.parse(start) + 3 * 3_600_000).toISOString();
       const expected = [...hashed.audit.eventsIn(start, to)].length;
       const first = await runCli(['audit', 'export', '--config', cfg, '--to', to], { SIM_URL: hashed.url, SIM_TOKEN: TOKEN });
@@ -131,11 +141,17 @@ describe('audit export of an export without ids, run twice', () => {
       expect(first.stderr).toContain(`audit export: 3/3 windows done, ${expected.toLocaleString('en')} events read (100%)`);
       expect(first.stderr).not.toMatch(/\/1000/);
       const text = await readFile(join(dir, 'out-hashed', 'audit.ndjson'), 'utf8');
-      const keys = text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { _key: string })._key);
+      const keys = text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { _key: string })._key);
       expect(keys.length).toBe(expected);
       expect(new Set(keys).size).toBe(expected);
       expect(keys.every((k) => /^[0-9a-f]{64}(#\d+)?$/.test(k))).toBe(true);
-      const again = await runCli(['audit', 'export', '--config', cfg, '--from', start, '--to', to, '--json'], { SIM_URL: hashed.url, SIM_TOKEN: TOKEN });
+      const again = await runCli(['audit', 'export', '--config', cfg, '--from', start, '--to', to, '--json'], {
+        SIM_URL: hashed.url,
+        SIM_TOKEN: TOKEN,
+      });
       expect(again.code, again.stderr).toBe(0);
       expect(await readFile(join(dir, 'out-hashed', 'audit.ndjson'), 'utf8')).toBe(text);
     } finally {

@@ -32,7 +32,9 @@ describe('audit config', () => {
     expect(issues({})).toEqual([expect.stringMatching(/^sinks: /)]);
     expect(issues({ sinks: [] })).toEqual(['sinks: configure at least one audit sink']);
     expect(issues({ sinks: [...sinks, ...sinks] })).toEqual([expect.stringContaining('duplicate sink name "siem"')]);
-    expect(issues({ sinks, precision: 'date' })).toEqual([expect.stringContaining('windowMinutes: with precision: date, windowMinutes must be whole days')]);
+    expect(issues({ sinks, precision: 'date' })).toEqual([
+      expect.stringContaining('windowMinutes: with precision: date, windowMinutes must be whole days'),
+    ]);
     expect(issues({ sinks, timestamp: { timezone: 'Mars/Olympus' } })).toEqual([expect.stringContaining('IANA zone')]);
     expect(issues({ sinks, backfill: { from: '01/02/2026' } })).toEqual([expect.stringContaining('ISO 8601 date')]);
     expect(issues({ sinks, backfill: { from: '2026-01-02T00:00:00' } })).toEqual([expect.stringContaining('with its zone')]);
@@ -40,7 +42,9 @@ describe('audit config', () => {
   });
 
   it('accepts dates, instants with a zone, offsets and IANA zones', () => {
-    expect(issues({ sinks, precision: 'date', windowMinutes: 2880, backfill: { from: '2026-01-02' }, timestamp: { timezone: '+05:30' } })).toEqual([]);
+    expect(
+      issues({ sinks, precision: 'date', windowMinutes: 2880, backfill: { from: '2026-01-02' }, timestamp: { timezone: '+05:30' } }),
+    ).toEqual([]);
     expect(issues({ sinks, backfill: { from: '2026-01-02T08:00:00+01:00' }, timestamp: { timezone: 'America/New_York' } })).toEqual([]);
   });
 });

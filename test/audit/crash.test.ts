@@ -28,7 +28,11 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'audit-crash-'));
   // ~48k events, CRLF and multi-line cells, over 8 one-hour windows.
-  sim = await startSimulator({ tokens: [{ token: TOKEN }], recordRequests: false, audit: { startAt: new Date(T0).toISOString(), eventsPerHour: 6000, idColumn: true, crlf: true } });
+  sim = await startSimulator({
+    tokens: [{ token: TOKEN }],
+    recordRequests: false,
+    audit: { startAt: new Date(T0).toISOString(), eventsPerHour: 6000, idColumn: true, crlf: true },
+  });
 });
 afterAll(async () => {
   await sim?.close();
@@ -111,7 +115,10 @@ describe('crash safety', () => {
     const expected = [...sim.audit.eventsIn(new Date(T0).toISOString(), new Date(args.nowMs).toISOString())].map((e) => e.id).sort();
     expect(expected.length).toBeGreaterThan(40_000);
     const text = await readFile(args.sinkPath, 'utf8');
-    const fileKeys = text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { _key: string })._key);
+    const fileKeys = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { _key: string })._key);
     const seen = new Set<string>();
     const dups = fileKeys.filter((k) => (seen.has(k) ? true : (seen.add(k), false)));
     expect(dups).toEqual([]);

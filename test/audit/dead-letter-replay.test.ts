@@ -17,7 +17,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-const isFailedLogin = (e: AuditEvent): boolean => (eventDoc(e) as { platform: { audit: Record<string, string> } }).platform.audit['Event Name'] === 'Failed login attempt';
+const isFailedLogin = (e: AuditEvent): boolean =>
+  (eventDoc(e) as { platform: { audit: Record<string, string> } }).platform.audit['Event Name'] === 'Failed login attempt';
 const sorted = (xs: string[]): string[] => [...xs].sort();
 
 describe.each([{ redis: false }, { redis: true }])('dead letters and replay (redis: $redis)', ({ redis }) => {
@@ -25,7 +26,9 @@ describe.each([{ redis: false }, { redis: true }])('dead letters and replay (red
     h = await createHarness({ nowMs: T0 + 2 * HOUR, redis, plain: { reject: isFailedLogin } });
     const s = await h.run();
     const all = expectedIds(h.sim, T0, T0 + 2 * HOUR);
-    const failed = [...h.sim.audit.eventsIn(new Date(T0).toISOString(), new Date(T0 + 2 * HOUR).toISOString())].filter((e) => e.eventName === 'Failed login attempt').map((e) => e.id);
+    const failed = [...h.sim.audit.eventsIn(new Date(T0).toISOString(), new Date(T0 + 2 * HOUR).toISOString())]
+      .filter((e) => e.eventName === 'Failed login attempt')
+      .map((e) => e.id);
     expect(failed.length).toBeGreaterThan(5);
     expect(s.deadLettered['plain']).toBe(failed.length);
     expect(s.cursorMs).toBe(T0 + 2 * HOUR);
@@ -36,7 +39,11 @@ describe.each([{ redis: false }, { redis: true }])('dead letters and replay (red
     expect(status).toMatchObject({ cursor: new Date(T0 + 2 * HOUR).toISOString(), lagSeconds: 0, deadLetters: { plain: failed.length } });
 
     // The destination was fixed: replay into the same sink, now accepting everything.
-    const r = await replayDeadLetters({ tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath)] }, 'plain', { batchSize: 7 });
+    const r = await replayDeadLetters(
+      { tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath)] },
+      'plain',
+      { batchSize: 7 },
+    );
     expect(r).toMatchObject({ sink: 'plain', taken: failed.length, delivered: failed.length, rejectedAgain: 0 });
     const plain = await h.plainKeys();
     expect(duplicates(plain)).toEqual([]);
@@ -44,7 +51,10 @@ describe.each([{ redis: false }, { redis: true }])('dead letters and replay (red
     expect((await h.deadLetters.counts())['plain'] ?? 0).toBe(0);
 
     // Nothing left: a second replay is a no-op.
-    expect((await replayDeadLetters({ tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath)] }, 'plain')).taken).toBe(0);
+    expect(
+      (await replayDeadLetters({ tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath)] }, 'plain'))
+        .taken,
+    ).toBe(0);
   });
 
   it('keeps events the sink rejects again, with the attempt counted', async () => {
@@ -52,7 +62,10 @@ describe.each([{ redis: false }, { redis: true }])('dead letters and replay (red
     const s = await h.run();
     const n = s.deadLettered['plain'] ?? 0;
     expect(n).toBeGreaterThan(0);
-    const r = await replayDeadLetters({ tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath, { reject: isFailedLogin })] }, 'plain');
+    const r = await replayDeadLetters(
+      { tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath, { reject: isFailedLogin })] },
+      'plain',
+    );
     expect(r).toMatchObject({ taken: n, delivered: 0, rejectedAgain: n });
     const left = await h.deadLetters.peek('plain', 1000);
     expect(left).toHaveLength(n);
@@ -64,8 +77,14 @@ describe('replay refusals', () => {
   it('refuses the _parse pseudo-sink and unknown sink names with a clear message', async () => {
     h = await createHarness({ nowMs: T0 + HOUR });
     const deps = { tenant: h.tenant, deadLetters: h.deadLetters, sinks: [new JsonlSink('plain', h.plainPath)] };
-    await expect(replayDeadLetters(deps, '_parse')).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: expect.stringContaining('not events') });
-    await expect(replayDeadLetters(deps, 'nope')).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: expect.stringContaining('configured: plain') });
+    await expect(replayDeadLetters(deps, '_parse')).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: expect.stringContaining('not events'),
+    });
+    await expect(replayDeadLetters(deps, 'nope')).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: expect.stringContaining('configured: plain'),
+    });
   });
 });
 

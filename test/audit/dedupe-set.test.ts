@@ -212,7 +212,8 @@ describe('DedupeSet', () => {
         if (look) s.has('k0'); // with and without an index kept across prunes
         expect(s.prune(bound)).toBeGreaterThan(0);
         expect(s.size).toBe(n - bound);
-        for (let i = 0; i < n; i++) if (s.has(`k${i}`) !== i >= bound) throw new Error(`after prune(${bound}): k${i} ${i >= bound ? 'missing' : 'still held'}`);
+        for (let i = 0; i < n; i++)
+          if (s.has(`k${i}`) !== i >= bound) throw new Error(`after prune(${bound}): k${i} ${i >= bound ? 'missing' : 'still held'}`);
       }
       // Additions after the compactions are found, and pruned in their turn.
       s.add(`k${n - 1}`, n - 1); // the one live key again: still one key

@@ -62,7 +62,14 @@ describe('runAuditExport', () => {
     await h.run();
     const [line] = await h.sinkLines();
     const ev = h.sim.audit.eventsIn(new Date(T0).toISOString(), new Date(T0 + HOUR).toISOString()).next().value!;
-    expect(line).toMatchObject({ timestamp: new Date(ev.timestampMs).toISOString(), id: ev.id, action: ev.eventName, email: ev.userEmail, ip: ev.ipAddress, ...ev.fields });
+    expect(line).toMatchObject({
+      timestamp: new Date(ev.timestampMs).toISOString(),
+      id: ev.id,
+      action: ev.eventName,
+      email: ev.userEmail,
+      ip: ev.ipAddress,
+      ...ev.fields,
+    });
   });
 
   it('delivers a late event that lands inside the overlap once, and never again', async () => {
@@ -85,7 +92,9 @@ describe('runAuditExport', () => {
 
   it('never duplicates across many overlapping runs, with shared timestamps, desc order and an inclusive end', async () => {
     h = await createHarness({
-      sim: { audit: { eventsPerHour: 7200, timestampPrecision: 's', order: 'desc', endInclusive: true, startAt: new Date(T0).toISOString() } },
+      sim: {
+        audit: { eventsPerHour: 7200, timestampPrecision: 's', order: 'desc', endInclusive: true, startAt: new Date(T0).toISOString() },
+      },
       audit: { windowMinutes: 7, overlapMinutes: 15, checkpointEvents: 50 },
       nowMs: T0 + 20 * 60_000,
     });
@@ -103,11 +112,17 @@ describe('runAuditExport', () => {
   });
 
   it('exports with date-only precision (whole days requested, filtered client-side)', async () => {
-    h = await createHarness({ audit: { precision: 'date', windowMinutes: 1440 }, nowMs: T0 + 30 * HOUR, sim: { audit: { eventsPerHour: 120 } } });
+    h = await createHarness({
+      audit: { precision: 'date', windowMinutes: 1440 },
+      nowMs: T0 + 30 * HOUR,
+      sim: { audit: { eventsPerHour: 120 } },
+    });
     const s = await h.run();
     expect(s.windowsPlanned).toBe(2);
     const exports = h.sim.requests.filter((r) => r.path === '/api/v1/audit-logs/export');
-    expect(exports.every((r) => /^\d{4}-\d{2}-\d{2}$/.test(r.query['start'] ?? '') && /^\d{4}-\d{2}-\d{2}$/.test(r.query['end'] ?? ''))).toBe(true);
+    expect(
+      exports.every((r) => /^\d{4}-\d{2}-\d{2}$/.test(r.query['start'] ?? '') && /^\d{4}-\d{2}-\d{2}$/.test(r.query['end'] ?? '')),
+    ).toBe(true);
     h.nowMs += 3 * HOUR;
     await h.run();
     const keys = await h.sinkKeys();
@@ -156,7 +171,9 @@ describe('runAuditExport', () => {
     const s = await h.run({ from: new Date(T0 + HOUR), to: new Date(T0 + 3 * HOUR) });
     expect(s.windowsPlanned).toBe(2);
     const keys = await h.sinkKeys();
-    const expected = [...h.sim.audit.eventsIn(new Date(T0 + HOUR).toISOString(), new Date(T0 + 3 * HOUR).toISOString(), { eventName: 'Logged in' })].map((e) => e.id);
+    const expected = [
+      ...h.sim.audit.eventsIn(new Date(T0 + HOUR).toISOString(), new Date(T0 + 3 * HOUR).toISOString(), { eventName: 'Logged in' }),
+    ].map((e) => e.id);
     expect(expected.length).toBeGreaterThan(0);
     expect(sorted(keys)).toEqual(sorted(expected));
     expect(h.sim.requests.every((r) => r.query['eventName'] === 'Logged in')).toBe(true);

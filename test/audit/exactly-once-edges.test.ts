@@ -87,7 +87,10 @@ describe('a crash inside a large Redis commit', () => {
     const flaky = new Proxy(redis, {
       get(target, p) {
         if (p === 'eval') {
-          return (...args: unknown[]) => (++evals === failAt ? Promise.reject(new Error('connection lost (test)')) : (target.eval as (...a: unknown[]) => Promise<unknown>)(...args));
+          return (...args: unknown[]) =>
+            ++evals === failAt
+              ? Promise.reject(new Error('connection lost (test)'))
+              : (target.eval as (...a: unknown[]) => Promise<unknown>)(...args);
         }
         const v = Reflect.get(target, p) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -96,7 +99,15 @@ describe('a crash inside a large Redis commit', () => {
     const store = new RedisAuditStateStore(flaky, prefix, 'acme');
     try {
       await store.acquire('test');
-      await store.commit({ cursorMs: 100_000, added: [['old-1', 90_000], ['old-2', 95_000]], pruneBeforeMs: 0, nowMs: 1 });
+      await store.commit({
+        cursorMs: 100_000,
+        added: [
+          ['old-1', 90_000],
+          ['old-2', 95_000],
+        ],
+        pruneBeforeMs: 0,
+        nowMs: 1,
+      });
       const added: Array<[string, number]> = Array.from({ length: 12_000 }, (_, i) => [`new-${i}`, 100_000 + i]);
       failAt = evals + 2;
       await expect(store.commit({ cursorMs: 200_000, added, pruneBeforeMs: 150_000, nowMs: 2 })).rejects.toThrow();
@@ -145,7 +156,9 @@ describe('the run lock of one-shot runs', () => {
     // Another process judged the lock stale and wrote its own.
     const lock = join(dir, 'acme', 'audit', 'run.lock');
     await writeFile(lock, JSON.stringify({ pid: 999_999, host: 'node-b', owner: 'second', token: 'someone-else', atMs: Date.now() }));
-    await expect(store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 })).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+    await expect(store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 })).rejects.toMatchObject({
+      code: ErrorCodes.CONFLICT,
+    });
     await store.release();
     expect(await readFile(lock, 'utf8')).toContain('someone-else');
     const st = await new FileAuditStateStore(dir, 'acme').load();
@@ -169,7 +182,15 @@ describe('a stream failure while a batch is in flight', () => {
     const plain = new JsonlSink('plain', h.plainPath);
     const failing = new JsonlSink('siem', join(h.dir, 'out', 'siem.jsonl'), { failFromWrite: 1, delayMs: 300 });
     let retries = 0;
-    const err = await runAuditExport({ platform: h.platform, config: h.config, tenant: h.tenant, state: h.state, deadLetters: h.deadLetters, sinks: [plain, failing], now: () => h!.nowMs }).then(
+    const err = await runAuditExport({
+      platform: h.platform,
+      config: h.config,
+      tenant: h.tenant,
+      state: h.state,
+      deadLetters: h.deadLetters,
+      sinks: [plain, failing],
+      now: () => h!.nowMs,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -189,7 +210,8 @@ describe('what a re-run reports', () => {
     await h.run();
     const logger = createLogger({ level: 'silent' });
     const seen: Array<{ phase: AuditProgress['phase']; index: number; ratio: number; gauge: number }> = [];
-    const gauge = async (): Promise<number> => (await auditMetrics.backfillProgress.get()).values.find((v) => v.labels['tenant'] === h!.tenant)?.value ?? -1;
+    const gauge = async (): Promise<number> =>
+      (await auditMetrics.backfillProgress.get()).values.find((v) => v.labels['tenant'] === h!.tenant)?.value ?? -1;
     const sinks = h.config.sinks.map((c) => new JsonlSink(c.name, join(h!.dir, 'out', `${c.name}.rerun.jsonl`)));
     const progress: Promise<void>[] = [];
     const summary = await runAuditExport({
@@ -201,7 +223,8 @@ describe('what a re-run reports', () => {
       sinks,
       now: () => h!.nowMs,
       observer: auditRecorder(h.tenant, logger),
-      onProgress: (p) => progress.push(gauge().then((g) => void seen.push({ phase: p.phase, index: p.windowIndex, ratio: p.ratio, gauge: g }))),
+      onProgress: (p) =>
+        progress.push(gauge().then((g) => void seen.push({ phase: p.phase, index: p.windowIndex, ratio: p.ratio, gauge: g }))),
     });
     await Promise.all(progress);
     expect(summary.windowsPlanned).toBe(2);

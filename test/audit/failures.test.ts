@@ -78,7 +78,10 @@ describe('fatal export errors', () => {
   });
 
   it('a 200 carrying a JSON { error } body is an error, not an empty export', async () => {
-    csv = await startCsvServer(() => ({ contentType: 'application/json', body: JSON.stringify({ error: 'Audit log feature is not enabled on this plan' }) }));
+    csv = await startCsvServer(() => ({
+      contentType: 'application/json',
+      body: JSON.stringify({ error: 'Audit log feature is not enabled on this plan' }),
+    }));
     h = await createHarness({ nowMs: T0 + HOUR, platformUrl: csv.url });
     const err = await rejection(h.run());
     expect(err.code).toBe(ErrorCodes.FEATURE_DISABLED);

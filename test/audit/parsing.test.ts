@@ -37,7 +37,13 @@ describe('CSV parsing', () => {
     const lines = await h!.sinkLines();
     expect(lines.map((l) => l['_key'])).toEqual(['e1', 'e2']);
     const audit = (l: Record<string, unknown>): Record<string, string> => (l['platform'] as { audit: Record<string, string> }).audit;
-    expect(audit(lines[0]!)).toEqual({ 'User Email': 'a@example.com', Details: '{"k":"v, w"}', Timestamp: at(1), 'Event ID': 'e1', 'Event Name': 'Logged in' });
+    expect(audit(lines[0]!)).toEqual({
+      'User Email': 'a@example.com',
+      Details: '{"k":"v, w"}',
+      Timestamp: at(1),
+      'Event ID': 'e1',
+      'Event Name': 'Logged in',
+    });
     expect(audit(lines[1]!)['Details']).toBe('line one\r\nline two');
     expect((lines[1]!['event'] as { action: string }).action).toBe('Updated, user');
   });

@@ -39,7 +39,9 @@ describe('readCsv', () => {
     ]);
     const bad = got.filter((i) => i.kind === 'bad');
     expect(got.map((i) => i.kind)).toEqual(['header', 'row', 'bad', 'row', 'row']);
-    expect(bad).toEqual([{ kind: 'bad', line: 5, raw: '4,5', code: 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH', reason: 'Invalid Record Length: expect 3, got 2' }]);
+    expect(bad).toEqual([
+      { kind: 'bad', line: 5, raw: '4,5', code: 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH', reason: 'Invalid Record Length: expect 3, got 2' },
+    ]);
   });
 
   it('keeps a stray quote inside an unquoted cell literally instead of swallowing the next rows', async () => {
@@ -55,7 +57,11 @@ describe('readCsv', () => {
     body.push('a,b\n1,2\n3,4\n5,6\n');
     setTimeout(() => body.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })), 10);
     const seen: CsvItem[] = [];
-    await expect(collect(body, seen)).rejects.toMatchObject({ code: 'E_TRANSIENT', kind: 'transient', message: expect.stringContaining('UND_ERR_SOCKET') });
+    await expect(collect(body, seen)).rejects.toMatchObject({
+      code: 'E_TRANSIENT',
+      kind: 'transient',
+      message: expect.stringContaining('UND_ERR_SOCKET'),
+    });
     expect(seen[0]).toEqual({ kind: 'header', cells: ['a', 'b'] });
     expect(seen.length).toBeGreaterThanOrEqual(2);
   });

@@ -122,7 +122,8 @@ function reference(text: string): Item[] {
     else if (s[i] === '\n') i += 1;
     if (i > rawEnd) line++;
     if (width === -1) width = values.length;
-    if (values.length !== width) out.push({ kind: 'bad', line: startLine, raw: s.slice(start, rawEnd), code: 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' });
+    if (values.length !== width)
+      out.push({ kind: 'bad', line: startLine, raw: s.slice(start, rawEnd), code: 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' });
     else out.push({ kind: 'rec', values, line: startLine });
   }
   return out;

@@ -57,7 +57,10 @@ const backends: Backend[] = [
         const keys = await redis.keys(`${prefix}:*`);
         if (keys.length) await redis.del(...keys);
       });
-      return { a: new RedisAuditStateStore(redis, prefix, tenant, { leaseMs: 5_000 }), b: new RedisAuditStateStore(redis, prefix, tenant, { leaseMs: 5_000 }) };
+      return {
+        a: new RedisAuditStateStore(redis, prefix, tenant, { leaseMs: 5_000 }),
+        b: new RedisAuditStateStore(redis, prefix, tenant, { leaseMs: 5_000 }),
+      };
     },
     async dlq() {
       const prefix = `test-audit-dlq-${process.pid}-${Date.now()}-${n++}`;
@@ -85,13 +88,26 @@ describe.each(backends)('$name state store', (backend) => {
     const { a, b } = await backend.state();
     expect(await a.load()).toMatchObject({ cursorMs: null, dedupe: [], columns: null, backfill: null });
     await a.acquire('test');
-    await a.commit({ cursorMs: 1000, added: [['k1', 900], ['k2', 950]], pruneBeforeMs: 0, columns: ['A', 'B'], backfill: { fromMs: 0, toMs: 5000, startedAtMs: 1 }, nowMs: 77 });
+    await a.commit({
+      cursorMs: 1000,
+      added: [
+        ['k1', 900],
+        ['k2', 950],
+      ],
+      pruneBeforeMs: 0,
+      columns: ['A', 'B'],
+      backfill: { fromMs: 0, toMs: 5000, startedAtMs: 1 },
+      nowMs: 77,
+    });
     await a.commit({ cursorMs: 2000, added: [['k3', 1990]], pruneBeforeMs: 920, nowMs: 78 });
     await a.commit({ cursorMs: 1500, added: [], pruneBeforeMs: 920, backfill: null, nowMs: 79 });
     // A fresh instance sees exactly what was committed.
     const st = await b.load();
     expect(st.cursorMs).toBe(2000);
-    expect(st.dedupe.sort()).toEqual([['k2', 950], ['k3', 1990]]);
+    expect(st.dedupe.sort()).toEqual([
+      ['k2', 950],
+      ['k3', 1990],
+    ]);
     expect(st.columns).toEqual(['A', 'B']);
     expect(st.backfill).toBeNull();
     expect(st.updatedAtMs).toBe(79);
@@ -131,7 +147,10 @@ describe('file state specifics', () => {
     await store.acquire('x');
     await store.release();
     const { hostname } = await import('node:os');
-    await writeFile(join(auditDir, 'run.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), owner: 'ghost', atMs: Date.now() }));
+    await writeFile(
+      join(auditDir, 'run.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), owner: 'ghost', atMs: Date.now() }),
+    );
     await store.acquire('after-crash');
     await store.commit({ cursorMs: 9, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
     await store.release();
@@ -155,7 +174,10 @@ describe('file state specifics', () => {
     await appendFile(join(auditStateDir(dir, 'acme'), 'state.journal'), '{"c":99,"a":[["torn",9');
     const st = await new FileAuditStateStore(dir, 'acme').load();
     expect(st.cursorMs).toBe(20);
-    expect(st.dedupe.sort()).toEqual([['a', 10], ['b', 20]]);
+    expect(st.dedupe.sort()).toEqual([
+      ['a', 10],
+      ['b', 20],
+    ]);
     // Enough commits to pass compactBytes: the journal is folded away mid-run.
     await store.acquire('y');
     await store.load();
@@ -178,7 +200,10 @@ describe('file state specifics', () => {
       await store.load();
       // Cursor moves 10 per commit; keys older than cursor − 25 are pruned on the way.
       for (let i = 1; i <= 30; i++) {
-        const added: Array<[string, number]> = [[`k${i}a`, i * 10], [`k${i}b`, i * 10 - 5]];
+        const added: Array<[string, number]> = [
+          [`k${i}a`, i * 10],
+          [`k${i}b`, i * 10 - 5],
+        ];
         await store.commit({ cursorMs: i * 10, added, pruneBeforeMs: i * 10 - 25, nowMs: i, ...(i === 3 ? { columns: ['a', 'b'] } : {}) });
       }
       await store.release();
@@ -223,7 +248,12 @@ describe.each(backends)('$name dead-letter store', (backend) => {
   it('adds, counts and peeks per sink', async () => {
     const d = await backend.dlq();
     expect(await d.counts()).toEqual({});
-    await d.add([letter(1), letter(2), letter(3, 'splunk'), { ...letter(4, '_parse'), event: undefined, raw: 'x,y', line: 7 } as DeadLetter]);
+    await d.add([
+      letter(1),
+      letter(2),
+      letter(3, 'splunk'),
+      { ...letter(4, '_parse'), event: undefined, raw: 'x,y', line: 7 } as DeadLetter,
+    ]);
     expect(await d.counts()).toEqual({ es: 2, splunk: 1, _parse: 1 });
     expect((await d.peek('es', 10)).map((e) => e.id)).toEqual(['id-1', 'id-2']);
     expect(await d.peek('_parse', 10)).toEqual([expect.objectContaining({ raw: 'x,y', line: 7 })]);

@@ -62,7 +62,13 @@ describe('createTimestampParser', () => {
       // The same instant through the general path (space separator) agrees.
       expect(parse(iso.replace('T', ' '))).toBe(ms);
     }
-    for (const bad of ['2026-13-01T00:00:00.000Z', '2026-01-01T24:00:00.000Z', '2026-01-01T23:59:60.000Z', '2026-01-0aT00:00:00.000Z', '2026-01-01T00:00:00.0a0Z']) {
+    for (const bad of [
+      '2026-13-01T00:00:00.000Z',
+      '2026-01-01T24:00:00.000Z',
+      '2026-01-01T23:59:60.000Z',
+      '2026-01-0aT00:00:00.000Z',
+      '2026-01-01T00:00:00.0a0Z',
+    ]) {
       expect(parse(bad)).toBeUndefined();
     }
   });

@@ -30,7 +30,14 @@ describe('windows', () => {
     expect(requestFor({ startMs: T + 1500, endMs: T + 61_250 }, 'datetime')).toEqual({ startMs: T, endMs: T + 63_000 });
     const d = requestFor({ startMs: T + 5 * M, endMs: T + DAY_MS + 5 * M }, 'date');
     expect(d).toEqual({ startMs: T, endMs: T + 2 * DAY_MS });
-    expect(buildExportQuery({ ...d, precision: 'date', eventName: 'Logged in' })).toEqual({ start: '2026-11-01', end: '2026-11-03', eventName: 'Logged in' });
-    expect(buildExportQuery({ startMs: T, endMs: T + 63_000, precision: 'datetime' })).toEqual({ start: '2026-11-01T00:00:00Z', end: '2026-11-01T00:01:03Z' });
+    expect(buildExportQuery({ ...d, precision: 'date', eventName: 'Logged in' })).toEqual({
+      start: '2026-11-01',
+      end: '2026-11-03',
+      eventName: 'Logged in',
+    });
+    expect(buildExportQuery({ startMs: T, endMs: T + 63_000, precision: 'datetime' })).toEqual({
+      start: '2026-11-01T00:00:00Z',
+      end: '2026-11-01T00:01:03Z',
+    });
   });
 });

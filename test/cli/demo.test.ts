@@ -17,11 +17,15 @@ describe('demo', () => {
     dir = await mkdtemp(join(tmpdir(), 'demo-'));
     // Same layout as the repository, so the config's ../../.demo-state stays inside the temp dir.
     await cp(join(root, 'config', 'examples'), join(dir, 'config', 'examples'), { recursive: true });
-    const res = spawnSync(process.execPath, [join(root, 'bin', 'scim-audit-sync.mjs'), 'demo', '--config', join(dir, 'config', 'examples', 'config.demo.yaml')], {
-      encoding: 'utf8',
-      env: { ...process.env, NO_COLOR: '1' },
-      timeout: 60_000,
-    });
+    const res = spawnSync(
+      process.execPath,
+      [join(root, 'bin', 'scim-audit-sync.mjs'), 'demo', '--config', join(dir, 'config', 'examples', 'config.demo.yaml')],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+        timeout: 60_000,
+      },
+    );
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/succeeded: user\.create 45, group\.create 8, group\.members 8/);
     expect(res.stdout).toMatch(/platform now holds 45 users and 8 groups/);

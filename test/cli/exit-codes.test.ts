@@ -22,7 +22,9 @@ describe('exit codes', () => {
     const config = formatError(new ConfigError('config.yaml is invalid', ['platform.tokn: unknown key — did you mean "token"?']));
     expect(config).toBe('error [E_CONFIG_INVALID]: config.yaml is invalid\n  - platform.tokn: unknown key — did you mean "token"?\n');
     const bug = new TypeError('cannot read properties of undefined');
-    expect(formatError(bug)).toBe('error: cannot read properties of undefined\n  (unexpected error: run again with --debug for the stack trace)\n');
+    expect(formatError(bug)).toBe(
+      'error: cannot read properties of undefined\n  (unexpected error: run again with --debug for the stack trace)\n',
+    );
     expect(formatError(bug, true)).toContain('at ');
     const wrapped = new SyncError(ErrorCodes.TRANSIENT, 'transient', 'GET Users: network error', { cause: new Error('ECONNRESET') });
     expect(formatError(wrapped)).toBe('error [E_TRANSIENT]: GET Users: network error\n');
@@ -57,7 +59,22 @@ describe('exit codes', () => {
 describe('program', () => {
   it('registers every command of the list, with the global options', async () => {
     const program = buildProgram(await loadCommands());
-    expect(program.commands.map((c) => c.name())).toEqual(['validate', 'plan', 'apply', 'audit', 'demo', 'simulate', 'simulate-google', 'ledger', 'daemon', 'log', 'trigger', 'resume', 'approve-deletes', 'status']);
+    expect(program.commands.map((c) => c.name())).toEqual([
+      'validate',
+      'plan',
+      'apply',
+      'audit',
+      'demo',
+      'simulate',
+      'simulate-google',
+      'ledger',
+      'daemon',
+      'log',
+      'trigger',
+      'resume',
+      'approve-deletes',
+      'status',
+    ]);
     expect(program.commands.map((c) => c.name())).toContain('validate');
     expect(program.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--version', '--debug', '--log-level', '--log-format']));
   });
@@ -85,7 +102,9 @@ describe('program', () => {
   it('passes settings down to nested subcommands (the real `audit export`, and one added later)', async () => {
     const program = buildProgram(await loadCommands()).configureOutput({ writeErr: () => {}, writeOut: () => {} });
     // Without the exit override reaching `export`, commander would call process.exit here.
-    await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--config', 'c.yaml', '--nope'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
+    await expect(program.parseAsync(['node', 'x', 'audit', 'export', '--config', 'c.yaml', '--nope'])).rejects.toMatchObject({
+      code: 'commander.unknownOption',
+    });
     const extra = new Command('extra').addCommand(new Command('run').action(() => {}));
     inheritSettings(program, extra);
     program.addCommand(extra);

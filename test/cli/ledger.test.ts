@@ -27,8 +27,20 @@ const redis = new Redis('redis://127.0.0.1:6379');
 beforeAll(async () => {
   sim = await startSimulator({ tokens: [{ token: TOKEN }] });
   dir = await mkdtemp(join(tmpdir(), 'ledger-cli-'));
-  await writeFile(join(dir, 'directory.yaml'), 'users:\n  - { externalId: u-1, userName: ann@example.com }\n  - { externalId: u-2, userName: bob@example.com }\ngroups:\n  - { externalId: g-1, displayName: Sales, members: [u-1] }\n');
-  const base = ['platform:', `  baseUrl: ${sim.url}`, '  token: ${SCIM_TOKEN}', '  allowInsecureHttp: true', 'state: { dir: ./state }', 'provisioning:', '  source: { type: file, path: directory.yaml }', ''].join('\n');
+  await writeFile(
+    join(dir, 'directory.yaml'),
+    'users:\n  - { externalId: u-1, userName: ann@example.com }\n  - { externalId: u-2, userName: bob@example.com }\ngroups:\n  - { externalId: g-1, displayName: Sales, members: [u-1] }\n',
+  );
+  const base = [
+    'platform:',
+    `  baseUrl: ${sim.url}`,
+    '  token: ${SCIM_TOKEN}',
+    '  allowInsecureHttp: true',
+    'state: { dir: ./state }',
+    'provisioning:',
+    '  source: { type: file, path: directory.yaml }',
+    '',
+  ].join('\n');
   oneShot = join(dir, 'one-shot.yaml');
   withRedis = join(dir, 'daemon.yaml');
   await writeFile(oneShot, base);
@@ -45,19 +57,28 @@ afterAll(async () => {
 describe('one-shot to daemon: the ledger moves with you', () => {
   it('ledger import copies state.dir into Redis (without the platform token), refuses to overwrite, and export reads it back', async () => {
     expect((await runCli(['apply', '-c', oneShot], { SCIM_TOKEN: TOKEN })).code).toBe(0);
-    const fileLedger = JSON.parse(await readFile(join(dir, 'state', 'default', 'ledger.json'), 'utf8')) as { users: Record<string, unknown>; groups: Record<string, unknown> };
+    const fileLedger = JSON.parse(await readFile(join(dir, 'state', 'default', 'ledger.json'), 'utf8')) as {
+      users: Record<string, unknown>;
+      groups: Record<string, unknown>;
+    };
     expect(Object.keys(fileLedger.users)).toHaveLength(2);
 
     const imported = await runCli(['ledger', 'import', '-c', withRedis]);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toMatch(/^imported 2 users, 1 groups, 0 pending creates of tenant default from file:.*ledger\.json into redis:/);
+    expect(imported.stdout).toMatch(
+      /^imported 2 users, 1 groups, 0 pending creates of tenant default from file:.*ledger\.json into redis:/,
+    );
     const again = await runCli(['ledger', 'import', '-c', withRedis]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already holds 2 users, 1 groups, 0 pending creates; nothing imported');
 
     const exported = await runCli(['ledger', 'export', '-c', withRedis]);
     expect(exported.code, exported.stderr).toBe(0);
-    const out = JSON.parse(exported.stdout) as { kind: string; tenant: string; ledger: { users: Record<string, unknown>; groups: Record<string, unknown> } };
+    const out = JSON.parse(exported.stdout) as {
+      kind: string;
+      tenant: string;
+      ledger: { users: Record<string, unknown>; groups: Record<string, unknown> };
+    };
     expect(out.kind).toBe('scim-audit-sync/ledger');
     expect(out.ledger.users).toEqual(fileLedger.users);
     expect(out.ledger.groups).toEqual(fileLedger.groups);
@@ -73,14 +94,21 @@ describe('one-shot to daemon: the ledger moves with you', () => {
     await rm(join(dir, 'state'), { recursive: true, force: true });
     const plan = await runCli(['plan', '-c', oneShot, '--json'], { SCIM_TOKEN: TOKEN });
     expect(plan.code).toBe(0);
-    expect((JSON.parse(plan.stdout) as { skipped: Array<{ code?: string }> }).skipped.filter((k) => k.code === 'unmanaged')).toHaveLength(3);
-    expect(plan.stderr).toContain('3 source objects (2 users, 1 groups) match platform objects this tool does not manage, and the ownership ledger');
+    expect((JSON.parse(plan.stdout) as { skipped: Array<{ code?: string }> }).skipped.filter((k) => k.code === 'unmanaged')).toHaveLength(
+      3,
+    );
+    expect(plan.stderr).toContain(
+      '3 source objects (2 users, 1 groups) match platform objects this tool does not manage, and the ownership ledger',
+    );
     expect(plan.stderr).toContain('scim-audit-sync ledger import');
 
     const restore = await runCli(['ledger', 'import', '-c', oneShot, '--in', exportFile]);
     expect(restore.code, restore.stderr).toBe(0);
     const after = await runCli(['plan', '-c', oneShot, '--json'], { SCIM_TOKEN: TOKEN });
-    expect((JSON.parse(after.stdout) as { skipped: unknown[]; summary: { changes: number } })).toMatchObject({ skipped: [], summary: { changes: 0 } });
+    expect(JSON.parse(after.stdout) as { skipped: unknown[]; summary: { changes: number } }).toMatchObject({
+      skipped: [],
+      summary: { changes: 0 },
+    });
     expect(after.stderr).not.toContain('does not manage');
   });
 

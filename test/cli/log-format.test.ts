@@ -24,7 +24,19 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'log-format-'));
   await writeFile(join(dir, 'directory.yaml'), 'users:\n  - { externalId: u-1, userName: ann@example.com }\ngroups: []\n');
   configPath = join(dir, 'config.yaml');
-  await writeFile(configPath, ['platform:', `  baseUrl: ${sim.url}`, `  token: ${TOKEN}`, '  allowInsecureHttp: true', 'state: { dir: ./state }', 'provisioning:', '  source: { type: file, path: directory.yaml }', ''].join('\n'));
+  await writeFile(
+    configPath,
+    [
+      'platform:',
+      `  baseUrl: ${sim.url}`,
+      `  token: ${TOKEN}`,
+      '  allowInsecureHttp: true',
+      'state: { dir: ./state }',
+      'provisioning:',
+      '  source: { type: file, path: directory.yaml }',
+      '',
+    ].join('\n'),
+  );
 });
 afterAll(async () => {
   await sim.close();
@@ -34,10 +46,15 @@ afterAll(async () => {
 function inTerminal(args: string[]): Promise<string> {
   const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   return new Promise((resolve, reject) => {
-    execFile('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', TERM: 'dumb' }, timeout: 20_000 }, (error, stdout) => {
-      if (error && typeof error.code !== 'number') reject(error);
-      else resolve(stdout.replace(/\r/g, ''));
-    });
+    execFile(
+      'script',
+      ['-qec', command, '/dev/null'],
+      { env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', TERM: 'dumb' }, timeout: 20_000 },
+      (error, stdout) => {
+        if (error && typeof error.code !== 'number') reject(error);
+        else resolve(stdout.replace(/\r/g, ''));
+      },
+    );
   });
 }
 
@@ -46,7 +63,10 @@ describe('log format', () => {
     expect(logSettings({ debug: false, logFormat: 'auto' }, 'info', { isTTY: true })).toEqual({ level: 'warn', pretty: true });
     expect(logSettings({ debug: false, logFormat: 'auto' }, 'info', { isTTY: false })).toEqual({ level: 'info', pretty: false });
     expect(logSettings({ debug: false, logFormat: 'json' }, 'info', { isTTY: true })).toEqual({ level: 'info', pretty: false });
-    expect(logSettings({ debug: false, logFormat: 'auto', logLevel: 'info' }, 'info', { isTTY: true })).toEqual({ level: 'info', pretty: true });
+    expect(logSettings({ debug: false, logFormat: 'auto', logLevel: 'info' }, 'info', { isTTY: true })).toEqual({
+      level: 'info',
+      pretty: true,
+    });
     expect(logSettings({ debug: true, logFormat: 'auto' }, 'info', { isTTY: true })).toEqual({ level: 'debug', pretty: true });
     expect(logSettings({ debug: false, logFormat: 'auto' }, 'error', { isTTY: true })).toEqual({ level: 'error', pretty: true });
   });
@@ -64,7 +84,10 @@ describe('log format', () => {
     expect(forced).toMatch(/^\{"level":40,.*does not manage/m);
     const piped = await runCli(['plan', '-c', configPath]);
     expect(piped.code).toBe(0);
-    const lines = piped.stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string });
+    const lines = piped.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['plan computed']));
     expect(lines.some((l) => l.level === 40 && l.msg.includes('does not manage'))).toBe(true);
   });

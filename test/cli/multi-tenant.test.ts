@@ -12,15 +12,29 @@ let dir: string;
 let configPath: string;
 
 beforeAll(async () => {
-  [alpha, beta] = await Promise.all([startSimulator({ tokens: [{ token: 'alpha-tok' }] }), startSimulator({ tokens: [{ token: 'beta-tok' }] })]);
+  [alpha, beta] = await Promise.all([
+    startSimulator({ tokens: [{ token: 'alpha-tok' }] }),
+    startSimulator({ tokens: [{ token: 'beta-tok' }] }),
+  ]);
   dir = await mkdtemp(join(tmpdir(), 'multi-tenant-cli-'));
   const user = (n: number) => `  - { externalId: u-${n}, userName: u${n}@example.com, givenName: U, familyName: "${n}" }`;
   await writeFile(join(dir, 'alpha.yaml'), ['users:', user(1), user(2), 'groups: []', ''].join('\n'));
   await writeFile(join(dir, 'beta.yaml'), ['users:', user(3), 'groups: []', ''].join('\n'));
   configPath = join(dir, 'config.yaml');
   const tenant = (id: string, sim: Simulator, token: string) =>
-    [`  - tenant: ${id}`, '    platform:', `      baseUrl: ${sim.url}`, `      token: ${token}`, '      allowInsecureHttp: true', '    provisioning:', `      source: { type: file, path: ${id}.yaml }`].join('\n');
-  await writeFile(configPath, ['state: { dir: ./state }', 'tenants:', tenant('alpha', alpha, 'alpha-tok'), tenant('beta', beta, 'beta-tok'), ''].join('\n'));
+    [
+      `  - tenant: ${id}`,
+      '    platform:',
+      `      baseUrl: ${sim.url}`,
+      `      token: ${token}`,
+      '      allowInsecureHttp: true',
+      '    provisioning:',
+      `      source: { type: file, path: ${id}.yaml }`,
+    ].join('\n');
+  await writeFile(
+    configPath,
+    ['state: { dir: ./state }', 'tenants:', tenant('alpha', alpha, 'alpha-tok'), tenant('beta', beta, 'beta-tok'), ''].join('\n'),
+  );
 });
 
 afterAll(async () => {

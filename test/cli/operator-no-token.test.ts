@@ -13,10 +13,19 @@ import { runCli } from './run-cli.ts';
 const dir = mkdtempSync(join(tmpdir(), 'scimsync-operator-'));
 const prefix = `optest${randomUUID().slice(0, 8)}`;
 const configPath = join(dir, 'config.yaml');
-const tenant = (id: string, tokenLine: string) => [`  - tenant: ${id}`, '    platform:', '      baseUrl: https://acme.example.com', `      ${tokenLine}`].join('\n');
+const tenant = (id: string, tokenLine: string) =>
+  [`  - tenant: ${id}`, '    platform:', '      baseUrl: https://acme.example.com', `      ${tokenLine}`].join('\n');
 writeFileSync(
   configPath,
-  ['redis:', '  url: redis://127.0.0.1:6379', `  keyPrefix: ${prefix}`, 'tenants:', tenant('alpha', 'token: ${SCIM_TOKEN}'), tenant('beta', 'tokenFile: /run/secrets/not-mounted'), ''].join('\n'),
+  [
+    'redis:',
+    '  url: redis://127.0.0.1:6379',
+    `  keyPrefix: ${prefix}`,
+    'tenants:',
+    tenant('alpha', 'token: ${SCIM_TOKEN}'),
+    tenant('beta', 'tokenFile: /run/secrets/not-mounted'),
+    '',
+  ].join('\n'),
 );
 
 afterAll(async () => {

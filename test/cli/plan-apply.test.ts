@@ -24,7 +24,10 @@ const BOB: Person = { ext: 'u-2', name: 'bob@example.com' };
 const CID: Person = { ext: 'u-3', name: 'cid@example.com' };
 
 async function directory(users: Person[], groups: Array<{ ext: string; name: string; members: string[] }> = []): Promise<void> {
-  const u = users.map((p) => `  - { externalId: ${p.ext}, userName: ${p.name}, givenName: G, familyName: F${p.title ? `, attributes: { title: ${p.title} }` : ''} }`);
+  const u = users.map(
+    (p) =>
+      `  - { externalId: ${p.ext}, userName: ${p.name}, givenName: G, familyName: F${p.title ? `, attributes: { title: ${p.title} }` : ''} }`,
+  );
   const g = groups.map((x) => `  - { externalId: ${x.ext}, displayName: ${x.name}, members: [${x.members.join(', ')}] }`);
   await writeFile(join(dir, 'directory.yaml'), ['users:', ...u, `groups:${g.length === 0 ? ' []' : ''}`, ...g, ''].join('\n'));
 }
@@ -53,7 +56,12 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const active = () => sim.store.users().filter((u) => u.active !== false).map((u) => u.userName).sort();
+const active = () =>
+  sim.store
+    .users()
+    .filter((u) => u.active !== false)
+    .map((u) => u.userName)
+    .sort();
 
 describe('provision on demand (--only)', () => {
   it('first day: apply --only bob creates bob alone; his group waits for a full apply', async () => {
@@ -64,7 +72,13 @@ describe('provision on demand (--only)', () => {
     expect(sim.store.groups()).toEqual([]);
     const out = JSON.parse(r.stdout) as { plan: { only: string; skipped: Array<{ ref: string; reason: string }> } };
     expect(out.plan.only).toBe('BOB@example.com');
-    expect(out.plan.skipped).toEqual([{ kind: 'member', ref: 'Sales ← BOB@example.com', reason: 'the group does not exist on the platform yet; a full apply creates it with its members' }]);
+    expect(out.plan.skipped).toEqual([
+      {
+        kind: 'member',
+        ref: 'Sales ← BOB@example.com',
+        reason: 'the group does not exist on the platform yet; a full apply creates it with its members',
+      },
+    ]);
   });
 
   it('leaver plus title change: --only by externalId touches that one user; the leaver is deprovisioned only by a full apply, and one removal never trips the percentage guard', async () => {
@@ -81,13 +95,21 @@ describe('provision on demand (--only)', () => {
     // cid left: 1 of 4 managed objects is 25%, above the default 20% guard; restricted to cid it is one removal, not a mass deletion.
     const plan = await runCli(['plan', '-c', configPath, '--only', CID.name, '--json']);
     expect(plan.code, plan.stderr).toBe(0);
-    const p = JSON.parse(plan.stdout) as { summary: { changes: number; usersDeactivate: number; membersRemove: number }; guard: { tripped: boolean } };
+    const p = JSON.parse(plan.stdout) as {
+      summary: { changes: number; usersDeactivate: number; membersRemove: number };
+      guard: { tripped: boolean };
+    };
     expect(p.summary).toMatchObject({ usersDeactivate: 1, membersRemove: 1, changes: 2 });
     expect(p.guard.tripped).toBe(false);
     const cid = await runCli(['apply', '-c', configPath, '--only', CID.name]);
     expect(cid.code, cid.stderr).toBe(0);
     expect(active()).toEqual([ANN.name, BOB.name]);
-    expect(sim.store.groups()[0]?.members?.map((m) => m.value).sort()).toEqual([sim.store.getUserByUserName(ANN.name)!.id, sim.store.getUserByUserName(BOB.name)!.id].sort());
+    expect(
+      sim.store
+        .groups()[0]
+        ?.members?.map((m) => m.value)
+        .sort(),
+    ).toEqual([sim.store.getUserByUserName(ANN.name)!.id, sim.store.getUserByUserName(BOB.name)!.id].sort());
     const after = await runCli(['plan', '-c', configPath, '--json']);
     expect((JSON.parse(after.stdout) as { summary: { changes: number } }).summary.changes).toBe(0);
   });
@@ -172,7 +194,10 @@ describe('plan --out, then apply --plan', () => {
     const withOnly = await runCli(['apply', '-c', configPath, '--plan', planFile, '--only', ANN.name]);
     expect(withOnly.code).toBe(2);
     expect(withOnly.stderr).toContain('--plan carries its own options');
-    await writeFile(configPath.replace('config.yaml', 'other.yaml'), (await import('node:fs')).readFileSync(configPath, 'utf8').replace('state:', 'tenant: other\nstate:'));
+    await writeFile(
+      configPath.replace('config.yaml', 'other.yaml'),
+      (await import('node:fs')).readFileSync(configPath, 'utf8').replace('state:', 'tenant: other\nstate:'),
+    );
     const other = await runCli(['apply', '-c', join(dir, 'other.yaml'), '--plan', planFile]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/made for tenant default at .*, this config is tenant other/);

@@ -6,7 +6,14 @@ function stream(tty: boolean): { s: NodeJS.WriteStream; text: () => string } {
   const chunks: string[] = [];
   const s = new PassThrough() as unknown as NodeJS.WriteStream & Record<string, unknown>;
   (s as unknown as PassThrough).on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
-  Object.assign(s, { isTTY: tty, columns: 200, cursorTo: () => true, clearLine: () => true, moveCursor: () => true, clearScreenDown: () => true });
+  Object.assign(s, {
+    isTTY: tty,
+    columns: 200,
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+    clearScreenDown: () => true,
+  });
   return { s, text: () => chunks.join('') };
 }
 
@@ -39,7 +46,10 @@ describe('apply progress', () => {
     const { s, text } = stream(false);
     let t = 0;
     const p = createProgress({ label: 'apply', stream: s, intervalMs: 0, now: () => t });
-    applyRun((x) => p.update(x), () => (t += 500));
+    applyRun(
+      (x) => p.update(x),
+      () => (t += 500),
+    );
     p.stop();
     const lines = text().trim().split('\n');
     expect(lines[0]).toBe('apply: 0/4, 0 failed, 0.0/s, -- left');
@@ -52,7 +62,10 @@ describe('apply progress', () => {
     const { s, text } = stream(true);
     let t = 0;
     const p = createProgress({ label: 'apply', stream: s, now: () => t });
-    applyRun((x) => p.update(x), () => (t += 250));
+    applyRun(
+      (x) => p.update(x),
+      () => (t += 250),
+    );
     p.stop();
     const out = text().replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]/g, '');
     expect(out).toContain('100% | 4/4 | 4.0/s | 0 s left | memberships | failed 0');

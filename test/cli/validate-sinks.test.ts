@@ -20,7 +20,12 @@ let es: BulkReceiver;
 let syslog: SyslogReceiver;
 
 beforeAll(async () => {
-  [platform, hec, es, syslog] = await Promise.all([startFakePlatform(), startHecReceiver(HEC_TOKEN), startBulkReceiver('ApiKey es-key-1'), startSyslogReceiver()]);
+  [platform, hec, es, syslog] = await Promise.all([
+    startFakePlatform(),
+    startHecReceiver(HEC_TOKEN),
+    startBulkReceiver('ApiKey es-key-1'),
+    startSyslogReceiver(),
+  ]);
   platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 200, body: {} });
   mkdirSync(join(dir, 'out'));
 });
@@ -38,27 +43,44 @@ function config(sinks: string, extra = ''): string {
 
 describe.concurrent('validate refuses sink settings the sink would refuse at run time (exit 2, key named)', () => {
   it('a Splunk sink on plain http:// to a remote host', async ({ expect }) => {
-    const r = await runCli(['validate', '-c', config('    - { type: splunk-hec, name: splunk, url: "http://splunk.example.com:8088", token: t }\n')]);
+    const r = await runCli([
+      'validate',
+      '-c',
+      config('    - { type: splunk-hec, name: splunk, url: "http://splunk.example.com:8088", token: t }\n'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('audit.sinks[0].url: uses plain http://; use https:// or set allowInsecureHttp: true for a trusted network');
   });
 
   it('an Elasticsearch URL with credentials in it', async ({ expect }) => {
-    const r = await runCli(['validate', '-c', config('    - { type: elasticsearch, name: es, url: "https://elastic:changeme@es.example.com:9200" }\n')]);
+    const r = await runCli([
+      'validate',
+      '-c',
+      config('    - { type: elasticsearch, name: es, url: "https://elastic:changeme@es.example.com:9200" }\n'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("audit.sinks[0].url: must not contain credentials: use the sink's auth settings");
     expect(r.stderr).not.toContain('changeme');
   });
 
   it('an unreadable token file and CA file', async ({ expect }) => {
-    const r = await runCli(['validate', '-c', config('    - { type: splunk-hec, name: splunk, url: "https://splunk.example.com:8088", tokenFile: missing-token, tls: { caFile: missing-ca.pem } }\n')]);
+    const r = await runCli([
+      'validate',
+      '-c',
+      config(
+        '    - { type: splunk-hec, name: splunk, url: "https://splunk.example.com:8088", tokenFile: missing-token, tls: { caFile: missing-ca.pem } }\n',
+      ),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('audit.sinks[0].tokenFile cannot be read (ENOENT): missing-token');
     expect(r.stderr).toContain('audit.sinks[0].tls.caFile cannot be read (ENOENT): missing-ca.pem');
   });
 
   it('the daemon refuses the same setting at start with exit 2, before touching Redis', async ({ expect }) => {
-    const file = config('    - { type: elasticsearch, name: es, url: "https://es.example.com:9200", auth: { type: api-key, apiKeyFile: no-such-key } }\n', 'redis:\n  url: redis://127.0.0.1:1\n');
+    const file = config(
+      '    - { type: elasticsearch, name: es, url: "https://es.example.com:9200", auth: { type: api-key, apiKeyFile: no-such-key } }\n',
+      'redis:\n  url: redis://127.0.0.1:1\n',
+    );
     const r = await runCli(['daemon', '-c', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('audit.sinks[0].auth.apiKeyFile cannot be read (ENOENT): no-such-key');
@@ -85,17 +107,34 @@ describe('validate --check-connectivity probes every sink', () => {
   });
 
   it('a refused HEC token exits 2 and names the sink; the token is not printed', async () => {
-    const r = await runCli(['validate', '--check-connectivity', '-c', config(`    - { type: splunk-hec, name: splunk, url: "${hec.url}", token: wrong-token-77, allowInsecureHttp: true }\n`)]);
+    const r = await runCli([
+      'validate',
+      '--check-connectivity',
+      '-c',
+      config(`    - { type: splunk-hec, name: splunk, url: "${hec.url}", token: wrong-token-77, allowInsecureHttp: true }\n`),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/sink splunk +failed +\[E_AUTH_FORBIDDEN\] .*\/services\/collector\/event answered HTTP 403: .*Invalid token/);
     expect(r.stdout).not.toContain('wrong-token-77');
   });
 
   it('an Elasticsearch 401 exits 2; a missing file directory and a closed syslog port exit 1', async () => {
-    const es401 = await runCli(['validate', '--check-connectivity', '-c', config(`    - { type: elasticsearch, name: es, url: "${es.url}", allowInsecureHttp: true, auth: { type: api-key, apiKey: bad } }\n`)]);
+    const es401 = await runCli([
+      'validate',
+      '--check-connectivity',
+      '-c',
+      config(`    - { type: elasticsearch, name: es, url: "${es.url}", allowInsecureHttp: true, auth: { type: api-key, apiKey: bad } }\n`),
+    ]);
     expect(es401.code).toBe(2);
     expect(es401.stdout).toMatch(/sink es +failed +\[E_AUTH_INVALID\]/);
-    const other = await runCli(['validate', '--check-connectivity', '-c', config('    - { type: file, name: archive, path: nowhere/audit.ndjson }\n    - { type: syslog, name: siem, protocol: tcp, host: 127.0.0.1, port: 1 }\n')]);
+    const other = await runCli([
+      'validate',
+      '--check-connectivity',
+      '-c',
+      config(
+        '    - { type: file, name: archive, path: nowhere/audit.ndjson }\n    - { type: syslog, name: siem, protocol: tcp, host: 127.0.0.1, port: 1 }\n',
+      ),
+    ]);
     expect(other.code).toBe(1);
     expect(other.stdout).toMatch(/sink archive +failed +.*nowhere does not exist or is not a directory/);
     expect(other.stdout).toMatch(/sink siem +failed +.*ECONNREFUSED/);

@@ -42,7 +42,11 @@ const good = (extra = '') =>
 // Independent child processes: run side by side to keep the file fast.
 describe.concurrent('validate: configuration errors exit 2 with messages naming the key', () => {
   it('reports a typo, a bad URL and an unknown source type together', async ({ expect }) => {
-    const r = await runCli(['validate', '--config', config('platform:\n  baseUrl: ftp:/x\n  tokn: abc\n  token: x\nprovisioning:\n  source: { type: ldapp }\n')]);
+    const r = await runCli([
+      'validate',
+      '--config',
+      config('platform:\n  baseUrl: ftp:/x\n  tokn: abc\n  token: x\nprovisioning:\n  source: { type: ldapp }\n'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('error [E_CONFIG_INVALID]');
@@ -53,7 +57,11 @@ describe.concurrent('validate: configuration errors exit 2 with messages naming 
   });
 
   it('refuses http:// to a non-loopback host even with allowInsecureHttp', async ({ expect }) => {
-    const r = await runCli(['validate', '-c', config('platform:\n  baseUrl: http://scim.example.com\n  token: x\n  allowInsecureHttp: true\n')]);
+    const r = await runCli([
+      'validate',
+      '-c',
+      config('platform:\n  baseUrl: http://scim.example.com\n  token: x\n  allowInsecureHttp: true\n'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('platform.baseUrl: plain http:// is allowed only for loopback hosts, not scim.example.com');
   });
@@ -65,7 +73,12 @@ describe.concurrent('validate: configuration errors exit 2 with messages naming 
   });
 
   it('prints the issues as JSON on stdout with --json', async ({ expect }) => {
-    const r = await runCli(['validate', '--json', '-c', config('platform:\n  baseUrl: https://acme.example.com\n  tokn: abc\n  token: x\n')]);
+    const r = await runCli([
+      'validate',
+      '--json',
+      '-c',
+      config('platform:\n  baseUrl: https://acme.example.com\n  tokn: abc\n  token: x\n'),
+    ]);
     expect(r.code).toBe(2);
     const out = JSON.parse(r.stdout) as { ok: boolean; error: { code: string; issues: string[] } };
     expect(out.ok).toBe(false);
@@ -83,7 +96,9 @@ describe.concurrent('validate: configuration errors exit 2 with messages naming 
   });
 
   it('reads the config path from SCIM_AUDIT_SYNC_CONFIG', async ({ expect }) => {
-    const r = await runCli(['validate'], { SCIM_AUDIT_SYNC_CONFIG: config('platform:\n  baseUrl: https://acme.example.com\n  token: x\n') });
+    const r = await runCli(['validate'], {
+      SCIM_AUDIT_SYNC_CONFIG: config('platform:\n  baseUrl: https://acme.example.com\n  token: x\n'),
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('config is valid');
   });
@@ -101,9 +116,17 @@ describe('validate: a valid config', () => {
   });
 
   it('prints the effective config as JSON with secrets redacted', async () => {
-    const r = await runCli(['validate', '--json', '-c', config(`platform:\n  baseUrl: https://acme.example.com\n  token: ${TOKEN}\nredis:\n  url: redis://scim:hunter22@redis:6379\n`)]);
+    const r = await runCli([
+      'validate',
+      '--json',
+      '-c',
+      config(`platform:\n  baseUrl: https://acme.example.com\n  token: ${TOKEN}\nredis:\n  url: redis://scim:hunter22@redis:6379\n`),
+    ]);
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; config: { platform: { token: string; retry: { maxAttempts: number } }; redis: { url: string } } };
+    const out = JSON.parse(r.stdout) as {
+      ok: boolean;
+      config: { platform: { token: string; retry: { maxAttempts: number } }; redis: { url: string } };
+    };
     expect(out.ok).toBe(true);
     expect(out.config.platform.token).toBe('[redacted]');
     expect(out.config.platform.retry.maxAttempts).toBe(6);
@@ -115,7 +138,10 @@ describe('validate: a valid config', () => {
 
 describe('validate --check-connectivity', () => {
   it('reports ok when ServiceProviderConfig answers 200, sending the token from the file', async () => {
-    platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 200, body: { patch: { supported: true }, filter: { supported: true, maxResults: 200 } } });
+    platform.routes.set('/api/scim/v2/ServiceProviderConfig', {
+      status: 200,
+      body: { patch: { supported: true }, filter: { supported: true, maxResults: 200 } },
+    });
     const r = await runCli(['validate', '--check-connectivity', '-c', good()]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/platform +ok .*ServiceProviderConfig read; PATCH supported, filter supported \(maxResults 200\)/);
@@ -166,7 +192,9 @@ describe('validate --check-connectivity', () => {
 
   it('reports a source that cannot be read, still checking the platform', async () => {
     platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 200, body: {} });
-    const file = config(`platform:\n  baseUrl: ${platform.url}\n  token: x\n  allowInsecureHttp: true\nprovisioning:\n  source: { type: file, path: nowhere.yaml }\n`);
+    const file = config(
+      `platform:\n  baseUrl: ${platform.url}\n  token: x\n  allowInsecureHttp: true\nprovisioning:\n  source: { type: file, path: nowhere.yaml }\n`,
+    );
     const r = await runCli(['validate', '--check-connectivity', '-c', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/platform +ok/);

@@ -42,7 +42,12 @@ describe('platform client options from config', () => {
     });
     expect(opts.userAgent).toMatch(/^scim-audit-sync\/\d+\.\d+\.\d+/);
     // A probe overrides one retry field and keeps the rest of the configured policy.
-    expect(platformClientOptions(loaded, { retry: { maxAttempts: 2 } }).retry).toEqual({ maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 100, maxRetryAfterMs: 7000 });
+    expect(platformClientOptions(loaded, { retry: { maxAttempts: 2 } }).retry).toEqual({
+      maxAttempts: 2,
+      baseDelayMs: 10,
+      maxDelayMs: 100,
+      maxRetryAfterMs: 7000,
+    });
     const client = createPlatformClient(loaded);
     expect(client.baseUrl.href).toBe('https://acme.example.com/');
     await client.close();

@@ -93,7 +93,10 @@ describe('secret files', () => {
   it('reads tokenFile relative to the config file, trimming exactly one trailing newline', async () => {
     writeFileSync(join(dir, 'sub', 'token.txt'), 'file-token-1\n');
     writeFileSync(join(dir, 'sub', 'redis.pw'), 'pw-with-crlf\r\n');
-    const path = writeConfig('platform:\n  baseUrl: https://acme.example.com\n  tokenFile: token.txt\nredis:\n  passwordFile: ./redis.pw\n', 'sub');
+    const path = writeConfig(
+      'platform:\n  baseUrl: https://acme.example.com\n  tokenFile: token.txt\nredis:\n  passwordFile: ./redis.pw\n',
+      'sub',
+    );
     const loaded = await loadConfig(path, {});
     expect(loaded.configDir).toBe(join(dir, 'sub'));
     expect(loaded.secrets.platformToken.reveal()).toBe('file-token-1');
@@ -110,7 +113,10 @@ describe('secret files', () => {
   it('names the key and the resolved path of an unreadable or empty file, never content', async () => {
     writeFileSync(join(dir, 'empty.txt'), '\n');
     const issues = await issuesOf(
-      loadConfig(writeConfig('platform:\n  baseUrl: https://a.example.com\n  tokenFile: nope/token\nredis:\n  passwordFile: empty.txt\n'), {}),
+      loadConfig(
+        writeConfig('platform:\n  baseUrl: https://a.example.com\n  tokenFile: nope/token\nredis:\n  passwordFile: empty.txt\n'),
+        {},
+      ),
     );
     expect(issues).toEqual([
       `platform.tokenFile: cannot read ${join(dir, 'nope/token')} (no such file)`,
@@ -130,7 +136,9 @@ describe('secret files', () => {
 
   it('requires exactly one of token and tokenFile', async () => {
     const issues = await issuesOf(parseConfig('platform:\n  baseUrl: https://a.example.com\n', dir, {}));
-    expect(issues).toEqual(['platform.token: set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)']);
+    expect(issues).toEqual([
+      'platform.token: set exactly one of platform.token (e.g. "${SCIM_TOKEN}") or platform.tokenFile (a mounted secret file)',
+    ]);
   });
 });
 

@@ -23,8 +23,12 @@ const platform = (lines: string) => `platform:\n  baseUrl: https://acme.example.
 
 describe('config validation messages', () => {
   it('suggests the closest known key for a misspelled one, at any depth', async () => {
-    expect(await issues('platform:\n  baseUrl: https://acme.example.com\n  tokn: abc\n')).toContain('platform.tokn: unknown key — did you mean "token"?');
-    expect(await issues(platform('  retry: { maxAttemps: 3 }\n'))).toEqual(['platform.retry.maxAttemps: unknown key — did you mean "maxAttempts"?']);
+    expect(await issues('platform:\n  baseUrl: https://acme.example.com\n  tokn: abc\n')).toContain(
+      'platform.tokn: unknown key — did you mean "token"?',
+    );
+    expect(await issues(platform('  retry: { maxAttemps: 3 }\n'))).toEqual([
+      'platform.retry.maxAttemps: unknown key — did you mean "maxAttempts"?',
+    ]);
     expect(await issues(platform('provisioning:\n  source: { type: file, path: d.yaml }\n  guards: { maxDeletPercent: 5 }\n'))).toEqual([
       'provisioning.guards.maxDeletPercent: unknown key — did you mean "maxDeletePercent"?',
     ]);
@@ -55,7 +59,9 @@ describe('config validation messages', () => {
       'platform.maxConnections: must be ≥ 1 (got 0)',
     ]);
     expect(out).toHaveLength(5);
-    expect(out[4]).toMatch(new RegExp(`^provisioning\\.source\\.type: unknown source type "ldapp"; expected one of: ${SOURCE_TYPES.join(', ')}`));
+    expect(out[4]).toMatch(
+      new RegExp(`^provisioning\\.source\\.type: unknown source type "ldapp"; expected one of: ${SOURCE_TYPES.join(', ')}`),
+    );
     if (SOURCE_TYPES.includes('ldap')) expect(out[4]).toMatch(/ — did you mean "ldap"\?$/);
   });
 
@@ -73,7 +79,9 @@ describe('config validation messages', () => {
         'provisioning:\n  source: { type: file, path: d.yaml }\n  mapping:\n    user:\n      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department": { from: 1 }\n      title: { form: x }\n',
       ),
     );
-    expect(out).toContain('provisioning.mapping.user["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department"].from: expected a string, got 1');
+    expect(out).toContain(
+      'provisioning.mapping.user["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department"].from: expected a string, got 1',
+    );
     expect(out).toContain('provisioning.mapping.user.title.form: unknown key — did you mean "from"?');
   });
 
@@ -118,7 +126,10 @@ describe('formatting helpers', () => {
     const schema = z.strictObject({ userName: z.string() });
     const r = schema.safeParse({ userName: 5 });
     expect(r.success).toBe(false);
-    if (!r.success) expect(formatIssues(r.error.issues, { schema, input: { userName: 5 }, basePath: ['users', 3] })).toEqual(['users[3].userName: expected a string, got 5']);
+    if (!r.success)
+      expect(formatIssues(r.error.issues, { schema, input: { userName: 5 }, basePath: ['users', 3] })).toEqual([
+        'users[3].userName: expected a string, got 5',
+      ]);
   });
 
   it('measures edit distance and only suggests plausible typos', () => {

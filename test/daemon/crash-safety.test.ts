@@ -41,7 +41,9 @@ describe('crash safety of the daemon', () => {
       expect(requestsTo(platform, 'POST', `${SCIM}/Users`).filter((r) => r.at > end.time)).toEqual([]);
       expect(platform.store.counts().users).toBeLessThan(30);
       // Recorded in the (new) history; not a quarantine-worthy failure of the tenant.
-      const history = (await ws.redis().lrange(`${ws.keyPrefix}:{acme}:history:reconcile`, 0, -1)).map((h) => JSON.parse(h) as { result: string; detail: { code: string } });
+      const history = (await ws.redis().lrange(`${ws.keyPrefix}:{acme}:history:reconcile`, 0, -1)).map(
+        (h) => JSON.parse(h) as { result: string; detail: { code: string } },
+      );
       expect(history.map((h) => [h.result, h.detail.code])).toEqual([['failed', 'E_JOBS_VANISHED']]);
       expect(await ws.redis().exists(`${ws.keyPrefix}:{acme}:quarantine`)).toBe(0);
 
@@ -102,9 +104,19 @@ describe('crash safety of the daemon', () => {
     ws.writeConfig({ daemon: { shutdownTimeoutSeconds: 1, jobLockSeconds: 2, applyChunkSize: 10, concurrency: { apply: 1 } } });
     const daemons = await Promise.all([ws.spawnDaemon(), ws.spawnDaemon()]);
     await ws.trigger();
-    const orchestrator = await waitFor(() => daemons.find((d) => d.logs.some((l) => l.msg === 'reconcile plan')), 'the replica running the reconcile', 15_000, 10);
+    const orchestrator = await waitFor(
+      () => daemons.find((d) => d.logs.some((l) => l.msg === 'reconcile plan')),
+      'the replica running the reconcile',
+      15_000,
+      10,
+    );
     const other = daemons.find((d) => d !== orchestrator)!;
-    await waitFor(() => other.logs.filter((l) => l.msg === 'scim change applied').length >= 2, 'the other replica to be inside a chunk', 15_000, 5);
+    await waitFor(
+      () => other.logs.filter((l) => l.msg === 'scim change applied').length >= 2,
+      'the other replica to be inside a chunk',
+      15_000,
+      5,
+    );
 
     const stop = await other.stop('SIGTERM');
     expect(stop.code).toBe(0);

@@ -16,7 +16,14 @@ describe('redis/queue error reporter', () => {
     expect(records().map((r) => [r['msg'], r['component'], r['err'], r['code'], r['repeated'], r['alsoFrom']])).toEqual([
       ['redis/queue error', 'redis:state', 'connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED', undefined, undefined],
       ['redis/queue error', 'flow', 'Connection is closed.', undefined, undefined, undefined],
-      ['redis/queue error', 'queue-events:reconcile-apply', 'connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED', 3, ['queue:reconcile', 'redis:state', 'worker:reconcile-apply']],
+      [
+        'redis/queue error',
+        'queue-events:reconcile-apply',
+        'connect ECONNREFUSED 127.0.0.1:6379',
+        'ECONNREFUSED',
+        3,
+        ['queue:reconcile', 'redis:state', 'worker:reconcile-apply'],
+      ],
     ]);
     // No stack in the line: the message and code say what the on-call engineer needs.
     for (const r of records()) expect(JSON.stringify(r)).not.toMatch(/\bat .*:\d+:\d+/);

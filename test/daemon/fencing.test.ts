@@ -22,7 +22,9 @@ describe('run lease with a fencing token', () => {
     const USERS = 10;
     // The first user listing trickles in (about 3 s): the stalled replica holds a listing taken
     // before the other replica's run, as a replica that blocks while planning 100,000 users does.
-    const platform = await sim(TOKEN, { faults: [{ kind: 'drip', method: 'GET', pathPrefix: `${SCIM}/Users`, chunkBytes: 8, delayMs: 200, times: 1 }] });
+    const platform = await sim(TOKEN, {
+      faults: [{ kind: 'drip', method: 'GET', pathPrefix: `${SCIM}/Users`, chunkBytes: 8, delayMs: 200, times: 1 }],
+    });
     const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN });
     ws.writeDirectory({ users: people(1, USERS), groups: [] });
     ws.writeConfig({ platform: { timeoutSeconds: 60 }, daemon: { jobLockSeconds: 2, applyChunkSize: 5 } });
@@ -54,7 +56,9 @@ describe('run lease with a fencing token', () => {
     expect(lost['jobId']).toBe(done['jobId']);
     for (const p of people(1, USERS)) expect(usersNamed(platform, p.userName)).toBe(1);
     // The lease-lost run is in the history, not counted as a failure of the tenant.
-    const history = (await ws.redis().lrange(`${ws.keyPrefix}:{acme}:history:reconcile`, 0, -1)).map((h) => JSON.parse(h) as { result: string });
+    const history = (await ws.redis().lrange(`${ws.keyPrefix}:{acme}:history:reconcile`, 0, -1)).map(
+      (h) => JSON.parse(h) as { result: string },
+    );
     expect(history.map((h) => h.result).sort()).toEqual(['lease_lost', 'success']);
     expect(await ws.redis().exists(`${ws.keyPrefix}:{acme}:quarantine`)).toBe(0);
     await expectNothingLeft(ws, b, platform);

@@ -91,7 +91,17 @@ describe('deletion guard', () => {
     expect(approve.stdout).toMatch(/approved 12 held/);
     await waitFor(() => runs().length === 3, 'the approved run');
     expect(runs()[2]).toBe('success');
-    expect(sim.store.users().filter((u) => u.active === false).map((u) => u.userName).sort()).toEqual(people(9, 20).map((p) => p.userName).sort());
+    expect(
+      sim.store
+        .users()
+        .filter((u) => u.active === false)
+        .map((u) => u.userName)
+        .sort(),
+    ).toEqual(
+      people(9, 20)
+        .map((p) => p.userName)
+        .sort(),
+    );
     const after = await tenantStatus(d);
     expect(after.heldDeletes).toBeNull();
     expect(after.deletesHeld).toBe(0);
@@ -117,7 +127,10 @@ describe('quarantine', () => {
       daemon: { jobAttempts: 3, quarantine: { maxConsecutiveFailures: 2, baseBackoffMinutes: 60 } },
     });
     const d1 = await ws.spawnDaemon();
-    const results = (d: DaemonProcess): string[] => runsFinished([d], 'reconcile').map((l) => String(l['result'])).filter((x) => x !== 'skipped');
+    const results = (d: DaemonProcess): string[] =>
+      runsFinished([d], 'reconcile')
+        .map((l) => String(l['result']))
+        .filter((x) => x !== 'skipped');
     await waitFor(async () => (await tenantStatus(d1)).quarantined, 'quarantine', 15_000);
     const requestsAtQuarantine = sim.requests.length;
     // While quarantined, scheduled ticks are skipped without a single platform request.
@@ -162,7 +175,8 @@ describe('quarantine', () => {
     expect(back.quarantined).toBe(false);
     expect(back.quarantine.failures).toBe(0);
     expect(metricValue((await httpGet(`${d2.url}/metrics`)).body, 'scimsync_tenant_quarantined', { tenant: 'acme' })).toBe(0);
-    const exposed = JSON.stringify((await getJson(`${d2.url}/status`)).body) + (await httpGet(`${d2.url}/metrics`)).body + JSON.stringify(q);
+    const exposed =
+      JSON.stringify((await getJson(`${d2.url}/status`)).body) + (await httpGet(`${d2.url}/metrics`)).body + JSON.stringify(q);
     for (const secret of [BAD, GOOD]) assertNoSecret(exposed, secret, '/status or /metrics');
     // Scheduled ticks run again.
     const successes = results(d2).filter((r) => r === 'success').length;
@@ -190,7 +204,10 @@ describe('quarantine', () => {
     sim.setFaults([{ kind: 'status', status: 503, pathPrefix: `${SCIM}/Users` }]);
     const d = await ws.spawnDaemon();
     // Overlapping ticks are recorded as skipped (the lease): not part of the story here.
-    const results = (): string[] => runsFinished([d], 'reconcile').map((l) => String(l['result'])).filter((x) => x !== 'skipped');
+    const results = (): string[] =>
+      runsFinished([d], 'reconcile')
+        .map((l) => String(l['result']))
+        .filter((x) => x !== 'skipped');
     await waitFor(async () => (await tenantStatus(d)).quarantined, 'quarantine', 15_000);
     const q = await tenantStatus(d);
     expect(q.quarantine.reason).toMatch(/^E_TRANSIENT/);

@@ -7,7 +7,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { people, requestsTo, SCIM, startSim, usersNamed } from '../helpers/reconcile-harness.ts';
-import { createDaemonWorkspace, getJson, httpGet, jobHashes, metricValue, waitFor, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
+import {
+  createDaemonWorkspace,
+  getJson,
+  httpGet,
+  jobHashes,
+  metricValue,
+  waitFor,
+  type DaemonWorkspace,
+} from '../helpers/daemon-harness.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { expectNothingLeft, runsFinished } from './support.ts';
 
@@ -20,7 +28,10 @@ afterEach(async () => {
 
 /** A platform whose user creates take `latencyMs` each: slow enough to interrupt a run. */
 async function platform(latencyMs = 0): Promise<Simulator> {
-  const sim = await startSim({ tokens: [{ token: TOKEN }], faults: latencyMs > 0 ? [{ kind: 'latency', latencyMs, method: 'POST', pathPrefix: `${SCIM}/Users` }] : [] });
+  const sim = await startSim({
+    tokens: [{ token: TOKEN }],
+    faults: latencyMs > 0 ? [{ kind: 'latency', latencyMs, method: 'POST', pathPrefix: `${SCIM}/Users` }] : [],
+  });
   cleanups.push(() => sim.close());
   return sim;
 }
@@ -63,12 +74,18 @@ describe('daemon lifecycle', () => {
     expect(createdBeforeRestart).toBeLessThan(40);
 
     const d2 = await ws.spawnDaemon();
-    const done = await waitFor(() => runsFinished([d2], 'reconcile').find((l) => l['result'] === 'success'), 'the interrupted run to complete on the new daemon', 20_000);
+    const done = await waitFor(
+      () => runsFinished([d2], 'reconcile').find((l) => l['result'] === 'success'),
+      'the interrupted run to complete on the new daemon',
+      20_000,
+    );
     // It is the interrupted job itself, taken over as stalled, not a new run.
     expect(done['jobId']).toBe(interrupted);
     expectEachOnce(sim, 40);
     expect(requestsTo(sim, 'POST', `${SCIM}/Users`).filter((r) => r.status === 201)).toHaveLength(40);
-    const status = await getJson<{ tenants: Array<{ tenant: string; runs: { reconcile: Array<{ result: string }> } }> }>(`${d2.url}/status`);
+    const status = await getJson<{ tenants: Array<{ tenant: string; runs: { reconcile: Array<{ result: string }> } }> }>(
+      `${d2.url}/status`,
+    );
     expect(status.body.tenants.find((t) => t.tenant === 'acme')?.runs.reconcile[0]?.result).toBe('success');
     await expectNothingLeft(ws, d2, sim);
     expect((await d2.stop()).code).toBe(0);
@@ -81,13 +98,22 @@ describe('daemon lifecycle', () => {
     ws.writeConfig({ daemon: lifecycleDaemon });
     const daemons = await Promise.all([ws.spawnDaemon(), ws.spawnDaemon()]);
     await ws.trigger();
-    const planner = await waitFor(() => daemons.find((d) => d.logs.some((l) => l.msg === 'reconcile plan')), 'the replica running the reconcile', 15_000, 10);
+    const planner = await waitFor(
+      () => daemons.find((d) => d.logs.some((l) => l.msg === 'reconcile plan')),
+      'the replica running the reconcile',
+      15_000,
+      10,
+    );
     await waitFor(() => sim.store.counts().users >= 10, 'some users', 15_000, 10);
     const killed = await planner.stop('SIGKILL');
     expect(killed.signal).toBe('SIGKILL');
     const survivor = daemons.find((d) => d !== planner)!;
 
-    const done = await waitFor(() => runsFinished([survivor], 'reconcile').find((l) => l['result'] === 'success'), 'the survivor to finish the run', 30_000);
+    const done = await waitFor(
+      () => runsFinished([survivor], 'reconcile').find((l) => l['result'] === 'success'),
+      'the survivor to finish the run',
+      30_000,
+    );
     expect(done['jobId']).toBe(planner.logs.find((l) => l.msg === 'reconcile plan')?.['jobId']);
     expectEachOnce(sim, 48);
     // A create sent again (in flight at the kill, or re-planned while the dead replica's chunks
@@ -123,10 +149,15 @@ describe('daemon lifecycle', () => {
     await waitFor(() => sim.store.counts().users >= 8, 'a fifth of the users', 15_000, 10);
 
     await redis.stop();
-    const notReady = await waitFor(async () => {
-      const r = await getJson<{ status: string; checks: Record<string, unknown> }>(`${d.url}/readyz`);
-      return r.status === 503 ? r.body : undefined;
-    }, '/readyz to report Redis down', 10_000, 100);
+    const notReady = await waitFor(
+      async () => {
+        const r = await getJson<{ status: string; checks: Record<string, unknown> }>(`${d.url}/readyz`);
+        return r.status === 503 ? r.body : undefined;
+      },
+      '/readyz to report Redis down',
+      10_000,
+      100,
+    );
     expect(notReady.status).toBe('not_ready');
     expect(notReady.checks['redis']).not.toBe(true);
     expect((await httpGet(`${d.url}/healthz`)).status).toBe(200);

@@ -19,11 +19,17 @@ describe('multi-tenant daemon and trigger', () => {
   it('one process serves two tenants with their own platform and token; repeated triggers collapse into one run', async () => {
     const [simA, simB] = await Promise.all([sim(TOKEN_A), sim(TOKEN_B)]);
     const ws = workspace({ A_URL: simA.url, A_TOKEN: TOKEN_A, B_URL: simB.url, B_TOKEN: TOKEN_B });
-    ws.writeDirectory({ users: people(1, 6), groups: [{ externalId: 'g-1', displayName: 'Alpha Team', members: ['u-1', 'u-2', 'u-3'] }] }, 'dir-a.yaml');
+    ws.writeDirectory(
+      { users: people(1, 6), groups: [{ externalId: 'g-1', displayName: 'Alpha Team', members: ['u-1', 'u-2', 'u-3'] }] },
+      'dir-a.yaml',
+    );
     ws.writeDirectory({ users: people(201, 204), groups: [] }, 'dir-b.yaml');
     ws.writeConfigObject({
       ...daemonSharedConfig(ws),
-      tenants: [tenantConfig('alpha', { envPrefix: 'A', directory: 'dir-a.yaml' }), tenantConfig('beta', { envPrefix: 'B', directory: 'dir-b.yaml' })],
+      tenants: [
+        tenantConfig('alpha', { envPrefix: 'A', directory: 'dir-a.yaml' }),
+        tenantConfig('beta', { envPrefix: 'B', directory: 'dir-b.yaml' }),
+      ],
     });
 
     // No daemon yet: the triggers wait in the queue, and the second collapses into the first.
@@ -64,7 +70,10 @@ describe('multi-tenant daemon and trigger', () => {
     expect((await d.stop()).code).toBe(0);
     for (const token of [TOKEN_A, TOKEN_B]) assertNoSecret(d.output(), token, 'daemon logs');
     // Each log line names one tenant (a process-wide tenant field would contradict beta's lines).
-    const betaLines = d.output().split('\n').filter((l) => l.includes('"tenant":"beta"'));
+    const betaLines = d
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"tenant":"beta"'));
     expect(betaLines.length).toBeGreaterThan(0);
     for (const line of betaLines) expect(line).not.toContain('"tenant":"alpha"');
   });

@@ -14,7 +14,9 @@ const TOKEN = 'outage-logs-token-5e2a8c1f7d';
 const { sim } = closingAfterEach();
 
 describe('Redis outage logs', () => {
-  it('Redis gone for a few seconds: stderr holds only JSON lines, no stack trace, and the repeated errors are logged once', { timeout: 60_000 }, async () => {
+  it('Redis gone for a few seconds: stderr holds only JSON lines, no stack trace, and the repeated errors are logged once', {
+    timeout: 60_000,
+  }, async () => {
     const redis = await startRedisServer();
     const platform = await sim(TOKEN);
     const ws = createDaemonWorkspace({ redisUrl: redis.url, env: { SIM_URL: platform.url, SIM_TOKEN: TOKEN } });

@@ -18,10 +18,17 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function reconcileThrough(topology: RedisTopology, redisSection: Record<string, unknown>, setup?: (ws: DaemonWorkspace) => void): Promise<string> {
+async function reconcileThrough(
+  topology: RedisTopology,
+  redisSection: Record<string, unknown>,
+  setup?: (ws: DaemonWorkspace) => void,
+): Promise<string> {
   const sim = await startSim({ tokens: [{ token: TOKEN }] });
   cleanups.push(() => sim.close());
-  const ws: DaemonWorkspace = createDaemonWorkspace({ redisUrl: `redis://127.0.0.1:${topology.nodes[0]?.port}`, env: { SIM_URL: sim.url, SIM_TOKEN: TOKEN } });
+  const ws: DaemonWorkspace = createDaemonWorkspace({
+    redisUrl: `redis://127.0.0.1:${topology.nodes[0]?.port}`,
+    env: { SIM_URL: sim.url, SIM_TOKEN: TOKEN },
+  });
   cleanups.push(() => ws.cleanup());
   ws.writeDirectory({ users: people(1, 12), groups: [{ externalId: 'g-1', displayName: 'Team', members: ['u-1', 'u-2', 'u-3'] }] });
   setup?.(ws);
@@ -57,7 +64,11 @@ describe('Redis topologies', () => {
     cleanups.push(() => tls.stop());
     const output = await reconcileThrough(
       tls,
-      { url: `rediss://127.0.0.1:${tls.nodes[0]?.port}`, passwordFile: 'redis-password', tls: { caFile: tls.caFile, servername: 'localhost' } },
+      {
+        url: `rediss://127.0.0.1:${tls.nodes[0]?.port}`,
+        passwordFile: 'redis-password',
+        tls: { caFile: tls.caFile, servername: 'localhost' },
+      },
       (ws) => writeFileSync(join(ws.dir, 'redis-password'), `${tls.password}\n`),
     );
     expect(output).not.toContain(tls.password as string);

@@ -30,7 +30,10 @@ describe('replicas', () => {
   it('two replicas serving two tenants run each scheduled tick exactly once per tenant', async () => {
     const [simA, simB] = await Promise.all([sim(TOKEN_A), sim(TOKEN_B)]);
     const ws = workspace({ A_URL: simA.url, A_TOKEN: TOKEN_A, B_URL: simB.url, B_TOKEN: TOKEN_B });
-    ws.writeDirectory({ users: people(1, 8), groups: [{ externalId: 'g-a', displayName: 'Team A', members: ['u-1', 'u-2'] }] }, 'dir-a.yaml');
+    ws.writeDirectory(
+      { users: people(1, 8), groups: [{ externalId: 'g-a', displayName: 'Team A', members: ['u-1', 'u-2'] }] },
+      'dir-a.yaml',
+    );
     ws.writeDirectory({ users: people(101, 106), groups: [] }, 'dir-b.yaml');
     ws.writeConfigObject({
       ...daemonSharedConfig(ws),
@@ -84,7 +87,10 @@ describe('replicas', () => {
     const RPS = 30;
     const platform = await sim(TOKEN_A);
     const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN_A });
-    ws.writeDirectory({ users: people(1, USERS), groups: [{ externalId: 'g-all', displayName: 'Everyone', members: people(1, 30).map((p) => p.externalId) }] });
+    ws.writeDirectory({
+      users: people(1, USERS),
+      groups: [{ externalId: 'g-all', displayName: 'Everyone', members: people(1, 30).map((p) => p.externalId) }],
+    });
     ws.writeConfig({ daemon: { applyChunkSize: 5, rateLimit: { requestsPerSecond: RPS }, concurrency: { apply: 2 } } });
     const daemons = await Promise.all([ws.spawnDaemon(), ws.spawnDaemon(), ws.spawnDaemon()]);
 
@@ -159,9 +165,11 @@ describe('replicas', () => {
       expect(metricValue(text, 'scimsync_queue_jobs', { queue: 'reconcile', state: 'completed' })).toBe(1);
       expect(metricValue(text, 'scimsync_queue_jobs', { queue: 'reconcile-apply', state: 'failed' })).toBe(0);
       // One queue, one label value, on every metric: the BullMQ queue name.
-      const queuesOf = (name: string): string[] => [...new Set([...text.matchAll(new RegExp(`^${name}\\{[^}]*queue="([^"]+)"`, 'gm'))].map((m) => m[1]!))].sort();
+      const queuesOf = (name: string): string[] =>
+        [...new Set([...text.matchAll(new RegExp(`^${name}\\{[^}]*queue="([^"]+)"`, 'gm'))].map((m) => m[1]!))].sort();
       expect(queuesOf('scimsync_queue_jobs')).toEqual(['audit-export', 'reconcile', 'reconcile-apply']);
-      for (const q of [...queuesOf('scimsync_jobs_total'), ...queuesOf('scimsync_job_duration_seconds_count')]) expect(queuesOf('scimsync_queue_jobs')).toContain(q);
+      for (const q of [...queuesOf('scimsync_jobs_total'), ...queuesOf('scimsync_job_duration_seconds_count')])
+        expect(queuesOf('scimsync_queue_jobs')).toContain(q);
     }
 
     // /status: the run is visible from every replica (it is read from Redis).

@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { createDaemonWorkspace, metricValue, waitFor, type DaemonProcess, type DaemonWorkspace, type LogLine } from '../helpers/daemon-harness.ts';
+import {
+  createDaemonWorkspace,
+  metricValue,
+  waitFor,
+  type DaemonProcess,
+  type DaemonWorkspace,
+  type LogLine,
+} from '../helpers/daemon-harness.ts';
 import { startSim, writeRequests } from '../helpers/reconcile-harness.ts';
 
 /**
@@ -34,9 +41,7 @@ export function closingAfterEach(): {
 
 /** `"<kind> run finished"` lines of every process, oldest first. */
 export function runsFinished(daemons: DaemonProcess[], kind: 'reconcile' | 'audit'): LogLine[] {
-  return daemons
-    .flatMap((d) => d.logs.filter((l) => l.msg === `${kind} run finished`))
-    .sort((a, b) => a.time - b.time);
+  return daemons.flatMap((d) => d.logs.filter((l) => l.msg === `${kind} run finished`)).sort((a, b) => a.time - b.time);
 }
 
 /** A sample summed over the replicas' /metrics texts (0 when absent everywhere). */

@@ -18,7 +18,11 @@ const PEOPLE = `ou=people,${SUFFIX}`;
 const GROUPS = `ou=groups,${SUFFIX}`;
 const BIN = resolve(import.meta.dirname, '../../bin/scim-audit-sync.mjs');
 
-interface DirUser { uid: string; cn: string; active: boolean }
+interface DirUser {
+  uid: string;
+  cn: string;
+  active: boolean;
+}
 const users: DirUser[] = [
   ...Array.from({ length: 12 }, (_, i) => ({ uid: `p${i}`, cn: `Person ${i}`, active: true })),
   { uid: 'zoe', cn: 'Zoë Åberg', active: true },
@@ -44,10 +48,24 @@ function entries(): LdifEntry[] {
     { dn: GROUPS, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } },
   ];
   for (const u of users) {
-    out.push({ dn: userDn(u), attrs: { objectClass: 'inetOrgPerson', uid: u.uid, cn: u.cn, sn: u.cn.split(' ').pop() as string, givenName: u.cn.split(' ')[0] as string, mail: `${u.uid}@example.org`, employeeType: 'staff' } });
+    out.push({
+      dn: userDn(u),
+      attrs: {
+        objectClass: 'inetOrgPerson',
+        uid: u.uid,
+        cn: u.cn,
+        sn: u.cn.split(' ').pop() as string,
+        givenName: u.cn.split(' ')[0] as string,
+        mail: `${u.uid}@example.org`,
+        employeeType: 'staff',
+      },
+    });
   }
   for (const [cn, g] of Object.entries(dirGroups)) {
-    out.push({ dn: gdn(cn), attrs: { objectClass: 'groupOfNames', cn, member: [...g.users.map((x) => userDn(byUid(x))), ...g.groups.map(gdn)] } });
+    out.push({
+      dn: gdn(cn),
+      attrs: { objectClass: 'groupOfNames', cn, member: [...g.users.map((x) => userDn(byUid(x))), ...g.groups.map(gdn)] },
+    });
   }
   return out;
 }
@@ -67,7 +85,7 @@ function expectedGroups(): Record<string, string[]> {
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
     execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 99) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 99) : 0;
       res({ code, stdout, stderr });
     });
   });
@@ -80,10 +98,24 @@ const dir = mkdtempSync(join(tmpdir(), 'ldap-e2e-'));
 function writeConfig(name: string, source: Record<string, unknown>): string {
   const file = join(dir, name);
   const src = {
-    type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPasswordFile: 'ldap-password', timeoutSeconds: 5, connectTimeoutSeconds: 2,
-    users: { baseDn: PEOPLE }, groups: { baseDn: GROUPS }, disabled: { attribute: 'employeeType', values: ['disabled'] }, ...source,
+    type: 'ldap',
+    url: sl.url,
+    allowInsecure: true,
+    bindDn: sl.readerDn,
+    bindPasswordFile: 'ldap-password',
+    timeoutSeconds: 5,
+    connectTimeoutSeconds: 2,
+    users: { baseDn: PEOPLE },
+    groups: { baseDn: GROUPS },
+    disabled: { attribute: 'employeeType', values: ['disabled'] },
+    ...source,
   };
-  const cfg = { tenant: 'e2e', platform: { baseUrl: sim.url, token: 'test-token', allowInsecureHttp: true }, provisioning: { source: src }, state: { dir: join(dir, 'state') } };
+  const cfg = {
+    tenant: 'e2e',
+    platform: { baseUrl: sim.url, token: 'test-token', allowInsecureHttp: true },
+    provisioning: { source: src },
+    state: { dir: join(dir, 'state') },
+  };
   writeFileSync(file, JSON.stringify(cfg, null, 2)); // JSON is YAML
   return file;
 }
@@ -93,7 +125,9 @@ function platformState() {
   const us = sim.store.users();
   const nameById = new Map(us.map((u) => [u.id, u.userName]));
   return {
-    users: Object.fromEntries(us.map((u) => [u.userName, { active: u.active !== false, externalId: u.externalId, displayName: u.displayName }])),
+    users: Object.fromEntries(
+      us.map((u) => [u.userName, { active: u.active !== false, externalId: u.externalId, displayName: u.displayName }]),
+    ),
     groups: Object.fromEntries(sim.store.groups().map((g) => [g.displayName, (g.members ?? []).map((m) => nameById.get(m.value)).sort()])),
     groupIds: Object.fromEntries(sim.store.groups().map((g) => [g.displayName, g.id])),
   };
@@ -124,7 +158,11 @@ describe('LDAP → platform end to end', () => {
     const wrongPw = join(dir, 'wrong-password');
     writeFileSync(wrongPw, 'nope');
     for (const [name, src, msg] of [
-      ['wrong.yaml', { bindPasswordFile: 'wrong-password' }, /LDAP bind failed for cn=reader,dc=example,dc=org: invalid credentials \(49\)/],
+      [
+        'wrong.yaml',
+        { bindPasswordFile: 'wrong-password' },
+        /LDAP bind failed for cn=reader,dc=example,dc=org: invalid credentials \(49\)/,
+      ],
       ['down.yaml', { url: 'ldap://127.0.0.1:1' }, /cannot connect to ldap:\/\/127\.0\.0\.1:1: ECONNREFUSED/],
     ] as const) {
       const r = await run(['apply', '--config', writeConfig(name, src), '--json']);
@@ -155,9 +193,18 @@ describe('LDAP → platform end to end', () => {
     // The directory changes: p1 leaves, p2 moves from platform to sales, sales is renamed.
     const admin = new Client({ url: sl.url });
     await admin.bind(sl.adminDn, sl.adminPassword);
-    await admin.modify(userDn(byUid('p1')), new Change({ operation: 'replace', modification: new Attribute({ type: 'employeeType', values: ['disabled'] }) }));
-    await admin.modify(gdn('platform'), new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [userDn(byUid('p2'))] }) }));
-    await admin.modify(gdn('sales'), new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [userDn(byUid('p2'))] }) }));
+    await admin.modify(
+      userDn(byUid('p1')),
+      new Change({ operation: 'replace', modification: new Attribute({ type: 'employeeType', values: ['disabled'] }) }),
+    );
+    await admin.modify(
+      gdn('platform'),
+      new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [userDn(byUid('p2'))] }) }),
+    );
+    await admin.modify(
+      gdn('sales'),
+      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [userDn(byUid('p2'))] }) }),
+    );
     await admin.modifyDN(gdn('sales'), `cn=revenue`);
     await admin.unbind();
     dirGroups['platform']!.users = ['p3', 'zoe'];
@@ -168,7 +215,11 @@ describe('LDAP → platform end to end', () => {
     expect(second.code, second.stderr).toBe(0);
     st = platformState();
     expect(Object.keys(st.users).sort()).toEqual(users.map((u) => u.uid).sort());
-    expect(Object.entries(st.users).filter(([, u]) => !u.active).map(([k]) => k)).toEqual(['p1']);
+    expect(
+      Object.entries(st.users)
+        .filter(([, u]) => !u.active)
+        .map(([k]) => k),
+    ).toEqual(['p1']);
     expect(st.groups).toEqual(expectedGroups());
     // Renamed, not re-created; ids of users unchanged.
     expect(st.groupIds['revenue']).toBe(idsBefore['sales']);

@@ -19,10 +19,13 @@ export async function startConnectProxy(): Promise<ConnectProxy> {
   const server: Server = createServer((req, res) => {
     targets.push(`${req.method} ${req.url}`);
     const target = new URL(req.url ?? '');
-    const upstream = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', () => {
       res.writeHead(502);
       res.end();

@@ -82,7 +82,8 @@ export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeout
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
@@ -176,7 +177,11 @@ export function createDaemonWorkspace(opts: { redisUrl?: string; env?: Record<st
     writeConfig: (patch = {}) => writeFileSync(configPath, stringify(merge({ ...tenantConfig('acme'), ...daemonSharedConfig(ws) }, patch))),
     writeConfigObject: (cfg) => writeFileSync(configPath, stringify(cfg)),
     async spawnDaemon(o = {}) {
-      const p = startDaemonProcess(['daemon', '--config', configPath, '--log-level', o.logLevel ?? 'info'], { ...baseEnv(), ...o.env }, dir);
+      const p = startDaemonProcess(
+        ['daemon', '--config', configPath, '--log-level', o.logLevel ?? 'info'],
+        { ...baseEnv(), ...o.env },
+        dir,
+      );
       processes.push(p.handle);
       if (o.waitStarted === false) p.started.catch(() => undefined);
       else await p.started;
@@ -184,9 +189,14 @@ export function createDaemonWorkspace(opts: { redisUrl?: string; env?: Record<st
     },
     cli: (args, o = {}) =>
       new Promise((resolve) => {
-        execFile(process.execPath, [BIN, ...args], { env: baseEnv(), cwd: dir, timeout: o.timeoutMs ?? 20_000 }, (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-        });
+        execFile(
+          process.execPath,
+          [BIN, ...args],
+          { env: baseEnv(), cwd: dir, timeout: o.timeoutMs ?? 20_000 },
+          (error, stdout, stderr) => {
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+          },
+        );
       }),
     async trigger(tenant) {
       const all = await loadAllTenants(configPath, baseEnv());
@@ -221,12 +231,14 @@ export function createDaemonWorkspace(opts: { redisUrl?: string; env?: Record<st
       return out;
     },
     async cleanup() {
-      await Promise.all(processes.map(async (p) => {
-        if (p.child.exitCode === null && p.child.signalCode === null) {
-          p.child.kill('SIGKILL');
-          await p.exited;
-        }
-      }));
+      await Promise.all(
+        processes.map(async (p) => {
+          if (p.child.exitCode === null && p.child.signalCode === null) {
+            p.child.kill('SIGKILL');
+            await p.exited;
+          }
+        }),
+      );
       try {
         const keys = await ws.keys();
         const c = ws.redis();
@@ -270,7 +282,9 @@ function startDaemonProcess(args: string[], env: Record<string, string>, cwd: st
       }
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const handle: DaemonProcess = {
     child,
     pid: child.pid ?? -1,
@@ -303,9 +317,11 @@ function startDaemonProcess(args: string[], env: Record<string, string>, cwd: st
       return { ...r, ms: performance.now() - t0 };
     },
   };
-  const started = handle.waitForLog((l) => l.msg === 'daemon started', 20_000).then((l) => {
-    handle.url = String(l['url']);
-  });
+  const started = handle
+    .waitForLog((l) => l.msg === 'daemon started', 20_000)
+    .then((l) => {
+      handle.url = String(l['url']);
+    });
   return { handle, started };
 }
 
@@ -335,7 +351,19 @@ export async function dumpKeyspace(ws: DaemonWorkspace): Promise<Map<string, str
 }
 
 /** BullMQ job hashes of a queue (`{prefix}:<queue>:<jobId>`, ids may contain ':'), scheduler templates included. */
-export async function jobHashes(ws: DaemonWorkspace, queue: string): Promise<Array<{ key: string; id: string; name: string; data: Record<string, unknown>; opts: Record<string, unknown>; hash: Record<string, string> }>> {
+export async function jobHashes(
+  ws: DaemonWorkspace,
+  queue: string,
+): Promise<
+  Array<{
+    key: string;
+    id: string;
+    name: string;
+    data: Record<string, unknown>;
+    opts: Record<string, unknown>;
+    hash: Record<string, string>;
+  }>
+> {
   const c = ws.redis();
   const base = `{${ws.keyPrefix}}:${queue}:`;
   const out = [];
@@ -346,7 +374,14 @@ export async function jobHashes(ws: DaemonWorkspace, queue: string): Promise<Arr
     if ((await c.type(key)) !== 'hash') continue;
     const hash = await c.hgetall(key);
     if (hash['data'] === undefined || hash['name'] === undefined) continue;
-    out.push({ key, id, name: hash['name'], data: JSON.parse(hash['data']) as Record<string, unknown>, opts: JSON.parse(hash['opts'] ?? '{}') as Record<string, unknown>, hash });
+    out.push({
+      key,
+      id,
+      name: hash['name'],
+      data: JSON.parse(hash['data']) as Record<string, unknown>,
+      opts: JSON.parse(hash['opts'] ?? '{}') as Record<string, unknown>,
+      hash,
+    });
   }
   return out;
 }

@@ -7,7 +7,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateServiceAccount, seedWorkspace, startGoogleSimulator, type GeneratedServiceAccount, type GoogleSimulator } from '../../src/simulator/google/index.ts';
+import {
+  generateServiceAccount,
+  seedWorkspace,
+  startGoogleSimulator,
+  type GeneratedServiceAccount,
+  type GoogleSimulator,
+} from '../../src/simulator/google/index.ts';
 import { SCOPES, type GoogleWorkspaceSourceInput } from '../../src/sources/google/schema.ts';
 
 export const READ_SCOPES = [SCOPES.users, SCOPES.groups, SCOPES.members];
@@ -24,11 +30,18 @@ export interface TestWorkspace {
   close(): Promise<void>;
 }
 
-export async function startTestWorkspace(o: { users?: number; groups?: number; delegatedScopes?: string[] | null; suspendedEvery?: number; archivedEvery?: number } = {}): Promise<TestWorkspace> {
+export async function startTestWorkspace(
+  o: { users?: number; groups?: number; delegatedScopes?: string[] | null; suspendedEvery?: number; archivedEvery?: number } = {},
+): Promise<TestWorkspace> {
   const sa = generateServiceAccount({ delegatedScopes: o.delegatedScopes === null ? undefined : (o.delegatedScopes ?? READ_SCOPES) });
   if (o.delegatedScopes === null) delete sa.account.delegatedScopes;
   const sim = await startGoogleSimulator({ serviceAccounts: [sa.account] });
-  const { adminEmail } = seedWorkspace(sim.workspace, { users: o.users ?? 0, groups: o.groups ?? 0, ...(o.suspendedEvery !== undefined ? { suspendedEvery: o.suspendedEvery } : {}), ...(o.archivedEvery !== undefined ? { archivedEvery: o.archivedEvery } : {}) });
+  const { adminEmail } = seedWorkspace(sim.workspace, {
+    users: o.users ?? 0,
+    groups: o.groups ?? 0,
+    ...(o.suspendedEvery !== undefined ? { suspendedEvery: o.suspendedEvery } : {}),
+    ...(o.archivedEvery !== undefined ? { archivedEvery: o.archivedEvery } : {}),
+  });
   const dir = mkdtempSync(join(tmpdir(), 'gws-'));
   const keyPath = join(dir, 'service-account.json');
   writeFileSync(keyPath, sa.keyFileJson, { mode: 0o600 });

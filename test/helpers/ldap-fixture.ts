@@ -40,7 +40,10 @@ export interface Fixture {
   ad: { users: { upn: string; guid: string; disabled: boolean; dn: string }[]; group: { dn: string; guid: string; memberUpns: string[] } };
 }
 
-const ou = (name: string, parent = SUFFIX): LdifEntry => ({ dn: `ou=${name},${parent}`, attrs: { objectClass: 'organizationalUnit', ou: name } });
+const ou = (name: string, parent = SUFFIX): LdifEntry => ({
+  dn: `ou=${name},${parent}`,
+  attrs: { objectClass: 'organizationalUnit', ou: name },
+});
 
 function person(u: FixtureUser): LdifEntry {
   return {
@@ -59,17 +62,36 @@ function person(u: FixtureUser): LdifEntry {
 }
 
 function groupOfNames(cn: string, members: string[], parent = GROUPS): LdifEntry {
-  return { dn: `cn=${escapeDnValue(cn)},${parent}`, attrs: { objectClass: 'groupOfNames', cn, member: members.length ? members : [`cn=nobody,${SUFFIX}`] } };
+  return {
+    dn: `cn=${escapeDnValue(cn)},${parent}`,
+    attrs: { objectClass: 'groupOfNames', cn, member: members.length ? members : [`cn=nobody,${SUFFIX}`] },
+  };
 }
 
 export function buildFixture(userCount: number): Fixture {
   const users: FixtureUser[] = [];
   for (let i = 0; i < userCount; i++) {
     const uid = `user${String(i).padStart(5, '0')}`;
-    users.push({ dn: `uid=${uid},${PEOPLE}`, uid, cn: `User ${i}`, givenName: 'User', sn: `Number ${i}`, mail: `${uid}@example.org`, disabled: i % 100 === 7, department: `dept-${i % 10}` });
+    users.push({
+      dn: `uid=${uid},${PEOPLE}`,
+      uid,
+      cn: `User ${i}`,
+      givenName: 'User',
+      sn: `Number ${i}`,
+      mail: `${uid}@example.org`,
+      disabled: i % 100 === 7,
+      department: `dept-${i % 10}`,
+    });
   }
   const mk = (cn: string, uid: string, givenName: string, sn: string, rdn: string): FixtureUser => ({
-    dn: `${rdn},${PEOPLE}`, uid, cn, givenName, sn, mail: `${uid}@example.org`, disabled: false, department: 'special',
+    dn: `${rdn},${PEOPLE}`,
+    uid,
+    cn,
+    givenName,
+    sn,
+    mail: `${uid}@example.org`,
+    disabled: false,
+    department: 'special',
   });
   const jose = mk('José Ñúñez', 'jose', 'José', 'Ñúñez', 'uid=jose');
   const zoe = mk('Zoë Åberg', 'zoe', 'Zoë', 'Åberg', `cn=${escapeDnValue('Zoë Åberg')}`);
@@ -81,7 +103,10 @@ export function buildFixture(userCount: number): Fixture {
   const entries: LdifEntry[] = [ou('people'), ou('groups'), ou('outsiders'), ou('unique'), ou('posix'), ou('ad'), ou('adgroups')];
   for (const u of users) entries.push(person(u));
   const outsider = `uid=contractor1,ou=outsiders,${SUFFIX}`;
-  entries.push({ dn: outsider, attrs: { objectClass: 'inetOrgPerson', uid: 'contractor1', cn: 'Contractor One', sn: 'One', mail: 'c1@example.org' } });
+  entries.push({
+    dn: outsider,
+    attrs: { objectClass: 'inetOrgPerson', uid: 'contractor1', cn: 'Contractor One', sn: 'One', mail: 'c1@example.org' },
+  });
 
   const groups: FixtureGroup[] = [];
   const add = (cn: string, memberDns: string[], expectedUids: string[]): void => {
@@ -91,10 +116,18 @@ export function buildFixture(userCount: number): Fixture {
   const dnOf = (uid: string): string => (users.find((u) => u.uid === uid) as FixtureUser).dn;
   const regular = users.slice(0, userCount);
   // Every user: more member values than one search page and than the size limit.
-  add('all-staff', users.map((u) => u.dn), users.map((u) => u.uid));
+  add(
+    'all-staff',
+    users.map((u) => u.dn),
+    users.map((u) => u.uid),
+  );
   for (let t = 0; t < 20; t++) {
     const members = regular.filter((_, i) => i % 20 === t);
-    add(`team-${String(t).padStart(2, '0')}`, members.map((u) => u.dn), members.map((u) => u.uid));
+    add(
+      `team-${String(t).padStart(2, '0')}`,
+      members.map((u) => u.dn),
+      members.map((u) => u.uid),
+    );
   }
   // Nesting with a cycle: a → b → c → a; each ends with the users of all three.
   const [ua, ub, uc, up, uk] = regular.map((u) => u.uid) as [string, string, string, string, string];
@@ -119,10 +152,16 @@ export function buildFixture(userCount: number): Fixture {
 
   // groupOfUniqueNames with the optional uid suffix on one value.
   const uniqueUids = [regular[10]!.uid, regular[11]!.uid];
-  entries.push({ dn: `cn=uniq,ou=unique,${SUFFIX}`, attrs: { objectClass: 'groupOfUniqueNames', cn: 'uniq', uniqueMember: [regular[10]!.dn, `${regular[11]!.dn}#'0101'B`, outsider] } });
+  entries.push({
+    dn: `cn=uniq,ou=unique,${SUFFIX}`,
+    attrs: { objectClass: 'groupOfUniqueNames', cn: 'uniq', uniqueMember: [regular[10]!.dn, `${regular[11]!.dn}#'0101'B`, outsider] },
+  });
   // posixGroup with memberUid (one unknown uid).
   const posixUids = [regular[20]!.uid, regular[21]!.uid];
-  entries.push({ dn: `cn=posix-devs,ou=posix,${SUFFIX}`, attrs: { objectClass: 'posixGroup', cn: 'posix-devs', gidNumber: '5000', memberUid: [...posixUids, 'nobody'] } });
+  entries.push({
+    dn: `cn=posix-devs,ou=posix,${SUFFIX}`,
+    attrs: { objectClass: 'posixGroup', cn: 'posix-devs', gidNumber: '5000', memberUid: [...posixUids, 'nobody'] },
+  });
 
   // Active Directory-shaped entries (objectGUID binary, userAccountControl, userPrincipalName).
   const adUsers = [0, 1, 2, 3].map((i) => {
@@ -131,12 +170,33 @@ export function buildFixture(userCount: number): Fixture {
     const dn = `cn=AD User ${i},ou=ad,${SUFFIX}`;
     const disabled = i === 2;
     // 512 = NORMAL_ACCOUNT; 514 = NORMAL_ACCOUNT | ACCOUNTDISABLE; 66050 adds DONT_EXPIRE_PASSWORD.
-    entries.push({ dn, attrs: { objectClass: ['inetOrgPerson', 'adTestObject'], cn: `AD User ${i}`, sn: `User${i}`, givenName: 'AD', userPrincipalName: upn, sAMAccountName: `aduser${i}`, mail: upn, objectGUID: encodeObjectGuid(guid), userAccountControl: disabled ? '66050' : i === 3 ? '66048' : '512' } });
+    entries.push({
+      dn,
+      attrs: {
+        objectClass: ['inetOrgPerson', 'adTestObject'],
+        cn: `AD User ${i}`,
+        sn: `User${i}`,
+        givenName: 'AD',
+        userPrincipalName: upn,
+        sAMAccountName: `aduser${i}`,
+        mail: upn,
+        objectGUID: encodeObjectGuid(guid),
+        userAccountControl: disabled ? '66050' : i === 3 ? '66048' : '512',
+      },
+    });
     return { upn, guid, disabled, dn };
   });
   const adGroupGuid = 'f0e1d2c3-b4a5-4697-8879-6a5b4c3d2e1f';
   const adGroupDn = `cn=AD Admins,ou=adgroups,${SUFFIX}`;
-  entries.push({ dn: adGroupDn, attrs: { objectClass: ['groupOfNames', 'adTestObject'], cn: 'AD Admins', objectGUID: encodeObjectGuid(adGroupGuid), member: [adUsers[0]!.dn, adUsers[2]!.dn] } });
+  entries.push({
+    dn: adGroupDn,
+    attrs: {
+      objectClass: ['groupOfNames', 'adTestObject'],
+      cn: 'AD Admins',
+      objectGUID: encodeObjectGuid(adGroupGuid),
+      member: [adUsers[0]!.dn, adUsers[2]!.dn],
+    },
+  });
 
   return {
     entries,

@@ -153,7 +153,12 @@ export function createWorkspace(sim: Simulator, opts: { directory: Directory; co
         process.execPath,
         [BIN, ...args],
         // A clean environment: nothing from the developer's shell leaks in.
-        { env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...env, ...o.env }, cwd: dir, timeout: o.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 },
+        {
+          env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...env, ...o.env },
+          cwd: dir,
+          timeout: o.timeoutMs ?? 30_000,
+          maxBuffer: 64 * 1024 * 1024,
+        },
         (error, stdout, stderr) => {
           const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
           resolve({ code, stdout, stderr, durationMs: performance.now() - started });
@@ -165,7 +170,9 @@ export function createWorkspace(sim: Simulator, opts: { directory: Directory; co
     try {
       return JSON.parse(run.stdout) as T;
     } catch {
-      throw new Error(`${what}: stdout is not JSON (exit ${run.code})\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 4000)}`);
+      throw new Error(
+        `${what}: stdout is not JSON (exit ${run.code})\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 4000)}`,
+      );
     }
   };
 

@@ -36,7 +36,21 @@ export async function startRedisServer(opts: { persistence?: boolean } = {}): Pr
 
   const start = async (): Promise<void> => {
     if (child) return;
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...(opts.persistence === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always']), '--dir', dir, '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      ...(opts.persistence === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always']),
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--loglevel',
+      'warning',
+    ];
     const c = spawn(REDIS_SERVER_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     const keep = (d: Buffer): void => void (stderr = (stderr + d.toString()).slice(-4000));

@@ -72,7 +72,27 @@ export async function startRedisCluster(): Promise<RedisTopology> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
   const ports = [await freePort(), await freePort(), await freePort()];
   const children = ports.map((port) =>
-    startServer(['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'], dir),
+    startServer(
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      dir,
+    ),
   );
   const stop = stopAll(children, dir);
   try {
@@ -94,9 +114,28 @@ export async function startRedisSentinel(): Promise<RedisTopology> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
   const masterPort = await freePort();
   const sentinelPort = await freePort();
-  const master = startServer(['--port', String(masterPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'], dir);
+  const master = startServer(
+    [
+      '--port',
+      String(masterPort),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    dir,
+  );
   const conf = join(dir, 'sentinel.conf');
-  writeFileSync(conf, [`port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor mymaster 127.0.0.1 ${masterPort} 1`, ''].join('\n'));
+  writeFileSync(
+    conf,
+    [`port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor mymaster 127.0.0.1 ${masterPort} 1`, ''].join('\n'),
+  );
   const sentinel = startServer([conf, '--sentinel'], dir);
   const stop = stopAll([master, sentinel], dir);
   try {
@@ -119,7 +158,30 @@ export async function startRedisTls(): Promise<RedisTopology> {
   const port = await freePort();
   const password = `pw-${Math.random().toString(36).slice(2)}`;
   const server = startServer(
-    ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', ca.certFile, '--tls-key-file', ca.keyFile, '--tls-ca-cert-file', ca.caFile, '--tls-auth-clients', 'no', '--requirepass', password, '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      ca.certFile,
+      '--tls-key-file',
+      ca.keyFile,
+      '--tls-ca-cert-file',
+      ca.caFile,
+      '--tls-auth-clients',
+      'no',
+      '--requirepass',
+      password,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
     dir,
   );
   const stop = stopAll([server], dir);

@@ -91,7 +91,13 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
-function slapdConf(dir: string, suffix: string, sizeLimit: number, tls: { certFile: string; keyFile: string; caFile: string } | undefined, hasSchema: boolean): string {
+function slapdConf(
+  dir: string,
+  suffix: string,
+  sizeLimit: number,
+  tls: { certFile: string; keyFile: string; caFile: string } | undefined,
+  hasSchema: boolean,
+): string {
   const schemas = ['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`);
   if (hasSchema) schemas.push(`include ${join(dir, 'extra.schema')}`);
   return [
@@ -118,7 +124,8 @@ function slapdConf(dir: string, suffix: string, sizeLimit: number, tls: { certFi
 }
 
 export async function startSlapd(opts: SlapdOptions): Promise<SlapdHandle> {
-  if (!slapdAvailable()) throw new Error(`slapd not found (${SLAPD_BIN}, ${SLAPADD_BIN}, ${MODULE_DIR}/back_mdb.so): apt-get install slapd ldap-utils`);
+  if (!slapdAvailable())
+    throw new Error(`slapd not found (${SLAPD_BIN}, ${SLAPADD_BIN}, ${MODULE_DIR}/back_mdb.so): apt-get install slapd ldap-utils`);
   const suffix = opts.suffix ?? 'dc=example,dc=org';
   const dir = mkdtempSync(join(tmpdir(), 'slapd-test-'));
   mkdirSync(join(dir, 'db'));

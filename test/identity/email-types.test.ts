@@ -55,14 +55,20 @@ describe('e-mail types', () => {
     const cfg = emailsSchema.parse({ typeMode: 'unique', uniqueTypes: ['work', 'home'] });
     const sent = typedEmails(user(['a@x.io', 'b@x.io', 'c@x.io']), cfg);
     expect(sent.map((e) => `${e.value}:${e.type}`)).toEqual(['a@x.io:work', 'b@x.io:home']);
-    expect(typedEmails(user(['p@x.io', 'q@x.io'], { 'q@x.io': 'work' }), emailsSchema.parse({ typeMode: 'unique', uniqueTypes: ['work'] }))).toEqual([
-      { value: 'p@x.io', type: 'work', primary: true },
-    ]);
+    expect(
+      typedEmails(user(['p@x.io', 'q@x.io'], { 'q@x.io': 'work' }), emailsSchema.parse({ typeMode: 'unique', uniqueTypes: ['work'] })),
+    ).toEqual([{ value: 'p@x.io', type: 'work', primary: true }]);
   });
 
   it('file source: addresses as objects {value, type, primary}; the one marked primary comes first', () => {
     const state = normalizeDocument(
-      [{ externalId: 'e-1', userName: 'ann@x.io', emails: ['a@x.io', { value: 'h@x.io', type: 'home', primary: true }, { value: 'o@x.io', type: 'other' }] }],
+      [
+        {
+          externalId: 'e-1',
+          userName: 'ann@x.io',
+          emails: ['a@x.io', { value: 'h@x.io', type: 'home', primary: true }, { value: 'o@x.io', type: 'other' }],
+        },
+      ],
       [],
     );
     expect(state.rejected).toEqual([]);

@@ -133,7 +133,13 @@ describe('observability HTTP server', () => {
 
   it('reports a port already in use as a listen error', async () => {
     const { url } = await start();
-    const taken = createObservabilityServer({ host: '127.0.0.1', port: Number(new URL(url).port), logger: captureLogger().logger, ready: async () => ({ ready: true, checks: {} }), status: async () => ({}) });
+    const taken = createObservabilityServer({
+      host: '127.0.0.1',
+      port: Number(new URL(url).port),
+      logger: captureLogger().logger,
+      ready: async () => ({ ready: true, checks: {} }),
+      status: async () => ({}),
+    });
     await expect(taken.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });

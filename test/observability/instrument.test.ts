@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Counter, Gauge } from 'prom-client';
-import { changeRecorder, recordChange, recordJob, recordPlan, recordRun, setManagedObjects, setQuarantined } from '../../src/observability/instrument.ts';
+import {
+  changeRecorder,
+  recordChange,
+  recordJob,
+  recordPlan,
+  recordRun,
+  setManagedObjects,
+  setQuarantined,
+} from '../../src/observability/instrument.ts';
 import { registry } from '../../src/observability/metrics.ts';
 import { observedTenants } from '../../src/observability/tenant-observations.ts';
 import { statusDocument } from '../../src/observability/status-document.ts';
@@ -12,7 +20,9 @@ async function value(name: string, labels: Record<string, string>): Promise<numb
   const metric = registry.getSingleMetric(name) as Counter | Gauge | undefined;
   if (!metric) throw new Error(`metric ${name} is not registered`);
   const { values } = await metric.get();
-  const hit = values.find((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want) && Object.keys(v.labels).length === Object.keys(labels).length);
+  const hit = values.find(
+    (v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want) && Object.keys(v.labels).length === Object.keys(labels).length,
+  );
   return hit?.value ?? 0;
 }
 
@@ -20,7 +30,10 @@ async function histogramCount(name: string, labels: Record<string, string>): Pro
   const metric = registry.getSingleMetric(name);
   if (!metric) throw new Error(`metric ${name} is not registered`);
   const { values } = await metric.get();
-  const hit = values.find((v) => (v as { metricName?: string }).metricName === `${name}_count` && Object.entries(labels).every(([k, want]) => v.labels[k] === want));
+  const hit = values.find(
+    (v) =>
+      (v as { metricName?: string }).metricName === `${name}_count` && Object.entries(labels).every(([k, want]) => v.labels[k] === want),
+  );
   return hit?.value ?? 0;
 }
 
@@ -43,7 +56,12 @@ describe('recordPlan', () => {
 
     const lines = records();
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, tenant, guard: { tripped: true, destructive: 1 }, summary: { usersCreate: 1, usersDeactivate: 1 } });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      tenant,
+      guard: { tripped: true, destructive: 1 },
+      summary: { usersCreate: 1, usersDeactivate: 1 },
+    });
   });
 
   it('clears the held-deletes gauge when a later plan is not held, and accumulates counters', async () => {
@@ -63,7 +81,15 @@ describe('recordChange', () => {
   const changes: AppliedChange[] = [
     { action: 'user.create', result: 'ok', id: 'p-e', externalId: 'e', name: 'e@example.com' },
     { action: 'user.adopt', result: 'ok', id: 'p-f', externalId: 'f', name: 'f@example.com' },
-    { action: 'user.deactivate', result: 'failed', id: 'p-d', externalId: 'd', name: 'd@example.com', code: 'E_TRANSIENT', message: 'deactivate user: server busy (HTTP 503)' },
+    {
+      action: 'user.deactivate',
+      result: 'failed',
+      id: 'p-d',
+      externalId: 'd',
+      name: 'd@example.com',
+      code: 'E_TRANSIENT',
+      message: 'deactivate user: server busy (HTTP 503)',
+    },
     { action: 'group.members', result: 'ok', id: 'g-eng', externalId: 'eng', name: 'Engineering', added: 3, removed: 2 },
     { action: 'group.members', result: 'ok', id: 'g-ops', externalId: 'ops', name: 'Ops', added: 1, removed: 0 },
   ];
@@ -88,9 +114,32 @@ describe('recordChange', () => {
     const lines = records();
     expect(lines).toHaveLength(changes.length);
     expect(lines.map((l) => l['level'])).toEqual([30, 30, 40, 30, 30]);
-    expect(lines[2]).toMatchObject({ tenant, action: 'user.deactivate', result: 'failed', id: 'p-d', externalId: 'd', name: 'd@example.com', code: 'E_TRANSIENT', message: 'deactivate user: server busy (HTTP 503)' });
+    expect(lines[2]).toMatchObject({
+      tenant,
+      action: 'user.deactivate',
+      result: 'failed',
+      id: 'p-d',
+      externalId: 'd',
+      name: 'd@example.com',
+      code: 'E_TRANSIENT',
+      message: 'deactivate user: server busy (HTTP 503)',
+    });
     expect(lines[3]).toMatchObject({ tenant, action: 'group.members', result: 'ok', id: 'g-eng', added: 3, removed: 2 });
-    const allowed = new Set(['level', 'time', 'msg', 'tenant', 'action', 'result', 'id', 'externalId', 'name', 'added', 'removed', 'code', 'message']);
+    const allowed = new Set([
+      'level',
+      'time',
+      'msg',
+      'tenant',
+      'action',
+      'result',
+      'id',
+      'externalId',
+      'name',
+      'added',
+      'removed',
+      'code',
+      'message',
+    ]);
     for (const l of lines) expect(Object.keys(l).filter((k) => !allowed.has(k))).toEqual([]);
   });
 });
@@ -148,10 +197,17 @@ describe('statusDocument', () => {
     const { logger } = captureLogger('info');
     recordRun('status-a', 'reconcile', 'guard_held', 2, logger);
     setQuarantined('status-a', true);
-    const doc = statusDocument({ 'status-a': { nextRun: { reconcile: '2026-11-21T13:00:00.000Z' } }, 'status-b': { audit: { cursor: null, lagSeconds: null } } }, Date.parse('2026-11-21T12:00:00Z'));
+    const doc = statusDocument(
+      { 'status-a': { nextRun: { reconcile: '2026-11-21T13:00:00.000Z' } }, 'status-b': { audit: { cursor: null, lagSeconds: null } } },
+      Date.parse('2026-11-21T12:00:00Z'),
+    );
     expect(doc.generatedAt).toBe('2026-11-21T12:00:00.000Z');
     const a = doc.tenants.find((t) => t.tenant === 'status-a');
-    expect(a).toMatchObject({ quarantined: true, lastRun: { reconcile: { result: 'guard_held', durationSeconds: 2 } }, nextRun: { reconcile: '2026-11-21T13:00:00.000Z' } });
+    expect(a).toMatchObject({
+      quarantined: true,
+      lastRun: { reconcile: { result: 'guard_held', durationSeconds: 2 } },
+      nextRun: { reconcile: '2026-11-21T13:00:00.000Z' },
+    });
     expect(doc.tenants.find((t) => t.tenant === 'status-b')).toMatchObject({ quarantined: false, deletesHeld: 0, audit: { cursor: null } });
     expect(JSON.parse(JSON.stringify(doc))).toEqual(doc);
   });

@@ -48,7 +48,9 @@ describe('logger', () => {
     const log = createLogger({ level: 'warn', destination: stream });
     log.info('hidden');
     log.warn({ n: 1 }, 'shown');
-    expect(lines().map((l) => JSON.parse(l) as { level: number; msg: string; n: number })).toEqual([expect.objectContaining({ level: 40, msg: 'shown', n: 1 })]);
+    expect(lines().map((l) => JSON.parse(l) as { level: number; msg: string; n: number })).toEqual([
+      expect.objectContaining({ level: 40, msg: 'shown', n: 1 }),
+    ]);
   });
 
   it('pretty-prints redacted lines for a terminal', () => {
@@ -56,10 +58,12 @@ describe('logger', () => {
     const log = createLogger({ level: 'info', destination: prettyStream(stream) });
     log.info({ token: 'tok-top-1', users: 3 }, 'read source');
     const [line] = lines();
-    expect(line).toMatch(/^\d\d:\d\d:\d\d INFO  read source token=\[redacted\] users=3$/);
+    expect(line).toMatch(/^\d\d:\d\d:\d\d INFO {2}read source token=\[redacted\] users=3$/);
   });
 
   it('exports its redaction paths', () => {
-    expect(REDACT_PATHS).toEqual(expect.arrayContaining(['token', '*.token', 'password', '*.password', '*.headers.authorization', 'headers["x-api-key"]']));
+    expect(REDACT_PATHS).toEqual(
+      expect.arrayContaining(['token', '*.token', 'password', '*.password', '*.headers.authorization', 'headers["x-api-key"]']),
+    );
   });
 });

@@ -5,7 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { allMetricNames, allSeriesNames } from '../../src/observability/metrics-catalog.ts';
-import { platformHooks, recordChange, recordJob, recordPlan, recordRun, setManagedObjects, setQuarantined } from '../../src/observability/instrument.ts';
+import {
+  platformHooks,
+  recordChange,
+  recordJob,
+  recordPlan,
+  recordRun,
+  setManagedObjects,
+  setQuarantined,
+} from '../../src/observability/instrument.ts';
 import { METRIC_PREFIX, initMetrics, registry } from '../../src/observability/metrics.ts';
 import { auditMetrics } from '../../src/audit/metrics.ts';
 import { sinkEvents } from '../../src/audit/sinks/metrics.ts';
@@ -13,8 +21,23 @@ import { VERSION } from '../../src/version.ts';
 import { captureLogger, scenarioPlan } from './support.ts';
 
 const ALLOWED_LABELS = new Set([
-  'tenant', 'result', 'resource', 'operation', 'direction', 'kind', 'method', 'route', 'status',
-  'queue', 'state', 'sink', 'type', 'code', 'version', 'node_version', 'reason',
+  'tenant',
+  'result',
+  'resource',
+  'operation',
+  'direction',
+  'kind',
+  'method',
+  'route',
+  'status',
+  'queue',
+  'state',
+  'sink',
+  'type',
+  'code',
+  'version',
+  'node_version',
+  'reason',
   // audit_sink_events_total{outcome}: delivered|rejected (declared in src/audit/sinks/metrics.ts).
   'outcome',
   // user_attribute_changes_planned_total{attribute}: the configured attribute name, a closed set (src/reconcile/attributes/metrics.ts).
@@ -126,12 +149,29 @@ describe('metric conventions', () => {
   it('lists the exact metrics the dashboards and alerts use', () => {
     const required = [
       'scimsync_build_info',
-      'scimsync_reconcile_runs_total', 'scimsync_reconcile_run_duration_seconds', 'scimsync_scim_operations_total', 'scimsync_scim_members_changed_total',
-      'scimsync_managed_objects', 'scimsync_drift_detected_total', 'scimsync_guard_trips_total', 'scimsync_deletes_held', 'scimsync_tenant_quarantined',
-      'scimsync_last_success_timestamp_seconds', 'scimsync_source_objects', 'scimsync_source_rejected_total',
-      'scimsync_platform_requests_total', 'scimsync_platform_request_duration_seconds', 'scimsync_platform_retries_total', 'scimsync_platform_rate_limited_total',
-      'scimsync_rate_limit_wait_seconds_total', 'scimsync_queue_jobs', 'scimsync_jobs_total', 'scimsync_job_duration_seconds',
-      'scimsync_audit_lag_seconds', 'scimsync_audit_events_dead_lettered_total', 'scimsync_audit_sink_errors_total',
+      'scimsync_reconcile_runs_total',
+      'scimsync_reconcile_run_duration_seconds',
+      'scimsync_scim_operations_total',
+      'scimsync_scim_members_changed_total',
+      'scimsync_managed_objects',
+      'scimsync_drift_detected_total',
+      'scimsync_guard_trips_total',
+      'scimsync_deletes_held',
+      'scimsync_tenant_quarantined',
+      'scimsync_last_success_timestamp_seconds',
+      'scimsync_source_objects',
+      'scimsync_source_rejected_total',
+      'scimsync_platform_requests_total',
+      'scimsync_platform_request_duration_seconds',
+      'scimsync_platform_retries_total',
+      'scimsync_platform_rate_limited_total',
+      'scimsync_rate_limit_wait_seconds_total',
+      'scimsync_queue_jobs',
+      'scimsync_jobs_total',
+      'scimsync_job_duration_seconds',
+      'scimsync_audit_lag_seconds',
+      'scimsync_audit_events_dead_lettered_total',
+      'scimsync_audit_sink_errors_total',
     ];
     expect(names.filter((n) => required.includes(n)).sort()).toEqual([...required].sort());
     const series = allSeriesNames();

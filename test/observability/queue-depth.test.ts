@@ -45,10 +45,12 @@ describe('queue depth gauge', () => {
 
   it('drops the series instead of failing the scrape when the counts cannot be read', async () => {
     let fail = false;
-    cleanups.push(watchQueueDepth('flaky', async () => {
-      if (fail) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
-      return { waiting: 4 };
-    }));
+    cleanups.push(
+      watchQueueDepth('flaky', async () => {
+        if (fail) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+        return { waiting: 4 };
+      }),
+    );
     expect(depthLines(await registry.metrics(), 'flaky')).toContain('scimsync_queue_jobs{queue="flaky",state="waiting"} 4');
     fail = true;
     const text = await registry.metrics();

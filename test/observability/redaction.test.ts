@@ -41,7 +41,13 @@ describe('secrets stay out of logs and metrics', () => {
     const { url, seen } = await echoServer();
     const tenant = 'redaction';
     const { logger, text } = captureLogger('debug');
-    const client = new PlatformClient({ baseUrl: url, token: TOKEN, allowInsecureHttp: true, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 }, hooks: platformHooks(tenant, logger) });
+    const client = new PlatformClient({
+      baseUrl: url,
+      token: TOKEN,
+      allowInsecureHttp: true,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      hooks: platformHooks(tenant, logger),
+    });
     let caught: unknown;
     try {
       await client.requestJson('GET', '/api/scim/v2/Users', { route: 'scim_users', what: 'list users' });

@@ -24,11 +24,28 @@ export function captureLogger(level: 'debug' | 'info' = 'debug'): Capture {
   });
   const logger = createLogger({ level, destination: stream });
   const text = (): string => chunks.join('');
-  return { logger, text, records: () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger,
+    text,
+    records: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 function user(ext: string, extra: Partial<NormalizedUser> = {}): NormalizedUser {
-  return { externalId: ext, userName: `${ext}@example.com`, givenName: 'G', familyName: ext, emails: [`${ext}@example.com`], active: true, attributes: {}, ...extra };
+  return {
+    externalId: ext,
+    userName: `${ext}@example.com`,
+    givenName: 'G',
+    familyName: ext,
+    emails: [`${ext}@example.com`],
+    active: true,
+    attributes: {},
+    ...extra,
+  };
 }
 
 function scimUser(id: string, ext: string, extra: Partial<ScimUser> = {}): ScimUser {

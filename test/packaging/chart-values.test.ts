@@ -11,7 +11,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { parseAllTenants } from '../../src/config/load.ts';
 import { CHART_OWNED_KEYS } from './support/chart-config-schema.ts';
-import { chartFiles, hasValuesPath, keyPaths, loadValues, readChartFile, REPO_DIR, templateFiles, valuesReferences } from './support/chart-files.ts';
+import {
+  chartFiles,
+  hasValuesPath,
+  keyPaths,
+  loadValues,
+  readChartFile,
+  REPO_DIR,
+  templateFiles,
+  valuesReferences,
+} from './support/chart-files.ts';
 import { chartOwnedPaths, helmMerge, renderedConfig, SECRETS_DIR } from './support/helm-values.ts';
 import { validate, type JsonSchema } from './support/json-schema.ts';
 import { renderSchema, spliceConfigSchema } from './support/write-values-schema.ts';
@@ -32,7 +41,8 @@ function objectPaths(value: unknown, path = ''): string[] {
 
 function setAt(root: Record<string, unknown>, path: string, key: string, value: unknown): void {
   let node: unknown = root;
-  for (const part of path.match(/[^.[\]]+/g) ?? []) node = Array.isArray(node) ? node[Number(part)] : (node as Record<string, unknown>)[part];
+  for (const part of path.match(/[^.[\]]+/g) ?? [])
+    node = Array.isArray(node) ? node[Number(part)] : (node as Record<string, unknown>)[part];
   (node as Record<string, unknown>)[key] = value;
 }
 
@@ -43,8 +53,10 @@ function objectSchemas(node: unknown, where: string, out: Array<{ where: string;
   const type = node['type'];
   if (type === 'object' || (Array.isArray(type) && type.includes('object'))) out.push({ where, node });
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'properties' || k === 'definitions') for (const [name, sub] of Object.entries(v as object)) objectSchemas(sub, `${where}/${k}/${name}`, out);
-    else if (['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'propertyNames'].includes(k)) objectSchemas(v, `${where}/${k}`, out);
+    if (k === 'properties' || k === 'definitions')
+      for (const [name, sub] of Object.entries(v as object)) objectSchemas(sub, `${where}/${k}/${name}`, out);
+    else if (['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'propertyNames'].includes(k))
+      objectSchemas(v, `${where}/${k}`, out);
   }
   return out;
 }
@@ -59,7 +71,10 @@ describe('values.schema.json', () => {
   it('closes every object: additionalProperties false, or a typed map without properties', () => {
     const nodes = objectSchemas(schema, '#');
     expect(nodes.length).toBeGreaterThan(100);
-    const open = nodes.filter(({ node }) => !(node['additionalProperties'] === false || (isObject(node['additionalProperties']) && node['properties'] === undefined)));
+    const open = nodes.filter(
+      ({ node }) =>
+        !(node['additionalProperties'] === false || (isObject(node['additionalProperties']) && node['properties'] === undefined)),
+    );
     expect(open.map((o) => o.where)).toEqual([]);
   });
 
@@ -71,7 +86,10 @@ describe('values.schema.json', () => {
         const bad = structuredClone(doc);
         setAt(bad, path, 'zzUnknownKey', 1);
         const where = path ? `${path}.zzUnknownKey` : 'zzUnknownKey';
-        expect(validate(schema, bad).map((i) => i.path), `unknown key under ${path || '(root)'}`).toContain(where);
+        expect(
+          validate(schema, bad).map((i) => i.path),
+          `unknown key under ${path || '(root)'}`,
+        ).toContain(where);
       }
     }
   });
@@ -81,20 +99,43 @@ describe('values.schema.json', () => {
       ['credentials in the Redis URL', (v) => setAt(v, 'redis', 'url', 'redis://:hunter2@redis:6379'), 'redis.url'],
       ['an HTTP port a non-root user cannot bind', (v) => setAt(v, '', 'httpPort', 80), 'httpPort'],
       ['a misspelled config section', (v) => setAt(v, 'config', 'provisoning', {}), 'config.provisoning'],
-      ['a misspelled key deep in config', (v) => setAt(v, 'config', 'provisioning', { source: { type: 'file', path: 'd.yaml' }, guards: { maxDelete: 5 } }), 'config.provisioning.guards.maxDelete'],
+      [
+        'a misspelled key deep in config',
+        (v) => setAt(v, 'config', 'provisioning', { source: { type: 'file', path: 'd.yaml' }, guards: { maxDelete: 5 } }),
+        'config.provisioning.guards.maxDelete',
+      ],
       ['a log level the daemon does not know', (v) => setAt(v, 'config.logging', 'level', 'verbose'), 'config.logging.level'],
       ['an unknown sink type', (v) => setAt(v, 'config', 'audit', { sinks: [{ name: 's', type: 'kafka' }] }), 'config.audit.sinks[0].type'],
       ['an empty tenants list', (v) => setAt(v, 'config', 'tenants', []), 'config.tenants'],
       ['a bad image digest', (v) => setAt(v, 'image', 'digest', 'latest'), 'image.digest'],
-      ['a Prometheus duration without unit', (v) => setAt(v, 'prometheusRule.thresholds', 'runWindow', '2'), 'prometheusRule.thresholds.runWindow'],
-      ['disabling an alert that does not exist', (v) => setAt(v, 'prometheusRule', 'disabledAlerts', ['ScimSyncTypo']), 'prometheusRule.disabledAlerts[0]'],
-      ['a NetworkPolicy port out of range', (v) => setAt(v, 'networkPolicy.redis', 'ports', [{ port: 70000 }]), 'networkPolicy.redis.ports[0].port'],
-      ['a chart-created credential with a path in its name', (v) => setAt(v, 'credentials', 'values', { '../token': 'x' }), 'credentials.values.../token'],
+      [
+        'a Prometheus duration without unit',
+        (v) => setAt(v, 'prometheusRule.thresholds', 'runWindow', '2'),
+        'prometheusRule.thresholds.runWindow',
+      ],
+      [
+        'disabling an alert that does not exist',
+        (v) => setAt(v, 'prometheusRule', 'disabledAlerts', ['ScimSyncTypo']),
+        'prometheusRule.disabledAlerts[0]',
+      ],
+      [
+        'a NetworkPolicy port out of range',
+        (v) => setAt(v, 'networkPolicy.redis', 'ports', [{ port: 70000 }]),
+        'networkPolicy.redis.ports[0].port',
+      ],
+      [
+        'a chart-created credential with a path in its name',
+        (v) => setAt(v, 'credentials', 'values', { '../token': 'x' }),
+        'credentials.values.../token',
+      ],
     ];
     for (const [what, mutate, path] of cases) {
       const bad = structuredClone(defaults);
       mutate(bad);
-      expect(validate(schema, bad).map((i) => i.path), what).toContain(path);
+      expect(
+        validate(schema, bad).map((i) => i.path),
+        what,
+      ).toContain(path);
     }
   });
 
@@ -102,18 +143,57 @@ describe('values.schema.json', () => {
     const platform = { baseUrl: 'https://acme.example.com', tokenFile: '/var/run/secrets/scim-audit-sync/platform-token' };
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['the platform token', { platform: { baseUrl: 'https://acme.example.com', token: 'tok-cleartext-1' } }, 'config.platform.token'],
-      ['an LDAP bind password', { platform, provisioning: { source: { type: 'ldap', url: 'ldaps://dc.example.com', bindDn: 'cn=r', bindPassword: 'hunter2', users: { baseDn: 'dc=example' } } } }, 'config.provisioning.source.bindPassword'],
-      ['a Splunk HEC token', { platform, audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', token: 'hec-cleartext' }] } }, 'config.audit.sinks[0].token'],
-      ['an Elasticsearch API key', { platform, audit: { sinks: [{ type: 'elasticsearch', name: 'e', url: 'https://es:9200', auth: { type: 'api-key', apiKey: 'ZXM6a2V5' } }] } }, 'config.audit.sinks[0].auth.apiKey'],
-      ['a basic-auth password', { platform, audit: { sinks: [{ type: 'http', name: 'h', url: 'https://h', auth: { type: 'basic', username: 'u', password: 'pw' } }] } }, 'config.audit.sinks[0].auth.password'],
+      [
+        'an LDAP bind password',
+        {
+          platform,
+          provisioning: {
+            source: {
+              type: 'ldap',
+              url: 'ldaps://dc.example.com',
+              bindDn: 'cn=r',
+              bindPassword: 'hunter2',
+              users: { baseDn: 'dc=example' },
+            },
+          },
+        },
+        'config.provisioning.source.bindPassword',
+      ],
+      [
+        'a Splunk HEC token',
+        { platform, audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', token: 'hec-cleartext' }] } },
+        'config.audit.sinks[0].token',
+      ],
+      [
+        'an Elasticsearch API key',
+        {
+          platform,
+          audit: { sinks: [{ type: 'elasticsearch', name: 'e', url: 'https://es:9200', auth: { type: 'api-key', apiKey: 'ZXM6a2V5' } }] },
+        },
+        'config.audit.sinks[0].auth.apiKey',
+      ],
+      [
+        'a basic-auth password',
+        {
+          platform,
+          audit: { sinks: [{ type: 'http', name: 'h', url: 'https://h', auth: { type: 'basic', username: 'u', password: 'pw' } }] },
+        },
+        'config.audit.sinks[0].auth.password',
+      ],
     ];
     for (const [what, config, path] of cases) {
       const bad = structuredClone(defaults);
       bad['config'] = config;
-      expect(validate(schema, bad).map((i) => i.path), what).toContain(path);
+      expect(
+        validate(schema, bad).map((i) => i.path),
+        what,
+      ).toContain(path);
     }
     const ok = structuredClone(defaults);
-    ok['config'] = { platform: { baseUrl: 'https://acme.example.com', token: '${SCIM_TOKEN}' }, audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', tokenFile: '/var/run/secrets/scim-audit-sync/hec' }] } };
+    ok['config'] = {
+      platform: { baseUrl: 'https://acme.example.com', token: '${SCIM_TOKEN}' },
+      audit: { sinks: [{ type: 'splunk-hec', name: 's', url: 'https://splunk:8088', tokenFile: '/var/run/secrets/scim-audit-sync/hec' }] },
+    };
     expect(validate(schema, ok)).toEqual([]);
     const withDefault = structuredClone(defaults);
     withDefault['config'] = { platform: { baseUrl: 'https://acme.example.com', token: '${SCIM_TOKEN:-cleartext}' } };
@@ -127,7 +207,10 @@ describe('values.schema.json', () => {
       const [section, key] = path.split('.') as [string, string];
       const bad = structuredClone(defaults);
       setAt(bad, 'config', section, { [key]: key === 'http' ? { port: 1 } : 'x' });
-      expect(validate(schema, bad).map((i) => i.path), path).toContain(`config.${path}`);
+      expect(
+        validate(schema, bad).map((i) => i.path),
+        path,
+      ).toContain(`config.${path}`);
     }
   });
 
@@ -139,17 +222,33 @@ describe('values.schema.json', () => {
 describe('chart templates and files', () => {
   it('parses every YAML and JSON file that is not a Go template', () => {
     const plain = chartFiles().filter((f) => !f.startsWith('templates/') && /\.(ya?ml|json)$/.test(f));
-    expect(plain).toEqual(expect.arrayContaining(['Chart.yaml', 'values.yaml', 'values.schema.json', 'files/prometheus-rules.yaml', 'dashboards/scim-audit-sync.json']));
+    expect(plain).toEqual(
+      expect.arrayContaining([
+        'Chart.yaml',
+        'values.yaml',
+        'values.schema.json',
+        'files/prometheus-rules.yaml',
+        'dashboards/scim-audit-sync.json',
+      ]),
+    );
     for (const f of plain) {
       if (f.endsWith('.json')) expect(() => JSON.parse(readChartFile(f)), f).not.toThrow();
-      else for (const d of parseAllDocuments(readChartFile(f))) expect({ f, errors: 'errors' in d ? d.errors.map((e) => e.message) : [] }).toEqual({ f, errors: [] });
+      else
+        for (const d of parseAllDocuments(readChartFile(f)))
+          expect({ f, errors: 'errors' in d ? d.errors.map((e) => e.message) : [] }).toEqual({ f, errors: [] });
     }
   });
 
   it('reads only values that values.yaml defines', () => {
     const files = templateFiles();
-    expect(files).toEqual(expect.arrayContaining(['templates/_helpers.tpl', 'templates/deployment.yaml', 'templates/NOTES.txt', 'files/prometheus-rules.yaml']));
-    const missing = files.flatMap((f) => valuesReferences(readChartFile(f)).filter((r) => !hasValuesPath(defaults, r)).map((r) => `${f}: .Values.${r}`));
+    expect(files).toEqual(
+      expect.arrayContaining(['templates/_helpers.tpl', 'templates/deployment.yaml', 'templates/NOTES.txt', 'files/prometheus-rules.yaml']),
+    );
+    const missing = files.flatMap((f) =>
+      valuesReferences(readChartFile(f))
+        .filter((r) => !hasValuesPath(defaults, r))
+        .map((r) => `${f}: .Values.${r}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -179,7 +278,21 @@ describe('chart templates and files', () => {
     const kinds = templateFiles()
       .filter((f) => f.startsWith('templates/') && f.endsWith('.yaml'))
       .flatMap((f) => [...readChartFile(f).matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]));
-    expect(new Set(kinds)).toEqual(new Set(['Deployment', 'ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule', 'Pod', 'Ingress']));
+    expect(new Set(kinds)).toEqual(
+      new Set([
+        'Deployment',
+        'ConfigMap',
+        'Secret',
+        'Service',
+        'ServiceAccount',
+        'PodDisruptionBudget',
+        'NetworkPolicy',
+        'ServiceMonitor',
+        'PrometheusRule',
+        'Pod',
+        'Ingress',
+      ]),
+    );
     expect(readChartFile('templates/tests/test-readiness.yaml')).toMatch(/helm\.sh\/hook: test[\s\S]*\/readyz/);
   });
 });
@@ -188,17 +301,37 @@ describe('docs/kubernetes.md', () => {
   it('covers installing, secrets, Redis, scaling, upgrading and alerts, and names every top-level value', () => {
     const docs = readFileSync(join(REPO_DIR, 'docs/kubernetes.md'), 'utf8');
     const headings = [...docs.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
-    expect(headings).toEqual(expect.arrayContaining(['Build the image', 'Install with Helm', 'Secrets', 'Redis requirements', 'Scaling replicas', 'Upgrading', 'Monitoring', 'Alerts']));
+    expect(headings).toEqual(
+      expect.arrayContaining([
+        'Build the image',
+        'Install with Helm',
+        'Secrets',
+        'Redis requirements',
+        'Scaling replicas',
+        'Upgrading',
+        'Monitoring',
+        'Alerts',
+      ]),
+    );
     expect(Object.keys(defaults).filter((k) => !docs.includes(`\`${k}\``))).toEqual([]);
   });
 });
 
 describe('defaults a platform team reviews', () => {
   it('runs hardened: non-root numeric user, read-only root, no escalation, no capabilities, RuntimeDefault seccomp, no API token', () => {
-    expect(defaults['podSecurityContext']).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(defaults['podSecurityContext']).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      fsGroup: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     expect(defaults['containerSecurityContext']).toMatchObject({
-      allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, privileged: false,
-      capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
     });
     const deployment = readChartFile('templates/deployment.yaml');
     expect(deployment).toContain('automountServiceAccountToken: false');
@@ -212,7 +345,11 @@ describe('defaults a platform team reviews', () => {
 
   it('probes /healthz and /readyz, and outlives the shutdown bound', () => {
     const deployment = readChartFile('templates/deployment.yaml');
-    for (const [probe, path] of [['startupProbe', '/healthz'], ['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']]) {
+    for (const [probe, path] of [
+      ['startupProbe', '/healthz'],
+      ['livenessProbe', '/healthz'],
+      ['readinessProbe', '/readyz'],
+    ]) {
       expect(deployment).toMatch(new RegExp(`${probe}:\\s+httpGet:\\s+path: ${path}`));
     }
     expect(defaults['terminationGracePeriodSeconds'] as number).toBeGreaterThanOrEqual((defaults['shutdownTimeoutSeconds'] as number) + 5);
@@ -222,8 +359,15 @@ describe('defaults a platform team reviews', () => {
 
   it('scales out and survives disruptions by default', () => {
     expect(defaults['replicaCount'] as number).toBeGreaterThanOrEqual(2);
-    expect(defaults).toMatchObject({ podDisruptionBudget: { enabled: true, maxUnavailable: 1 }, topologySpread: { enabled: true }, networkPolicy: { enabled: true } });
-    expect(defaults['resources']).toMatchObject({ requests: { cpu: expect.any(String), memory: expect.any(String) }, limits: { memory: expect.any(String) } });
+    expect(defaults).toMatchObject({
+      podDisruptionBudget: { enabled: true, maxUnavailable: 1 },
+      topologySpread: { enabled: true },
+      networkPolicy: { enabled: true },
+    });
+    expect(defaults['resources']).toMatchObject({
+      requests: { cpu: expect.any(String), memory: expect.any(String) },
+      limits: { memory: expect.any(String) },
+    });
   });
 
   it('keeps Redis external and credentials out of values by default', () => {
@@ -253,12 +397,17 @@ describe('the config the chart renders', () => {
       const values = ciValues(f);
       const tenants = await load(values, f.replace(/\W/g, '_'));
       const config = values['config'] as Record<string, unknown>;
-      const expected = Array.isArray(config['tenants']) ? (config['tenants'] as Array<{ tenant: string }>).map((t) => t.tenant) : [config['tenant']];
+      const expected = Array.isArray(config['tenants'])
+        ? (config['tenants'] as Array<{ tenant: string }>).map((t) => t.tenant)
+        : [config['tenant']];
       expect(tenants.map((t) => t.config.tenant)).toEqual(expected);
       for (const t of tenants) {
         expect(t.config.daemon.http).toEqual({ host: '0.0.0.0', port: values['httpPort'] });
         expect(t.config.daemon.shutdownTimeoutSeconds).toBe(values['shutdownTimeoutSeconds']);
-        expect(t.config.redis).toMatchObject({ url: (values['redis'] as { url: string }).url, keyPrefix: (values['redis'] as { keyPrefix: string }).keyPrefix });
+        expect(t.config.redis).toMatchObject({
+          url: (values['redis'] as { url: string }).url,
+          keyPrefix: (values['redis'] as { keyPrefix: string }).keyPrefix,
+        });
         expect(t.secrets.files.has('redis.passwordFile')).toBe(true);
         expect(t.secrets.platformToken.reveal()).toMatch(/^secret-for-/);
         expect(t.config.state.dir.startsWith('/tmp/')).toBe(true);
@@ -274,7 +423,10 @@ describe('the config the chart renders', () => {
     const lines = readChartFile('values.yaml').split('\n');
     const start = lines.findIndex((l) => l.startsWith('  # Example')) + 1;
     const end = lines.findIndex((l, i) => i >= start && !l.startsWith('  # '));
-    const commented = `config:\n${lines.slice(start, end).map((l) => `  ${l.slice(4)}`).join('\n')}\nplatformToken: { existingSecret: t }\nredis: { url: "redis://redis:6379" }\n`;
+    const commented = `config:\n${lines
+      .slice(start, end)
+      .map((l) => `  ${l.slice(4)}`)
+      .join('\n')}\nplatformToken: { existingSecret: t }\nredis: { url: "redis://redis:6379" }\n`;
     const examples = [...docs, ...readme, commented];
     expect(examples.length).toBe(3);
     for (const [i, text] of examples.entries()) {

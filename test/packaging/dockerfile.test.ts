@@ -20,13 +20,34 @@ const last = (ins: Instruction[], keyword: string): Instruction | undefined => i
 describe('the Dockerfile reader', () => {
   it('joins continuations, drops comments inside them, and keeps flags and exec forms apart', () => {
     const parsed = parseDockerfile(
-      ['# syntax=docker/dockerfile:1', 'ARG BASE=node:24-slim', 'FROM ${BASE} AS build', 'RUN --mount=type=cache,target=/root/.npm \\', '    # a comment inside', '    npm ci \\', '    && echo done', 'FROM scratch', 'COPY --from=build --chown=1:1 /a /b', 'CMD ["node", "x.mjs"]', 'ENV A=1 B="two words"', 'ENV LEGACY some value'].join('\n'),
+      [
+        '# syntax=docker/dockerfile:1',
+        'ARG BASE=node:24-slim',
+        'FROM ${BASE} AS build',
+        'RUN --mount=type=cache,target=/root/.npm \\',
+        '    # a comment inside',
+        '    npm ci \\',
+        '    && echo done',
+        'FROM scratch',
+        'COPY --from=build --chown=1:1 /a /b',
+        'CMD ["node", "x.mjs"]',
+        'ENV A=1 B="two words"',
+        'ENV LEGACY some value',
+      ].join('\n'),
     );
     expect(parsed.directives).toEqual({ syntax: 'docker/dockerfile:1' });
     expect(parsed.globalArgs).toEqual({ BASE: 'node:24-slim' });
-    expect(parsed.stages.map((s) => [s.from, s.name])).toEqual([['${BASE}', 'build'], ['scratch', undefined]]);
+    expect(parsed.stages.map((s) => [s.from, s.name])).toEqual([
+      ['${BASE}', 'build'],
+      ['scratch', undefined],
+    ]);
     expect(expandArgs('${BASE}', parsed.globalArgs)).toBe('node:24-slim');
-    expect(parsed.stages[0]?.instructions[0]).toEqual({ keyword: 'RUN', flags: { mount: 'type=cache,target=/root/.npm' }, args: 'npm ci && echo done', line: 4 });
+    expect(parsed.stages[0]?.instructions[0]).toEqual({
+      keyword: 'RUN',
+      flags: { mount: 'type=cache,target=/root/.npm' },
+      args: 'npm ci && echo done',
+      line: 4,
+    });
     const [copy, cmd, env, legacy] = parsed.stages[1]?.instructions ?? [];
     expect(copy?.flags).toEqual({ from: 'build', chown: '1:1' });
     expect(execForm(cmd?.args ?? '')).toEqual(['node', 'x.mjs']);
@@ -51,7 +72,10 @@ describe('Dockerfile', () => {
   it('is multi-stage: a build stage and a runtime stage on Node 24', () => {
     expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
     expect(named('build').length).toBeGreaterThan(0);
-    for (const stage of dockerfile.stages) expect(expandArgs(stage.from, dockerfile.globalArgs)).toMatch(/^(docker\.io\/(library\/)?)?node:24([.-][\w.-]*)?(@sha256:[a-f0-9]{64})?$/);
+    for (const stage of dockerfile.stages)
+      expect(expandArgs(stage.from, dockerfile.globalArgs)).toMatch(
+        /^(docker\.io\/(library\/)?)?node:24([.-][\w.-]*)?(@sha256:[a-f0-9]{64})?$/,
+      );
   });
 
   it('installs with npm ci, builds with npm run build, and drops the dev dependencies', () => {
@@ -69,7 +93,10 @@ describe('Dockerfile', () => {
 
   it('ships the compiled output and production node_modules only, never the sources or an install', () => {
     const copies = final.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
-    expect(copies.every((c) => c.keyword === 'COPY' && c.flags['from'] === 'build'), 'runtime copies only from the build stage').toBe(true);
+    expect(
+      copies.every((c) => c.keyword === 'COPY' && c.flags['from'] === 'build'),
+      'runtime copies only from the build stage',
+    ).toBe(true);
     const sources = copies.map((c) => c.args.split(/\s+/)[0]);
     expect(sources).toEqual(expect.arrayContaining(['/app/dist', '/app/node_modules', '/app/bin', '/app/package.json']));
     expect(sources.some((s) => /\/src\b|^\.$/.test(s ?? ''))).toBe(false);
@@ -88,7 +115,13 @@ describe('Dockerfile', () => {
 
   it('starts the daemon with node directly, in exec form, never through npm or a shell', () => {
     const cmd = last(final, 'CMD');
-    expect(execForm(cmd?.args ?? '')).toEqual(['node', 'bin/scim-audit-sync.mjs', 'daemon', '--config', '/etc/scim-audit-sync/config.yaml']);
+    expect(execForm(cmd?.args ?? '')).toEqual([
+      'node',
+      'bin/scim-audit-sync.mjs',
+      'daemon',
+      '--config',
+      '/etc/scim-audit-sync/config.yaml',
+    ]);
     const entrypoint = last(final, 'ENTRYPOINT');
     // The base image's docker-entrypoint.sh is reset: node is PID 1 and receives SIGTERM.
     expect(entrypoint && execForm(entrypoint.args)).toEqual([]);
@@ -104,7 +137,8 @@ describe('Dockerfile', () => {
 
   it('carries the OCI labels', () => {
     const labels = Object.assign({}, ...final.filter((i) => i.keyword === 'LABEL').map((i) => keyValues(i.args))) as Record<string, string>;
-    for (const k of ['title', 'description', 'source', 'licenses', 'version', 'revision', 'created']) expect(labels[`org.opencontainers.image.${k}`], k).toBeTruthy();
+    for (const k of ['title', 'description', 'source', 'licenses', 'version', 'revision', 'created'])
+      expect(labels[`org.opencontainers.image.${k}`], k).toBeTruthy();
     const pkg = JSON.parse(readFileSync(join(REPO_DIR, 'package.json'), 'utf8')) as { license: string };
     expect(labels['org.opencontainers.image.licenses']).toBe(pkg.license);
   });
@@ -112,7 +146,9 @@ describe('Dockerfile', () => {
 
 describe('.dockerignore', () => {
   it('lets in every path the Dockerfile copies from the build context', () => {
-    const fromContext = dockerfile.stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'COPY' && i.flags['from'] === undefined);
+    const fromContext = dockerfile.stages
+      .flatMap((s) => s.instructions)
+      .filter((i) => i.keyword === 'COPY' && i.flags['from'] === undefined);
     const paths = fromContext.flatMap((c) => c.args.split(/\s+/).slice(0, -1));
     expect(paths).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'bin']));
     for (const p of paths) expect(isIgnored(dockerignore, p), p).toBe(false);
@@ -120,7 +156,21 @@ describe('.dockerignore', () => {
   });
 
   it('keeps out local state, credentials, dependencies, build output and everything not needed', () => {
-    for (const p of ['node_modules/zod/index.js', 'dist/main.js', '.git/config', '.env', 'src/.env', '.npmrc', '.scim-audit-sync/acme/ledger.json', '.demo-state/x', 'test/packaging/dockerfile.test.ts', 'helm/scim-audit-sync/values.yaml', 'docs/kubernetes.md', 'coverage/index.html', 'npm-debug.log']) {
+    for (const p of [
+      'node_modules/zod/index.js',
+      'dist/main.js',
+      '.git/config',
+      '.env',
+      'src/.env',
+      '.npmrc',
+      '.scim-audit-sync/acme/ledger.json',
+      '.demo-state/x',
+      'test/packaging/dockerfile.test.ts',
+      'helm/scim-audit-sync/values.yaml',
+      'docs/kubernetes.md',
+      'coverage/index.html',
+      'npm-debug.log',
+    ]) {
       expect(isIgnored(dockerignore, p), p).toBe(true);
     }
   });

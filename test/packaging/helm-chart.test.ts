@@ -18,7 +18,9 @@ import { CHART_DIR } from './support/chart-files.ts';
 import { helmBinary } from './support/helm-binary.ts';
 
 const run = promisify(execFile);
-const CI_VALUES = readdirSync(join(CHART_DIR, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+const CI_VALUES = readdirSync(join(CHART_DIR, 'ci'))
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 let helm: string;
 
 interface K8sObject {
@@ -31,7 +33,10 @@ interface K8sObject {
 
 async function helmRun(args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(helm, args, { maxBuffer: 32 * 1024 * 1024, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp' } });
+    return await run(helm, args, {
+      maxBuffer: 32 * 1024 * 1024,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp' },
+    });
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; message: string };
     throw new Error(`helm ${args.join(' ')} failed: ${err.stderr || err.stdout || err.message}`);
@@ -48,7 +53,10 @@ async function render(values: string): Promise<K8sObject[]> {
 /** The kubernetes-models class for a core kind (`apps/v1` Deployment → kubernetes-models/apps/v1/Deployment). */
 async function modelFor(o: K8sObject): Promise<{ new (data: unknown): { validate(): void } } | undefined> {
   if (o.apiVersion.includes('monitoring.coreos.com')) return undefined;
-  const mod = (await import(`kubernetes-models/${o.apiVersion}/${o.kind}`)) as Record<string, { new (data: unknown): { validate(): void } }>;
+  const mod = (await import(`kubernetes-models/${o.apiVersion}/${o.kind}`)) as Record<
+    string,
+    { new (data: unknown): { validate(): void } }
+  >;
   return mod[o.kind];
 }
 
@@ -66,7 +74,8 @@ function readPromql(expr: string): { errors: string[]; metrics: string[] } {
 }
 
 /** Grafana's own variables in a panel query, replaced by what Grafana sends to Prometheus. */
-const grafanaToPromql = (q: string): string => q.replace(/\$__rate_interval|\$__interval|\$__range/g, '5m').replace(/^label_values\((.*),\s*\w+\)$/, '$1');
+const grafanaToPromql = (q: string): string =>
+  q.replace(/\$__rate_interval|\$__interval|\$__range/g, '5m').replace(/^label_values\((.*),\s*\w+\)$/, '$1');
 
 beforeAll(() => {
   helm = helmBinary();
@@ -102,7 +111,15 @@ describe('helm template', () => {
   });
 
   it('refuses a clear-text secret in config, naming the key', async () => {
-    const args = ['template', 'scim', CHART_DIR, '-f', join(CHART_DIR, 'ci', 'multi-tenant-values.yaml'), '--set-string', 'config.tenants[0].platform.token=cleartext-tok-42'];
+    const args = [
+      'template',
+      'scim',
+      CHART_DIR,
+      '-f',
+      join(CHART_DIR, 'ci', 'multi-tenant-values.yaml'),
+      '--set-string',
+      'config.tenants[0].platform.token=cleartext-tok-42',
+    ];
     await expect(helmRun(args)).rejects.toThrow(/config\/tenants\/0\/platform\/token/);
   });
 
@@ -147,7 +164,10 @@ describe('PromQL in the rendered rules and dashboard, against a live /metrics', 
       for (const r of g.rules) out.push({ where: `alert ${r.alert}`, expr: r.expr });
     }
     for (const json of Object.values(dashboards[0]!.data!)) {
-      const d = JSON.parse(json) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }>; templating: { list: Array<{ name: string; query: unknown }> } };
+      const d = JSON.parse(json) as {
+        panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+        templating: { list: Array<{ name: string; query: unknown }> };
+      };
       for (const p of d.panels) for (const t of p.targets ?? []) out.push({ where: `panel ${p.title}`, expr: grafanaToPromql(t.expr) });
       for (const v of d.templating.list) {
         const q = typeof v.query === 'object' && v.query !== null ? (v.query as { query: string }).query : String(v.query);
@@ -158,7 +178,10 @@ describe('PromQL in the rendered rules and dashboard, against a live /metrics', 
   }
 
   it('the reader itself flags a syntax error and reads metric names', () => {
-    expect(readPromql('sum by (tenant) (rate(scimsync_a_total{x="y"}[5m])) / on (tenant) scimsync_b').metrics).toEqual(['scimsync_a_total', 'scimsync_b']);
+    expect(readPromql('sum by (tenant) (rate(scimsync_a_total{x="y"}[5m])) / on (tenant) scimsync_b').metrics).toEqual([
+      'scimsync_a_total',
+      'scimsync_b',
+    ]);
     expect(readPromql('sum(rate(scimsync_a_total[5m])').errors).not.toEqual([]);
   });
 

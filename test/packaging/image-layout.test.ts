@@ -27,7 +27,11 @@ const cmd = execForm(finalStage?.instructions.filter((i) => i.keyword === 'CMD')
 /** What the build stage's /app holds after `npm run build` and `npm prune --omit=dev`. */
 function buildStage(): Record<string, string> {
   const dist = join(root, 'build', 'dist');
-  const tsc = spawnSync(process.execPath, [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dist], { cwd: REPO_DIR, encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(REPO_DIR, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dist],
+    { cwd: REPO_DIR, encoding: 'utf8' },
+  );
   if (!existsSync(join(dist, 'main.js'))) throw new Error(`tsc produced no dist/main.js:\n${tsc.stdout}${tsc.stderr}`);
   // Production dependencies: every top-level package of the lockfile not marked dev, linked from the checkout.
   const modules = join(root, 'build', 'node_modules');
@@ -38,7 +42,12 @@ function buildStage(): Record<string, string> {
     mkdirSync(dirname(target), { recursive: true });
     symlinkSync(join(REPO_DIR, path), target, 'dir');
   }
-  return { '/app/dist': dist, '/app/node_modules': modules, '/app/package.json': join(REPO_DIR, 'package.json'), '/app/bin': join(REPO_DIR, 'bin') };
+  return {
+    '/app/dist': dist,
+    '/app/node_modules': modules,
+    '/app/package.json': join(REPO_DIR, 'package.json'),
+    '/app/bin': join(REPO_DIR, 'bin'),
+  };
 }
 
 /** Everything under `dir` (not following the dependency links), as relative paths. */
@@ -52,7 +61,11 @@ function files(dir: string): string[] {
 function run(args: string[], env: Record<string, string> = {}): ChildProcess {
   const [node, ...rest] = args;
   expect(node).toBe('node');
-  return spawn(process.execPath, rest, { cwd: app, env: { PATH: process.env['PATH'] ?? '', NODE_ENV: 'production', TMPDIR: join(root, 'tmp'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, rest, {
+    cwd: app,
+    env: { PATH: process.env['PATH'] ?? '', NODE_ENV: 'production', TMPDIR: join(root, 'tmp'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 async function output(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -133,7 +146,10 @@ describe('the image runtime layout', () => {
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`daemon did not start:\n${log}`)), 20_000);
         daemon.stderr?.on('data', () => {
-          const started = log.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; url?: string }) : {})).find((l) => l.msg === 'daemon started');
+          const started = log
+            .split('\n')
+            .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; url?: string }) : {}))
+            .find((l) => l.msg === 'daemon started');
           if (started?.url) {
             clearTimeout(timer);
             resolve(started.url);

@@ -42,7 +42,11 @@ const files = (pattern: string) => globSync(pattern, { cwd: ROOT }).map((f) => j
 
 describe('import boundaries', () => {
   it('config/ does not import the platform HTTP client', () => {
-    for (const f of files('src/config/*.ts')) expect(chainTo(f, (r) => r === 'src/platform/http-client.ts'), f).toBeUndefined();
+    for (const f of files('src/config/*.ts'))
+      expect(
+        chainTo(f, (r) => r === 'src/platform/http-client.ts'),
+        f,
+      ).toBeUndefined();
   });
 
   it('the simulator does not import the CLI', () => {
@@ -54,7 +58,10 @@ describe('import boundaries', () => {
     const all = files('src/**/*.ts');
     const importers = all.filter((f) => staticImports(f).includes(join(ROOT, 'src/errors.ts')));
     for (const layer of ['config', 'platform', 'sources', 'reconcile', 'audit', 'jobs', 'cli']) {
-      expect(importers.some((f) => relative(ROOT, f).startsWith(`src/${layer}/`)), layer).toBe(true);
+      expect(
+        importers.some((f) => relative(ROOT, f).startsWith(`src/${layer}/`)),
+        layer,
+      ).toBe(true);
     }
     // Nothing reaches into the platform layer for them any more.
     for (const f of all) expect(readFileSync(f, 'utf8'), relative(ROOT, f)).not.toMatch(/from '[^']*platform\/errors\.ts'/);

@@ -23,7 +23,11 @@ describe('json-schema validator', () => {
     };
     expect(paths(schema, { a: { b: 'x' } })).toEqual([]);
     expect(paths(schema, {})).toEqual(['a: is required']);
-    expect(paths(schema, { a: { b: 1, c: true }, d: 1 })).toEqual(['a.b: must be string, got integer', 'a.c: is not allowed (unknown key)', 'd: is not allowed (unknown key)']);
+    expect(paths(schema, { a: { b: 1, c: true }, d: 1 })).toEqual([
+      'a.b: must be string, got integer',
+      'a.c: is not allowed (unknown key)',
+      'd: is not allowed (unknown key)',
+    ]);
   });
 
   it('checks maps: additionalProperties as a schema, and propertyNames', () => {
@@ -68,7 +72,12 @@ describe('json-schema validator', () => {
         shape: {
           anyOf: [
             { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string' } } },
-            { type: 'object', additionalProperties: false, required: ['list'], properties: { list: { type: 'array', items: { type: 'object', additionalProperties: false, properties: {} } } } },
+            {
+              type: 'object',
+              additionalProperties: false,
+              required: ['list'],
+              properties: { list: { type: 'array', items: { type: 'object', additionalProperties: false, properties: {} } } },
+            },
           ],
         },
       },
@@ -78,7 +87,10 @@ describe('json-schema validator', () => {
     expect(paths(schema, { port: 70000 })).toEqual(['port: matches none of the 2 allowed shapes', 'port: must be <= 65535']);
     expect(paths(schema, { one: 2 })).toEqual(['one: matches 2 shapes, exactly one allowed']);
     expect(paths(schema, { all: 'a' })).toEqual(['all: must have at least 2 characters']);
-    expect(paths(schema, { shape: { list: [{ typo: 1 }] } })).toEqual(['shape: matches none of the 2 allowed shapes', 'shape.list[0].typo: is not allowed (unknown key)']);
+    expect(paths(schema, { shape: { list: [{ typo: 1 }] } })).toEqual([
+      'shape: matches none of the 2 allowed shapes',
+      'shape.list[0].typo: is not allowed (unknown key)',
+    ]);
   });
 
   it('refuses schemas that use a keyword it does not implement, instead of skipping it', () => {

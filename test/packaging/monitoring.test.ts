@@ -53,7 +53,8 @@ function problems(expr: string): string[] {
     for (const l of labels) usable.add(l);
     for (const l of s.labels) if (!labels.has(l)) out.push(`${s.metric} has no label ${l}`);
   }
-  for (const l of groupingLabels(expr)) if (usable.size > 0 && !usable.has(l)) out.push(`groups on ${l}, which none of ${found.map((s) => s.metric).join(', ')} has`);
+  for (const l of groupingLabels(expr))
+    if (usable.size > 0 && !usable.has(l)) out.push(`groups on ${l}, which none of ${found.map((s) => s.metric).join(', ')} has`);
   return out;
 }
 
@@ -63,7 +64,15 @@ const dashboard = JSON.parse(readChartFile('dashboards/scim-audit-sync.json')) a
 const docs = readFileSync(join(REPO_DIR, 'docs/kubernetes.md'), 'utf8');
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes. */
-const anchors = new Set([...docs.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => (m[1] as string).trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+const anchors = new Set(
+  [...docs.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) =>
+    (m[1] as string)
+      .trim()
+      .toLowerCase()
+      .replace(/[^\w\- ]/g, '')
+      .replace(/ /g, '-'),
+  ),
+);
 
 interface Panel {
   id: number;
@@ -77,10 +86,10 @@ interface Panel {
 const panels = dashboard['panels'] as Panel[];
 const dashboardExprs = [
   ...panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
-  ...((dashboard['templating'] as { list: Array<{ query: unknown }> }).list
+  ...(dashboard['templating'] as { list: Array<{ query: unknown }> }).list
     .map((v) => (typeof v.query === 'object' && v.query !== null ? (v.query as { query: string }).query : String(v.query)))
     .filter((q) => q.includes('('))
-    .map((q) => q.replace(/^label_values\((.*),\s*\w+\)$/, '$1'))),
+    .map((q) => q.replace(/^label_values\((.*),\s*\w+\)$/, '$1')),
 ];
 
 describe('the metric checks themselves', () => {
@@ -88,7 +97,9 @@ describe('the metric checks themselves', () => {
     expect(problems('sum by (tenant) (rate(scimsync_reconcile_runs_total{result="failed"}[5m]))')).toEqual([]);
     expect(problems('rate(scimsync_reconcile_run_total[5m])')).toEqual(['scimsync_reconcile_run_total is not exported by the daemon']);
     expect(problems('scimsync_audit_lag_seconds{sink="x"}')).toEqual(['scimsync_audit_lag_seconds has no label sink']);
-    expect(problems('histogram_quantile(0.9, rate(scimsync_platform_request_duration_seconds[5m]))')).toEqual(['scimsync_platform_request_duration_seconds is not exported by the daemon']);
+    expect(problems('histogram_quantile(0.9, rate(scimsync_platform_request_duration_seconds[5m]))')).toEqual([
+      'scimsync_platform_request_duration_seconds is not exported by the daemon',
+    ]);
     expect(problems('sum by (email) (scimsync_managed_objects)')).toEqual(['groups on email, which none of scimsync_managed_objects has']);
   });
 });
@@ -126,7 +137,9 @@ describe('PrometheusRule alerts (files/prometheus-rules.yaml)', () => {
   it('select every series with the release selector, and escape Prometheus templates from Helm', () => {
     // Each metric is followed by `{ {{- $s` (the release's matchers), so two releases never mix.
     const unscoped = rules.flatMap((r) =>
-      [...r.expr.matchAll(/\b(scimsync_[a-z0-9_]+|up)\b(.{0,8})/g)].filter((m) => !(m[2] as string).startsWith('{ {{- $s')).map((m) => `${r.alert}: ${m[1]}`),
+      [...r.expr.matchAll(/\b(scimsync_[a-z0-9_]+|up)\b(.{0,8})/g)]
+        .filter((m) => !(m[2] as string).startsWith('{ {{- $s'))
+        .map((m) => `${r.alert}: ${m[1]}`),
     );
     expect(unscoped).toEqual([]);
     // `{{ $labels.x }}` must reach Prometheus, not Helm: only inside {{` … `}}.
@@ -135,7 +148,9 @@ describe('PrometheusRule alerts (files/prometheus-rules.yaml)', () => {
   });
 
   it('can be disabled by name: the schema lists exactly these alerts', () => {
-    const schema = JSON.parse(readChartFile('values.schema.json')) as { properties: { prometheusRule: { properties: { disabledAlerts: { items: { enum: string[] } } } } } };
+    const schema = JSON.parse(readChartFile('values.schema.json')) as {
+      properties: { prometheusRule: { properties: { disabledAlerts: { items: { enum: string[] } } } } };
+    };
     expect([...schema.properties.prometheusRule.properties.disabledAlerts.items.enum].sort()).toEqual(rules.map((r) => r.alert).sort());
   });
 });
@@ -149,15 +164,27 @@ describe('Grafana dashboard (dashboards/scim-audit-sync.json)', () => {
   it('shows what the issue lists: runs, durations, operations, drift, platform latency and errors, lag, sinks, dead letters, queues', () => {
     const all = dashboardExprs.join('\n');
     for (const metric of [
-      'scimsync_reconcile_runs_total', 'scimsync_reconcile_run_duration_seconds_bucket', 'scimsync_scim_operations_total',
-      'scimsync_drift_detected_total', 'scimsync_platform_request_duration_seconds_bucket', 'scimsync_platform_requests_total',
-      'scimsync_audit_lag_seconds', 'scimsync_audit_events_delivered_total', 'scimsync_audit_events_dead_lettered_total', 'scimsync_queue_jobs',
-    ]) expect(all, metric).toContain(`${metric}{`);
+      'scimsync_reconcile_runs_total',
+      'scimsync_reconcile_run_duration_seconds_bucket',
+      'scimsync_scim_operations_total',
+      'scimsync_drift_detected_total',
+      'scimsync_platform_request_duration_seconds_bucket',
+      'scimsync_platform_requests_total',
+      'scimsync_audit_lag_seconds',
+      'scimsync_audit_events_delivered_total',
+      'scimsync_audit_events_dead_lettered_total',
+      'scimsync_queue_jobs',
+    ])
+      expect(all, metric).toContain(`${metric}{`);
   });
 
   it('is a provisionable dashboard: stable uid, datasource variable, unique ids, panels inside the grid', () => {
     expect(dashboard).toMatchObject({ uid: 'scim-audit-sync', title: 'scim-audit-sync', schemaVersion: expect.any(Number) });
-    expect((dashboard['templating'] as { list: Array<{ name: string }> }).list.map((v) => v.name)).toEqual(['datasource', 'namespace', 'tenant']);
+    expect((dashboard['templating'] as { list: Array<{ name: string }> }).list.map((v) => v.name)).toEqual([
+      'datasource',
+      'namespace',
+      'tenant',
+    ]);
     expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
     for (const p of panels) {
       expect(p.gridPos.x + p.gridPos.w, p.title).toBeLessThanOrEqual(24);

@@ -15,7 +15,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(handler: Handler, opts: Partial<PlatformClientOptions> = {}): Promise<{ server: TestServer; client: PlatformClient; retries: { delayMs: number; reason: string }[] }> {
+async function setup(
+  handler: Handler,
+  opts: Partial<PlatformClientOptions> = {},
+): Promise<{ server: TestServer; client: PlatformClient; retries: { delayMs: number; reason: string }[] }> {
   server = await startTestServer(handler);
   const retries: { delayMs: number; reason: string }[] = [];
   client = new PlatformClient({
@@ -42,7 +45,9 @@ async function failure(p: Promise<unknown>): Promise<SyncError> {
 
 describe('PlatformClient retries', () => {
   it.each([503, 500, 502, 504, 429, 408])('retries HTTP %i and then succeeds', async (status) => {
-    const { server, client, retries } = await setup((_req, res, n) => (n <= 2 ? sendJson(res, status, { detail: 'busy' }) : sendJson(res, 200, { ok: n })));
+    const { server, client, retries } = await setup((_req, res, n) =>
+      n <= 2 ? sendJson(res, status, { detail: 'busy' }) : sendJson(res, 200, { ok: n }),
+    );
     const res = await client.requestJson<{ ok: number }>('GET', '/x', { route: 'test' });
     expect(res.body).toEqual({ ok: 3 });
     expect(server.requests).toHaveLength(3);
@@ -50,7 +55,9 @@ describe('PlatformClient retries', () => {
   });
 
   it('gives up after maxAttempts with a transient error carrying the status', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 503, { detail: 'down' }), { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const { server, client } = await setup((_req, res) => sendJson(res, 503, { detail: 'down' }), {
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     const err = await failure(client.requestJson('GET', '/x', { route: 'test', what: 'read thing' }));
     expect(err.code).toBe(ErrorCodes.TRANSIENT);
     expect(err.kind).toBe('transient');
@@ -80,7 +87,9 @@ describe('PlatformClient retries', () => {
     [501, ErrorCodes.UNSUPPORTED, 'rejected'],
     [405, ErrorCodes.UNSUPPORTED, 'rejected'],
   ] as const)('never retries HTTP %i (%s)', async (status, code, kind) => {
-    const { server, client, retries } = await setup((_req, res) => sendJson(res, status, { schemas: [], status: String(status), scimType: 'invalidValue', detail: 'nope' }));
+    const { server, client, retries } = await setup((_req, res) =>
+      sendJson(res, status, { schemas: [], status: String(status), scimType: 'invalidValue', detail: 'nope' }),
+    );
     const err = await failure(client.requestJson('PUT', '/x', { route: 'test', body: { a: 1 } }));
     expect(err.code).toBe(code);
     expect(err.kind).toBe(kind);
@@ -93,7 +102,9 @@ describe('PlatformClient retries', () => {
 
 describe('PlatformClient Retry-After and backoff', () => {
   it('honours Retry-After in seconds', async () => {
-    const { server, client, retries } = await setup((_req, res, n) => (n === 1 ? sendJson(res, 503, {}, { 'retry-after': '1' }) : sendJson(res, 200, {})));
+    const { server, client, retries } = await setup((_req, res, n) =>
+      n === 1 ? sendJson(res, 503, {}, { 'retry-after': '1' }) : sendJson(res, 200, {}),
+    );
     await client.requestJson('GET', '/x', { route: 'test' });
     const gap = server.requests[1]!.at - server.requests[0]!.at;
     expect(retries[0]!.delayMs).toBe(1000);
@@ -104,7 +115,9 @@ describe('PlatformClient Retry-After and backoff', () => {
   it('honours Retry-After as an HTTP-date', async () => {
     // Whole seconds, as HTTP-dates have no fractions: 1–2 s from now.
     const at = new Date(Math.ceil((Date.now() + 1000) / 1000) * 1000 + 500);
-    const { server, client, retries } = await setup((_req, res, n) => (n === 1 ? sendJson(res, 429, {}, { 'retry-after': at.toUTCString() }) : sendJson(res, 200, {})));
+    const { server, client, retries } = await setup((_req, res, n) =>
+      n === 1 ? sendJson(res, 429, {}, { 'retry-after': at.toUTCString() }) : sendJson(res, 200, {}),
+    );
     await client.requestJson('GET', '/x', { route: 'test' });
     const gap = server.requests[1]!.at - server.requests[0]!.at;
     expect(retries[0]!.delayMs).toBeGreaterThanOrEqual(900);
@@ -149,7 +162,9 @@ describe('PlatformClient and non-idempotent requests', () => {
   });
 
   it('retries a POST after 429 (not processed)', async () => {
-    const { server, client } = await setup((_req, res, n) => (n === 1 ? sendJson(res, 429, {}, { 'retry-after': '0' }) : sendJson(res, 201, { id: 'u1' })));
+    const { server, client } = await setup((_req, res, n) =>
+      n === 1 ? sendJson(res, 429, {}, { 'retry-after': '0' }) : sendJson(res, 201, { id: 'u1' }),
+    );
     const res = await client.requestJson<{ id: string }>('POST', '/x', { route: 'test', body: {} });
     expect(res.status).toBe(201);
     expect(res.body?.id).toBe('u1');
@@ -157,7 +172,9 @@ describe('PlatformClient and non-idempotent requests', () => {
   });
 
   it('a POST still rate-limited after every attempt is a plain transient error, not ambiguous', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 429, {}, { 'retry-after': '0' }), { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    const { server, client } = await setup((_req, res) => sendJson(res, 429, {}, { 'retry-after': '0' }), {
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     const err = await failure(client.requestJson('POST', '/x', { route: 'test', body: {} }));
     expect(err).not.toBeInstanceOf(AmbiguousRequestError);
     expect(err.code).toBe(ErrorCodes.TRANSIENT);
@@ -170,7 +187,13 @@ describe('PlatformClient and non-idempotent requests', () => {
     const url = dead.url;
     await dead.close();
     const retries: string[] = [];
-    client = new PlatformClient({ baseUrl: url, token: TOKEN, allowInsecureHttp: true, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 }, hooks: { onRetry: (e) => retries.push(e.reason) } });
+    client = new PlatformClient({
+      baseUrl: url,
+      token: TOKEN,
+      allowInsecureHttp: true,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+      hooks: { onRetry: (e) => retries.push(e.reason) },
+    });
     const err = await failure(client.requestJson('POST', '/x', { route: 'test', body: {} }));
     expect(err).not.toBeInstanceOf(AmbiguousRequestError);
     expect(err.code).toBe(ErrorCodes.TRANSIENT);
@@ -182,11 +205,20 @@ describe('PlatformClient and non-idempotent requests', () => {
 describe('PlatformClient network failures name the host and URL', () => {
   it('a host that does not resolve (ENOTFOUND) fails at once, naming the host and the URL, without retries', async () => {
     const retries: string[] = [];
-    client = new PlatformClient({ baseUrl: 'https://scim.invalid/base', token: TOKEN, retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 }, hooks: { onRetry: (e) => retries.push(e.reason) } });
-    const err = await failure(client.requestJson('GET', '/Users', { route: 'scim_users', what: 'GET Users', query: { filter: 'userName eq "ann"' } }));
+    client = new PlatformClient({
+      baseUrl: 'https://scim.invalid/base',
+      token: TOKEN,
+      retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 },
+      hooks: { onRetry: (e) => retries.push(e.reason) },
+    });
+    const err = await failure(
+      client.requestJson('GET', '/Users', { route: 'scim_users', what: 'GET Users', query: { filter: 'userName eq "ann"' } }),
+    );
     expect(retries).toEqual([]);
     expect(err.code).toBe(ErrorCodes.TRANSIENT);
-    expect(err.message).toBe('GET Users: cannot resolve host scim.invalid (ENOTFOUND) for https://scim.invalid/base/Users; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine');
+    expect(err.message).toBe(
+      'GET Users: cannot resolve host scim.invalid (ENOTFOUND) for https://scim.invalid/base/Users; check the host name in platform.baseUrl and the DNS (or HTTPS_PROXY) of this machine',
+    );
   });
 });
 
@@ -218,7 +250,9 @@ describe('PlatformClient authentication', () => {
 
   it('refuses an empty token or one with a line break', () => {
     for (const token of ['', 'abc\r\nx-injected: 1']) {
-      expect(() => new PlatformClient({ baseUrl: 'https://platform.example.com', token })).toThrow(expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID }));
+      expect(() => new PlatformClient({ baseUrl: 'https://platform.example.com', token })).toThrow(
+        expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID }),
+      );
     }
   });
 });
@@ -243,7 +277,10 @@ describe('PlatformClient response handling', () => {
   it('keeps the base URL path prefix and encodes the query', async () => {
     server = await startTestServer((_req, res) => sendJson(res, 200, {}));
     client = new PlatformClient({ baseUrl: `${server.url}/tenant-a/`, token: TOKEN, allowInsecureHttp: true });
-    await client.requestJson('GET', '/api/scim/v2/Users', { route: 'test', query: { filter: 'userName eq "a b"', count: 5, skip: undefined } });
+    await client.requestJson('GET', '/api/scim/v2/Users', {
+      route: 'test',
+      query: { filter: 'userName eq "a b"', count: 5, skip: undefined },
+    });
     expect(server.requests[0]!.url).toBe('/tenant-a/api/scim/v2/Users?filter=userName+eq+%22a+b%22&count=5');
   });
 });

@@ -29,7 +29,11 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(req.url?.startsWith('/services/collector') ? JSON.stringify({ text: 'Success', code: 0 }) : JSON.stringify({ totalResults: 0, Resources: [] }));
+      res.end(
+        req.url?.startsWith('/services/collector')
+          ? JSON.stringify({ text: 'Success', code: 0 })
+          : JSON.stringify({ totalResults: 0, Resources: [] }),
+      );
     });
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -71,7 +75,10 @@ describe('outbound proxy from the environment', () => {
     }
     expect(proxy.targets).toEqual([]);
     expect(seen).toEqual(['GET /scim/v2/Users']);
-    expect(proxyFromEnv({ https_proxy: 'http://a:1', HTTPS_PROXY: 'http://b:2', NO_PROXY: 'x' })).toEqual({ httpsProxy: 'http://a:1', noProxy: 'x' });
+    expect(proxyFromEnv({ https_proxy: 'http://a:1', HTTPS_PROXY: 'http://b:2', NO_PROXY: 'x' })).toEqual({
+      httpsProxy: 'http://a:1',
+      noProxy: 'x',
+    });
   });
 
   it('an HTTP-based sink (splunk-hec) goes through the proxy too', async () => {
@@ -79,7 +86,14 @@ describe('outbound proxy from the environment', () => {
     const saved = process.env['HTTPS_PROXY'];
     process.env['HTTPS_PROXY'] = proxy.url;
     try {
-      const sink = await openSink({ type: 'splunk-hec', name: 'hec', url: targetUrl, token: 'hec-token', tls: { caFile: pki.caFile }, retry: { maxAttempts: 1 } });
+      const sink = await openSink({
+        type: 'splunk-hec',
+        name: 'hec',
+        url: targetUrl,
+        token: 'hec-token',
+        tls: { caFile: pki.caFile },
+        retry: { maxAttempts: 1 },
+      });
       expect((await sink.write(makeEvents(2))).delivered).toBe(2);
       await sink.close();
     } finally {
@@ -95,8 +109,19 @@ describe('outbound proxy from the environment', () => {
     const saved = process.env['HTTPS_PROXY'];
     process.env['HTTPS_PROXY'] = proxy.url;
     try {
-      const config = scimSourceSchema.parse({ type: 'scim', baseUrl: targetUrl, token: 'src-token', scimPath: '/scim/v2', groups: false, allowEmpty: true, caFile: pki.caFile });
-      const source = new ScimSource(config, { configDir: '/tmp', secrets: new Map([['caFile', new Secret(readFileSync(pki.caFile, 'utf8'), 'caFile')]]) });
+      const config = scimSourceSchema.parse({
+        type: 'scim',
+        baseUrl: targetUrl,
+        token: 'src-token',
+        scimPath: '/scim/v2',
+        groups: false,
+        allowEmpty: true,
+        caFile: pki.caFile,
+      });
+      const source = new ScimSource(config, {
+        configDir: '/tmp',
+        secrets: new Map([['caFile', new Secret(readFileSync(pki.caFile, 'utf8'), 'caFile')]]),
+      });
       expect((await source.read()).users).toEqual([]);
     } finally {
       if (saved === undefined) delete process.env['HTTPS_PROXY'];
@@ -108,11 +133,19 @@ describe('outbound proxy from the environment', () => {
 
   it('a platform certificate the configured trust refuses fails at once (not retried), naming the host and the fix', async () => {
     const retries: string[] = [];
-    const c = new PlatformClient({ baseUrl: targetUrl, token: 't', retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 }, hooks: { onRetry: (e) => retries.push(e.reason) }, env: {} });
+    const c = new PlatformClient({
+      baseUrl: targetUrl,
+      token: 't',
+      retry: { maxAttempts: 6, baseDelayMs: 1, maxDelayMs: 1 },
+      hooks: { onRetry: (e) => retries.push(e.reason) },
+      env: {},
+    });
     try {
       const err = (await c.requestJson('GET', '/x', { route: 'x', what: 'GET x' }).catch((e: unknown) => e)) as Error & { code: string };
       expect(err.code).toBe('E_CONFIG_INVALID');
-      expect(err.message).toMatch(/^GET x: TLS verification of localhost:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\) for https:\/\/localhost:\d+\/x; trust its CA with platform\.caFile/);
+      expect(err.message).toMatch(
+        /^GET x: TLS verification of localhost:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\) for https:\/\/localhost:\d+\/x; trust its CA with platform\.caFile/,
+      );
     } finally {
       await c.close();
     }
@@ -121,7 +154,12 @@ describe('outbound proxy from the environment', () => {
 
   it('a proxy that refuses the tunnel is a network failure naming the platform URL, not a hang', async () => {
     proxy = await startConnectProxy();
-    const c = new PlatformClient({ baseUrl: 'https://localhost:1', token: 't', retry: { maxAttempts: 1 }, env: { HTTPS_PROXY: proxy.url } });
+    const c = new PlatformClient({
+      baseUrl: 'https://localhost:1',
+      token: 't',
+      retry: { maxAttempts: 1 },
+      env: { HTTPS_PROXY: proxy.url },
+    });
     try {
       await expect(c.requestJson('GET', '/x', { route: 'x', what: 'GET x' })).rejects.toThrow(/GET x: .*https:\/\/localhost:1\/x/);
     } finally {

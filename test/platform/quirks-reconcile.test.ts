@@ -18,7 +18,13 @@ afterEach(async () => {
 function directory(): Directory {
   const users = people(1, 9);
   users.push(
-    { externalId: 'u-alice', userName: 'Alice@Example.com', givenName: 'Alice', familyName: 'Ng', emails: ['alice@example.com', 'alice.ng@example.org'] },
+    {
+      externalId: 'u-alice',
+      userName: 'Alice@Example.com',
+      givenName: 'Alice',
+      familyName: 'Ng',
+      emails: ['alice@example.com', 'alice.ng@example.org'],
+    },
     { externalId: 'u-obrien', userName: 'o"brien@example.com', givenName: 'Pat', familyName: "O'Brien", emails: 'obrien@example.com' },
     // An LDAP-style id with an escaped comma: a backslash in every externalId filter.
     { externalId: 'CN=One\\, Dom', userName: 'dom\\one@example.com', givenName: 'Dom', familyName: 'One' },
@@ -32,7 +38,12 @@ function directory(): Directory {
   };
 }
 
-const EXPECTED_USERS = [...people(1, 9).map((p) => `${p.externalId}=${p.userName}`), 'u-alice=Alice@Example.com', 'CN=One\\, Dom=dom\\one@example.com', 'u-obrien=o"brien@example.com'].sort();
+const EXPECTED_USERS = [
+  ...people(1, 9).map((p) => `${p.externalId}=${p.userName}`),
+  'u-alice=Alice@Example.com',
+  'CN=One\\, Dom=dom\\one@example.com',
+  'u-obrien=o"brien@example.com',
+].sort();
 
 async function converge(quirks: ServerQuirk[], config: ConfigPatch = {}) {
   sim = await startSim({ quirks, maxPageSize: 5 });
@@ -49,23 +60,40 @@ describe('reconcile against each server quirk', () => {
       expect(plan.summary.changes).toBeGreaterThan(0);
       expect(result.failed).toEqual([]);
       const s = sim!;
-      expect(s.store.users().map((u) => `${u.externalId}=${u.userName}`).sort()).toEqual(EXPECTED_USERS);
+      expect(
+        s.store
+          .users()
+          .map((u) => `${u.externalId}=${u.userName}`)
+          .sort(),
+      ).toEqual(EXPECTED_USERS);
       expect(memberNames(s, 'Eng')).toEqual(['Alice@Example.com', 'o"brien@example.com', 'user1@example.com']);
       expect(memberNames(s, 'Ops "Core"')).toEqual(['dom\\one@example.com', 'user2@example.com']);
       const alice = s.store.getUserByUserName('Alice@Example.com');
       expect(alice?.emails?.map((e) => e.value)).toEqual(['alice@example.com', 'alice.ng@example.org']);
       // Every user and group is in the ledger under its real id (also when the 201 had none).
       const ledger = ws.readLedger();
-      expect(Object.keys(ledger?.users ?? {}).sort()).toEqual(s.store.users().map((u) => u.id).sort());
+      expect(Object.keys(ledger?.users ?? {}).sort()).toEqual(
+        s.store
+          .users()
+          .map((u) => u.id)
+          .sort(),
+      );
       const again = await ws.planInProcess();
       expect(again.summary.changes).toBe(0);
     });
   }
 
   it('all quirks at once', async () => {
-    const { ws, result } = await converge(Object.keys(SERVER_QUIRKS) as ServerQuirk[], { provisioning: { emails: { typeMode: 'unique' } } });
+    const { ws, result } = await converge(Object.keys(SERVER_QUIRKS) as ServerQuirk[], {
+      provisioning: { emails: { typeMode: 'unique' } },
+    });
     expect(result.failed).toEqual([]);
-    expect(sim!.store.users().map((u) => `${u.externalId}=${u.userName}`).sort()).toEqual(EXPECTED_USERS);
+    expect(
+      sim!.store
+        .users()
+        .map((u) => `${u.externalId}=${u.userName}`)
+        .sort(),
+    ).toEqual(EXPECTED_USERS);
     // The 201s held no id; the escaped externalId and name were refused by the filter (400), found by listing.
     expect(sim!.requests.some((r) => r.status === 400 && r.query['filter']?.includes('\\'))).toBe(true);
     expect((await ws.planInProcess()).summary.changes).toBe(0);

@@ -33,7 +33,9 @@ describe('read-only platform client', () => {
       const res = await ro.requestJson<{ totalResults: number }>('GET', '/api/scim/v2/Users', { route: 'scim_users' });
       expect(res.body?.totalResults).toBe(0);
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as HttpMethod[]) {
-        const err = await rejection(ro.requestJson(method, '/api/scim/v2/Users/x?filter=secret', { route: 'scim_users', body: { userName: 'a@example.com' } }));
+        const err = await rejection(
+          ro.requestJson(method, '/api/scim/v2/Users/x?filter=secret', { route: 'scim_users', body: { userName: 'a@example.com' } }),
+        );
         expect(err.code).toBe(ErrorCodes.READ_ONLY);
         expect(err.kind).toBe('fatal');
         expect(err.message).toContain(`refused ${method} /api/scim/v2/Users/x:`);
@@ -55,7 +57,9 @@ describe('read-only platform client', () => {
     expect((await view.getUser(u!.id))?.userName).toBe(u!.userName);
     const err = await rejection(view.createUser({ schemas: [], userName: 'new@example.com' }));
     expect(err.code).toBe(ErrorCodes.READ_ONLY);
-    expect(await rejection(view.patch('Users', u!.id, [{ op: 'replace', path: 'active', value: false }]))).toMatchObject({ code: ErrorCodes.READ_ONLY });
+    expect(await rejection(view.patch('Users', u!.id, [{ op: 'replace', path: 'active', value: false }]))).toMatchObject({
+      code: ErrorCodes.READ_ONLY,
+    });
     expect(await rejection(view.delete('Users', u!.id))).toMatchObject({ code: ErrorCodes.READ_ONLY });
     expect(h.sim.requests.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(h.sim.store.getUser(u!.id)?.active).toBe(true);
@@ -84,7 +88,9 @@ describe('read-only view of a daemon client', () => {
     try {
       const view = parent.readOnlyView();
       await view.requestJson('GET', '/api/scim/v2/Users', { route: 'scim_users' });
-      expect(await rejection(view.requestJson('DELETE', '/api/scim/v2/Users/x', { route: 'scim_users' }))).toMatchObject({ code: ErrorCodes.READ_ONLY });
+      expect(await rejection(view.requestJson('DELETE', '/api/scim/v2/Users/x', { route: 'scim_users' }))).toMatchObject({
+        code: ErrorCodes.READ_ONLY,
+      });
       expect(seen).toEqual(['GET 200']);
       expect(waits).toBe(2);
       expect(parent.readOnly).toBe(false);
@@ -97,7 +103,9 @@ describe('read-only view of a daemon client', () => {
 describe('plan cannot write', () => {
   it('the CLI plan of creates, updates and deactivations sends GET requests only', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: { users: people(1, 6), groups: [{ externalId: 'g-1', displayName: 'Eng', members: ['u-1', 'u-2'] }] } });
+    const ws = createWorkspace(sim, {
+      directory: { users: people(1, 6), groups: [{ externalId: 'g-1', displayName: 'Eng', members: ['u-1', 'u-2'] }] },
+    });
     ws.writeConfig();
     ws.writeDirectory({ users: people(1, 6), groups: [{ externalId: 'g-1', displayName: 'Eng', members: ['u-1', 'u-2'] }] });
     await ws.applyInProcess();

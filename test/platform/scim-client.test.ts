@@ -34,7 +34,7 @@ describe('ScimClient lookups', () => {
     expect((await h.scim.findUser({ userName: 'alice.smith@EXAMPLE.COM' }))?.id).toBe(alice.id);
     expect((await h.scim.findUser({ externalId: 'ext-2', userName: 'alice.smith@example.com' }))?.id).toBe(other.id);
     // 'ext-1' is not 'EXT-1' (externalId is case-exact): the userName decides.
-    expect((await h.scim.findUser({ externalId: 'ext-1', userName: 'nobody@example.com' }))).toBeUndefined();
+    expect(await h.scim.findUser({ externalId: 'ext-1', userName: 'nobody@example.com' })).toBeUndefined();
     expect((await h.scim.findUser({ externalId: 'ext-1', userName: 'ALICE.smith@example.com' }))?.id).toBe(alice.id);
   });
 
@@ -227,7 +227,11 @@ describe('ScimClient membership', () => {
     h = await scimHarness();
     const users = seedUsers(h.sim, 250);
     const g = h.sim.store.createGroup({ displayName: 'Everyone' });
-    await h.scim.patchMembers(g.id, users.map((u) => u.id), []);
+    await h.scim.patchMembers(
+      g.id,
+      users.map((u) => u.id),
+      [],
+    );
     const patches = requestsTo(h.sim, 'PATCH', g.id);
     expect(patches).toHaveLength(3);
     const sizes = patches.map((r) => (r.body as { Operations: { value: unknown[] }[] }).Operations.reduce((n, o) => n + o.value.length, 0));
@@ -298,7 +302,14 @@ describe('ScimClient discovery', () => {
   it('a bad token fails loudly, also on discovery', async () => {
     h = await scimHarness();
     const http = new PlatformClient({ baseUrl: h.sim.url, token: 'wrong-token', allowInsecureHttp: true });
-    const scim = new ScimClient(http, { scimPath: SCIM_PATH, pageSize: 10, maxMembersPerPatch: 10, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: true });
+    const scim = new ScimClient(http, {
+      scimPath: SCIM_PATH,
+      pageSize: 10,
+      maxMembersPerPatch: 10,
+      memberRemoveDialect: 'filter',
+      updateMethod: 'auto',
+      discover: true,
+    });
     try {
       const err = await rejection(scim.serviceProviderConfig());
       expect(err.code).toBe(ErrorCodes.AUTH_INVALID);
@@ -319,7 +330,11 @@ describe('ScimClient lookups against quirky servers', () => {
     server = undefined;
   });
 
-  const people = ['ann', 'ben', 'cat', 'dan', 'eve'].map((n, i) => ({ schemas: [SCHEMA_USER], id: `id-${i}`, userName: `${n}@example.com` }));
+  const people = ['ann', 'ben', 'cat', 'dan', 'eve'].map((n, i) => ({
+    schemas: [SCHEMA_USER],
+    id: `id-${i}`,
+    userName: `${n}@example.com`,
+  }));
 
   /** A SCIM-ish server over a fixed list: `quirk` decides how it treats the filter. */
   async function quirky(quirk: 'ignores-filter' | 'case-sensitive'): Promise<ScimClient> {
@@ -336,7 +351,14 @@ describe('ScimClient lookups against quirky servers', () => {
       sendJson(res, 200, { schemas: [], totalResults: rows.length, Resources: rows.slice(start - 1, start + 1) });
     });
     http = new PlatformClient({ baseUrl: server.url, token: 't', allowInsecureHttp: true });
-    return new ScimClient(http, { scimPath: '/scim', pageSize: 10, maxMembersPerPatch: 10, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: false });
+    return new ScimClient(http, {
+      scimPath: '/scim',
+      pageSize: 10,
+      maxMembersPerPatch: 10,
+      memberRemoveDialect: 'filter',
+      updateMethod: 'auto',
+      discover: false,
+    });
   }
 
   it('re-checks candidates itself and pages on when the server ignores the filter', async () => {

@@ -61,7 +61,14 @@ describe('201 without an id', () => {
     });
     const http = new PlatformClient({ baseUrl: server.url, token: 't', allowInsecureHttp: true });
     try {
-      const scim = new ScimClient(http, { scimPath: '/scim', pageSize: 10, maxMembersPerPatch: 10, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: false });
+      const scim = new ScimClient(http, {
+        scimPath: '/scim',
+        pageSize: 10,
+        maxMembersPerPatch: 10,
+        memberRemoveDialect: 'filter',
+        updateMethod: 'auto',
+        discover: false,
+      });
       const err = await rejection(scim.createUser({ schemas: [SCHEMA_USER], userName: 'ghost@example.com', externalId: 'e-ghost' }));
       expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
       expect(err.message).toContain('without the new object');
@@ -104,7 +111,11 @@ describe('409 resolved by lookup', () => {
     expect(res.resource.id).toBe(existing.id);
     const statuses = requestsTo(h.sim, 'GET', '/Users').map((r) => r.status);
     expect(statuses.slice(0, 2)).toEqual([200, 400]);
-    expect(filters(h).slice(2).every((f) => f === '(full listing)')).toBe(true);
+    expect(
+      filters(h)
+        .slice(2)
+        .every((f) => f === '(full listing)'),
+    ).toBe(true);
   });
 
   it('group 409 on a case-sensitive server: found by displayName in the listing', async () => {
@@ -143,7 +154,12 @@ describe('409 resolved by lookup', () => {
 });
 
 describe('pickCandidate', () => {
-  const u = (id: string, userName: string, externalId?: string): ScimUser => ({ schemas: [], id, userName, ...(externalId ? { externalId } : {}) });
+  const u = (id: string, userName: string, externalId?: string): ScimUser => ({
+    schemas: [],
+    id,
+    userName,
+    ...(externalId ? { externalId } : {}),
+  });
   const who = { externalId: 'e-1', name: 'Ann@x.io', nameAttr: 'userName' as const, label: 'user Ann@x.io' };
 
   it('externalId first, then the exact spelling among case-insensitive matches', () => {

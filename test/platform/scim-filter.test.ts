@@ -29,7 +29,13 @@ describe('SCIM filter building', () => {
     expect(parseFilter(f)).toEqual({
       op: 'and',
       filters: [
-        { op: 'or', filters: [{ op: 'eq', attrPath: 'userName', compValue: 'a' }, { op: 'eq', attrPath: 'userName', compValue: 'b' }] },
+        {
+          op: 'or',
+          filters: [
+            { op: 'eq', attrPath: 'userName', compValue: 'a' },
+            { op: 'eq', attrPath: 'userName', compValue: 'b' },
+          ],
+        },
         { op: 'eq', attrPath: 'active', compValue: true },
       ],
     });

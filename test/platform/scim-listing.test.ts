@@ -16,7 +16,11 @@ afterEach(async () => {
 
 const USERS = '/api/scim/v2/Users';
 
-async function listing(faults: FaultRule[], simOpts: Parameters<typeof scimHarness>[0] = {}, clientOpts: Parameters<typeof scimHarness>[1] = {}) {
+async function listing(
+  faults: FaultRule[],
+  simOpts: Parameters<typeof scimHarness>[0] = {},
+  clientOpts: Parameters<typeof scimHarness>[1] = {},
+) {
   h = await scimHarness({ maxPageSize: 7, ...simOpts }, { discover: false, pageSize: 7, ...clientOpts });
   seedUsers(h.sim, 100);
   h.sim.clearRequests();
@@ -219,7 +223,12 @@ describe('ScimClient.listAll paging', () => {
     h.sim.store.createGroup({ displayName: 'Eng', members: [{ value: a!.id }, { value: b!.id }] });
     h.sim.store.createGroup({ displayName: 'Ops' });
     const groups = await h.scim.listGroups();
-    expect(groups.find((g) => g.displayName === 'Eng')?.members?.map((m) => m.value).sort()).toEqual([a!.id, b!.id].sort());
+    expect(
+      groups
+        .find((g) => g.displayName === 'Eng')
+        ?.members?.map((m) => m.value)
+        .sort(),
+    ).toEqual([a!.id, b!.id].sort());
     const slim = await h.scim.listAll('Groups', { excludedAttributes: ['members'], filter: eqFilter('displayName', 'Eng') });
     expect(slim).toHaveLength(1);
     expect(slim[0]!.members).toBeUndefined();
@@ -246,7 +255,14 @@ describe('ScimClient.listAll against a server that ignores startIndex', () => {
     const resources = Array.from({ length: 5 }, (_, i) => ({ schemas: [], id: `u${i}`, userName: `u${i}` }));
     server = await startTestServer((_req, res) => sendJson(res, 200, { schemas: [], totalResults: 1000, Resources: resources }));
     http = new PlatformClient({ baseUrl: server.url, token: 't', allowInsecureHttp: true });
-    const scim = new ScimClient(http, { scimPath: '/scim/v2/', pageSize: 5, maxMembersPerPatch: 10, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: false });
+    const scim = new ScimClient(http, {
+      scimPath: '/scim/v2/',
+      pageSize: 5,
+      maxMembersPerPatch: 10,
+      memberRemoveDialect: 'filter',
+      updateMethod: 'auto',
+      discover: false,
+    });
     const err = await rejection(scim.listUsers());
     expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
     expect(err.message).toContain('ignore startIndex');
@@ -257,7 +273,14 @@ describe('ScimClient.listAll against a server that ignores startIndex', () => {
   it('refuses a page holding a resource without an id', async () => {
     server = await startTestServer((_req, res) => sendJson(res, 200, { totalResults: 2, resources: [{ id: 'a' }, { userName: 'no-id' }] }));
     http = new PlatformClient({ baseUrl: server.url, token: 't', allowInsecureHttp: true });
-    const scim = new ScimClient(http, { scimPath: '/scim/v2', pageSize: 5, maxMembersPerPatch: 10, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: false });
+    const scim = new ScimClient(http, {
+      scimPath: '/scim/v2',
+      pageSize: 5,
+      maxMembersPerPatch: 10,
+      memberRemoveDialect: 'filter',
+      updateMethod: 'auto',
+      discover: false,
+    });
     const err = await rejection(scim.listUsers());
     expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
     expect(err.message).toContain('has no id');

@@ -36,7 +36,10 @@ describe('applyPatch (local PATCH for the PUT fallback)', () => {
 
   it('does not modify its input', () => {
     const input = user();
-    applyPatch(input, [{ op: 'replace', path: 'name.givenName', value: 'X' }, { op: 'remove', path: 'emails' }]);
+    applyPatch(input, [
+      { op: 'replace', path: 'name.givenName', value: 'X' },
+      { op: 'remove', path: 'emails' },
+    ]);
     expect(input).toEqual(user());
   });
 
@@ -59,7 +62,10 @@ describe('applyPatch (local PATCH for the PUT fallback)', () => {
 
   it('path-less replace merges complex attributes and accepts extension objects and dotted keys', () => {
     const out = applyPatch(user(), [
-      { op: 'replace', value: { active: false, name: { familyName: 'Jones' }, [ENT]: { department: 'Ops' }, 'name.formatted': 'Alice Jones' } },
+      {
+        op: 'replace',
+        value: { active: false, name: { familyName: 'Jones' }, [ENT]: { department: 'Ops' }, 'name.formatted': 'Alice Jones' },
+      },
     ]);
     expect(out.active).toBe(false);
     expect(out.name).toEqual({ givenName: 'Alice', familyName: 'Jones', formatted: 'Alice Jones' });
@@ -79,10 +85,22 @@ describe('applyPatch (local PATCH for the PUT fallback)', () => {
   it('handles both member removal dialects and de-duplicates member adds', () => {
     const g = group(['a', 'b', 'c']);
     expect(applyPatch(g, [{ op: 'remove', path: 'members[value eq "b"]' }]).members?.map((m) => m.value)).toEqual(['a', 'c']);
-    expect(applyPatch(g, [{ op: 'remove', path: 'members', value: [{ value: 'a' }, { value: 'c' }] }]).members?.map((m) => m.value)).toEqual(['b']);
-    expect(applyPatch(g, [{ op: 'add', path: 'members', value: [{ value: 'c' }, { value: 'd' }] }]).members?.map((m) => m.value)).toEqual(['a', 'b', 'c', 'd']);
+    expect(
+      applyPatch(g, [{ op: 'remove', path: 'members', value: [{ value: 'a' }, { value: 'c' }] }]).members?.map((m) => m.value),
+    ).toEqual(['b']);
+    expect(applyPatch(g, [{ op: 'add', path: 'members', value: [{ value: 'c' }, { value: 'd' }] }]).members?.map((m) => m.value)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
     expect(applyPatch(g, [{ op: 'remove', path: 'members' }]).members).toEqual([]);
-    expect(applyPatch(user(), [{ op: 'remove', path: 'displayName' }, { op: 'remove', path: 'name' }])).not.toHaveProperty('name');
+    expect(
+      applyPatch(user(), [
+        { op: 'remove', path: 'displayName' },
+        { op: 'remove', path: 'name' },
+      ]),
+    ).not.toHaveProperty('name');
   });
 
   it('refuses what it cannot apply, with E_REJECTED', () => {
@@ -105,11 +123,20 @@ describe('membership deltas', () => {
   it('uses filtered remove paths or one value array, removals first, packed with adds', () => {
     const filter = memberPatchRequests(['n1', 'n2'], ['o"1', 'o2'], 'filter', 3);
     expect(filter).toEqual([
-      [{ op: 'remove', path: 'members[value eq "o\\"1"]' }, { op: 'remove', path: 'members[value eq "o2"]' }, { op: 'add', path: 'members', value: [{ value: 'n1' }] }],
+      [
+        { op: 'remove', path: 'members[value eq "o\\"1"]' },
+        { op: 'remove', path: 'members[value eq "o2"]' },
+        { op: 'add', path: 'members', value: [{ value: 'n1' }] },
+      ],
       [{ op: 'add', path: 'members', value: [{ value: 'n2' }] }],
     ]);
     const arr = memberPatchRequests(['n1'], ['o1', 'o2', 'o1'], 'value-array', 10);
-    expect(arr).toEqual([[{ op: 'remove', path: 'members', value: [{ value: 'o1' }, { value: 'o2' }] }, { op: 'add', path: 'members', value: [{ value: 'n1' }] }]]);
+    expect(arr).toEqual([
+      [
+        { op: 'remove', path: 'members', value: [{ value: 'o1' }, { value: 'o2' }] },
+        { op: 'add', path: 'members', value: [{ value: 'n1' }] },
+      ],
+    ]);
   });
 
   it('computes the full member list for PUT, keeping existing entries', () => {

@@ -14,9 +14,14 @@ import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 const TOKEN = 'plog-daemon-token-5e0b7c3a91';
 const scene = closingAfterEach();
 
-const sinkDocs = (path: string): Array<{ event: { id: string; kind: string; action: string; outcome: string }; provisioning: ProvisioningRecord }> => {
+const sinkDocs = (
+  path: string,
+): Array<{ event: { id: string; kind: string; action: string; outcome: string }; provisioning: ProvisioningRecord }> => {
   try {
-    return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   } catch {
     return [];
   }
@@ -45,7 +50,11 @@ describe('daemon provisioning log', () => {
     expect(records.every((r) => r.action === 'user.create' && r.result === 'ok' && r.object.id !== undefined)).toBe(true);
     const sink = join(ws.dir, 'siem.ndjson');
     await waitFor(() => sinkDocs(sink).length === 30, 'the records in the sink');
-    expect(sinkDocs(sink).map((e) => e.event.id).sort()).toEqual(records.map((r) => `provisioning:acme:${r.id}`).sort());
+    expect(
+      sinkDocs(sink)
+        .map((e) => e.event.id)
+        .sort(),
+    ).toEqual(records.map((r) => `provisioning:acme:${r.id}`).sort());
 
     // A mover: the update's before value comes from the plan, through Redis, to the chunk.
     ws.writeDirectory({ users: [person(1, { familyName: 'Moved' }), ...people(2, 30)], groups: [] });

@@ -48,15 +48,27 @@ describe('provisioning log of one-shot apply', () => {
     expect((await ws.apply()).code).toBe(0);
     const first = logFile(ws);
     const creates = first.filter((r) => r.action === 'user.create');
-    expect(creates.map((r) => r.object.name).sort()).toEqual(['user1@example.com', 'user2@example.com', 'user3@example.com', 'user4@example.com']);
+    expect(creates.map((r) => r.object.name).sort()).toEqual([
+      'user1@example.com',
+      'user2@example.com',
+      'user3@example.com',
+      'user4@example.com',
+    ]);
     for (const r of creates) {
       expect(r).toMatchObject({ tenant: 'e2e', result: 'ok', object: { type: 'user' } });
       expect(r.object.id).toBe(sim.store.users().find((u) => u.userName === r.object.name)?.id);
       expect(r.changes).toContainEqual({ path: 'userName', before: null, after: r.object.name });
     }
-    expect(first.find((r) => r.action === 'group.create')).toMatchObject({ result: 'ok', object: { type: 'group', externalId: 'g-eng', name: 'Engineering' } });
+    expect(first.find((r) => r.action === 'group.create')).toMatchObject({
+      result: 'ok',
+      object: { type: 'group', externalId: 'g-eng', name: 'Engineering' },
+    });
     expect(first.find((r) => r.action === 'group.members')).toMatchObject({ result: 'ok', members: { addedCount: 3, removedCount: 0 } });
-    expect(first.find((r) => r.action === 'group.members')?.members?.added.sort()).toEqual(['user1@example.com', 'user2@example.com', 'user3@example.com']);
+    expect(first.find((r) => r.action === 'group.members')?.members?.added.sort()).toEqual([
+      'user1@example.com',
+      'user2@example.com',
+      'user3@example.com',
+    ]);
     expect(new Set(first.map((r) => r.runId)).size).toBe(1);
 
     // A mover (user1 renamed), a rename the platform refuses (user2), and two leavers
@@ -70,9 +82,14 @@ describe('provisioning log of one-shot apply', () => {
     const second = await ws.apply();
     expect(second.code).toBe(3); // the guard tripped (it outranks the failed update)
     const records = logFile(ws).slice(first.length);
-    const byName = (n: string, action: string): ProvisioningRecord | undefined => records.find((r) => r.object.name === n && r.action === action);
+    const byName = (n: string, action: string): ProvisioningRecord | undefined =>
+      records.find((r) => r.object.name === n && r.action === action);
     expect(byName('user1@example.com', 'user.update')).toMatchObject({ result: 'ok' });
-    expect(byName('user1@example.com', 'user.update')?.changes).toContainEqual({ path: 'name.familyName', before: 'Family1', after: 'Moved' });
+    expect(byName('user1@example.com', 'user.update')?.changes).toContainEqual({
+      path: 'name.familyName',
+      before: 'Family1',
+      after: 'Moved',
+    });
     const refused = byName('user2@example.com', 'user.update');
     expect(refused).toMatchObject({ result: 'failed' });
     expect(refused?.changes).toContainEqual({ path: 'name.familyName', before: 'Family2', after: 'Refused' });
@@ -84,20 +101,40 @@ describe('provisioning log of one-shot apply', () => {
       expect(held?.reason).toMatch(/^not-in-source; held by the deletion guard: .*maxDeletes \(1\)/);
     }
     // The member removal of user3 is destructive too: held with the same reason.
-    expect(records.find((r) => r.action === 'group.members')).toMatchObject({ result: 'held', members: { removed: ['user3@example.com'], removedCount: 1 } });
+    expect(records.find((r) => r.action === 'group.members')).toMatchObject({
+      result: 'held',
+      members: { removed: ['user3@example.com'], removedCount: 1 },
+    });
     expect(sim.store.users().filter((u) => u.active === false)).toEqual([]);
 
     // `log --user` answers "what happened to this person?", newest first, memberships included.
     const user3 = await logJson(ws, ['--user', 'USER3@example']);
-    expect(user3.map((r) => `${r.action}:${r.result}`)).toEqual(['group.members:held', 'user.deactivate:held', 'group.members:ok', 'user.create:ok']);
+    expect(user3.map((r) => `${r.action}:${r.result}`)).toEqual([
+      'group.members:held',
+      'user.deactivate:held',
+      'group.members:ok',
+      'user.create:ok',
+    ]);
     expect((await logJson(ws, ['--result', 'failed'])).map((r) => r.object.name)).toEqual(['user2@example.com']);
     // The other filters, on the same store in this process (no Node start-up per query).
     const store = new FileProvisioningLogStore(join(ws.dir, 'state'), 'e2e', { maxEntries: 1000, maxAgeMs: 86_400_000 });
-    expect((await store.query({ action: 'user.update', limit: 100 })).map((r) => `${r.object.name}:${r.result}`).sort()).toEqual(['user1@example.com:ok', 'user2@example.com:failed']);
-    expect((await store.query({ action: 'group', limit: 100 })).map((r) => r.action).sort()).toEqual(['group.create', 'group.members', 'group.members']);
+    expect((await store.query({ action: 'user.update', limit: 100 })).map((r) => `${r.object.name}:${r.result}`).sort()).toEqual([
+      'user1@example.com:ok',
+      'user2@example.com:failed',
+    ]);
+    expect((await store.query({ action: 'group', limit: 100 })).map((r) => r.action).sort()).toEqual([
+      'group.create',
+      'group.members',
+      'group.members',
+    ]);
     expect(await store.query({ sinceMs: parseSince('2099-01-01'), limit: 100 })).toEqual([]);
     expect((await store.query({ sinceMs: parseSince('1h'), limit: 100 })).length).toBe(logFile(ws).length);
-    expect((await store.query({ limit: 2 })).map((r) => r.id)).toEqual(logFile(ws).slice(-2).reverse().map((r) => r.id));
+    expect((await store.query({ limit: 2 })).map((r) => r.id)).toEqual(
+      logFile(ws)
+        .slice(-2)
+        .reverse()
+        .map((r) => r.id),
+    );
 
     // The human format names the record, its change and its error.
     const text = await ws.cli(['log', '--config', ws.configPath, '--user', 'user2@example.com']);
@@ -123,7 +160,13 @@ describe('provisioning log of one-shot apply', () => {
     sim.store.createUser({ userName: 'user5@example.com', active: true, name: { givenName: 'Given5', familyName: 'Family5' } });
     sim.setFaults([{ kind: 'status', status: 400, method: 'POST', pathPrefix: `${SCIM}/Users`, times: 1 }]);
     const ws = createWorkspace(sim, {
-      directory: { users: people(1, 5), groups: [{ externalId: 'g-a', displayName: 'Alpha', members: ['u-1'] }, { externalId: 'g-b', displayName: 'Beta', members: [] }] },
+      directory: {
+        users: people(1, 5),
+        groups: [
+          { externalId: 'g-a', displayName: 'Alpha', members: ['u-1'] },
+          { externalId: 'g-b', displayName: 'Beta', members: [] },
+        ],
+      },
       config: { provisioning: { matching: { adoptExisting: true }, apply: { concurrency: 1 }, guards: { maxDeletePercent: 100 } } },
     });
     expect((await ws.apply()).code).toBe(1);
@@ -137,17 +180,39 @@ describe('provisioning log of one-shot apply', () => {
     expect(first.find((r) => r.object.name === 'user5@example.com')?.action).toMatch(/^user\.(adopt|update)$/);
 
     // The refused create succeeds on the next run; user2 leaves, Alpha is renamed, Beta retired.
-    ws.writeDirectory({ users: [person(1), person(3), person(4), person(5)], groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }] });
+    ws.writeDirectory({
+      users: [person(1), person(3), person(4), person(5)],
+      groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }],
+    });
     expect((await ws.apply()).code).toBe(0);
     // user2 is rehired, user3 leaves for good with deprovision.action delete.
-    ws.writeDirectory({ users: [person(1), person(2), person(4), person(5)], groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }] });
-    ws.writeConfig({ provisioning: { matching: { adoptExisting: true }, deprovision: { action: 'delete' }, guards: { maxDeletePercent: 100 } } });
+    ws.writeDirectory({
+      users: [person(1), person(2), person(4), person(5)],
+      groups: [{ externalId: 'g-a', displayName: 'Alpha Team', members: ['u-1'] }],
+    });
+    ws.writeConfig({
+      provisioning: { matching: { adoptExisting: true }, deprovision: { action: 'delete' }, guards: { maxDeletePercent: 100 } },
+    });
     expect((await ws.apply()).code).toBe(0);
 
     const all = logFile(ws);
     const seen = new Set(all.map((r) => `${r.action}:${r.result}`));
-    for (const a of ['user.create', 'user.deactivate', 'user.reactivate', 'user.delete', 'group.create', 'group.update', 'group.delete', 'group.members']) expect(seen, a).toContain(`${a}:ok`);
-    expect(all.find((r) => r.action === 'group.update')?.changes).toContainEqual({ path: 'displayName', before: 'Alpha', after: 'Alpha Team' });
+    for (const a of [
+      'user.create',
+      'user.deactivate',
+      'user.reactivate',
+      'user.delete',
+      'group.create',
+      'group.update',
+      'group.delete',
+      'group.members',
+    ])
+      expect(seen, a).toContain(`${a}:ok`);
+    expect(all.find((r) => r.action === 'group.update')?.changes).toContainEqual({
+      path: 'displayName',
+      before: 'Alpha',
+      after: 'Alpha Team',
+    });
     expect(all.find((r) => r.action === 'group.delete')).toMatchObject({ object: { externalId: 'g-b', name: 'Beta' } });
     expect(all.find((r) => r.action === 'user.reactivate')).toMatchObject({ object: { name: 'user2@example.com' } });
     expect(all.find((r) => r.action === 'user.reactivate')?.changes).toContainEqual({ path: 'active', before: false, after: true });

@@ -54,14 +54,23 @@ describe('provisioning log to the audit sinks', () => {
   it('delivers each record once as an event of kind provisioning, in ECS and plain styles', async () => {
     const { dir, store, deadLetters } = scene();
     await store.append([rec(1), rec(2, 'failed')]);
-    const ecsSink = createSink(fileSinkSchema.parse({ type: 'file', name: 'siem', path: join(dir, 'siem.ndjson') }), { configDir: dir, logger: createLogger({ level: 'silent' }) });
+    const ecsSink = createSink(fileSinkSchema.parse({ type: 'file', name: 'siem', path: join(dir, 'siem.ndjson') }), {
+      configDir: dir,
+      logger: createLogger({ level: 'silent' }),
+    });
     const res = await deliverRecords({ store, sinks: [ecsSink], deadLetters, fieldStyle: 'ecs', batchSize: 1 });
     expect(res).toMatchObject({ delivered: 2, deadLettered: 0 });
     const docs = lines(join(dir, 'siem.ndjson'));
     expect(docs).toHaveLength(2);
     const [ids] = [await store.after(null, 10)];
-    expect(docs[0]).toMatchObject({ event: { id: `provisioning:acme:${ids[0]!.id}`, kind: EVENT_KIND, action: 'user.create', outcome: 'success' }, user: { name: 'user1@example.com' } });
-    expect(docs[1]).toMatchObject({ event: { outcome: 'failure' }, provisioning: { error: { code: 'E_REJECTED' }, object: { externalId: 'u-2' } } });
+    expect(docs[0]).toMatchObject({
+      event: { id: `provisioning:acme:${ids[0]!.id}`, kind: EVENT_KIND, action: 'user.create', outcome: 'success' },
+      user: { name: 'user1@example.com' },
+    });
+    expect(docs[1]).toMatchObject({
+      event: { outcome: 'failure' },
+      provisioning: { error: { code: 'E_REJECTED' }, object: { externalId: 'u-2' } },
+    });
     expect(await store.deliveredUpTo()).toBe(ids[1]!.id);
     // Nothing new: nothing written.
     expect((await deliverRecords({ store, sinks: [ecsSink], deadLetters, fieldStyle: 'ecs', batchSize: 10 })).delivered).toBe(0);
@@ -77,7 +86,9 @@ describe('provisioning log to the audit sinks', () => {
     const { dir, store, deadLetters } = scene();
     await store.append([rec(1), rec(2), rec(3), rec(4)]);
     const broken = new JsonlSink('siem', join(dir, 'siem.jsonl'), { failFromWrite: 2 });
-    await expect(deliverRecords({ store, sinks: [broken], deadLetters, fieldStyle: 'ecs', batchSize: 2 })).rejects.toThrow(/destination unavailable/);
+    await expect(deliverRecords({ store, sinks: [broken], deadLetters, fieldStyle: 'ecs', batchSize: 2 })).rejects.toThrow(
+      /destination unavailable/,
+    );
     const all = await store.after(null, 10);
     // The first batch was acknowledged; the second was not: the position is after the first.
     expect(await store.deliveredUpTo()).toBe(all[1]!.id);
@@ -101,7 +112,11 @@ describe('provisioning log to the audit sinks', () => {
   it('after a crash between the sink ack and the position commit, an idempotent sink keeps one copy', async () => {
     const { dir, store, deadLetters } = scene();
     await store.append([rec(1), rec(2)]);
-    const file = (): ReturnType<typeof createSink> => createSink(fileSinkSchema.parse({ type: 'file', name: 'siem', path: join(dir, 'siem.ndjson') }), { configDir: dir, logger: createLogger({ level: 'silent' }) });
+    const file = (): ReturnType<typeof createSink> =>
+      createSink(fileSinkSchema.parse({ type: 'file', name: 'siem', path: join(dir, 'siem.ndjson') }), {
+        configDir: dir,
+        logger: createLogger({ level: 'silent' }),
+      });
     await deliverRecords({ store, sinks: [file()], deadLetters, fieldStyle: 'ecs', batchSize: 10 });
     // The crash: the position was never written.
     rmSync(join(dir, 'acme', 'provisioning-log.delivered.json'));
@@ -119,7 +134,10 @@ describe('provisioning log to the audit sinks', () => {
     dirs.push(ws.dir);
     expect((await ws.apply()).code).toBe(0);
     const docs = lines(join(ws.dir, 'siem.ndjson'));
-    expect(docs.map((d) => (d['provisioning'] as { object: { name: string } }).object.name).sort()).toEqual(['user1@example.com', 'user2@example.com']);
+    expect(docs.map((d) => (d['provisioning'] as { object: { name: string } }).object.name).sort()).toEqual([
+      'user1@example.com',
+      'user2@example.com',
+    ]);
     expect(docs.every((d) => (d['event'] as { kind: string }).kind === 'provisioning')).toBe(true);
   });
 });

@@ -7,9 +7,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyReconcile, planReconcile } from '../../src/reconcile/engine.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, people, person, requestsTo, startSim, usersNamed, writeRequests, type Directory } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  people,
+  person,
+  requestsTo,
+  startSim,
+  usersNamed,
+  writeRequests,
+  type Directory,
+} from '../helpers/reconcile-harness.ts';
 
-const ADA = person(100, { userName: 'ada.lovelace@example.com', givenName: 'Ada', familyName: 'Lovelace', emails: 'ada.lovelace@example.com' });
+const ADA = person(100, {
+  userName: 'ada.lovelace@example.com',
+  givenName: 'Ada',
+  familyName: 'Lovelace',
+  emails: 'ada.lovelace@example.com',
+});
 
 function dir(extra = [ADA]): Directory {
   const users = [...people(1, 3), ...extra];
@@ -89,7 +104,10 @@ describe('adopting existing platform users', () => {
 
   it('a user created by someone else between plan and apply (409 on POST) is adopted, not duplicated', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: { users: people(1, 3), groups: [] }, config: { provisioning: { matching: { adoptExisting: true } } } });
+    const ws = createWorkspace(sim, {
+      directory: { users: people(1, 3), groups: [] },
+      config: { provisioning: { matching: { adoptExisting: true } } },
+    });
     const ctx = await ws.context();
     try {
       const planned = await planReconcile(ctx, { allowDeletes: false });
@@ -98,14 +116,18 @@ describe('adopting existing platform users', () => {
       const result = await applyReconcile(ctx, planned, {});
       expect(result.failed).toEqual([]);
       expect(result.succeeded).toEqual({ 'user.create': 2, 'user.adopt': 1 });
-      expect(requestsTo(sim, 'POST', `${SCIM}/Users`).map((r) => r.status).sort()).toEqual([201, 201, 409]);
+      expect(
+        requestsTo(sim, 'POST', `${SCIM}/Users`)
+          .map((r) => r.status)
+          .sort(),
+      ).toEqual([201, 201, 409]);
       expect(usersNamed(sim, 'user2@example.com')).toBe(1);
       expect(planned.ledger.has('user', racer.id)).toBe(true);
     } finally {
       await ctx.close();
     }
   });
-  it('without adoptExisting, a 409 on create against someone else\'s user fails that user and adopts nothing', async () => {
+  it("without adoptExisting, a 409 on create against someone else's user fails that user and adopts nothing", async () => {
     sim = await startSim();
     const ws = createWorkspace(sim, { directory: { users: people(1, 3), groups: [] } });
     const ctx = await ws.context();
@@ -115,7 +137,13 @@ describe('adopting existing platform users', () => {
       const racer = sim.store.createUser({ userName: 'USER2@example.com', active: true });
       const result = await applyReconcile(ctx, planned, {});
       expect(result.succeeded).toEqual({ 'user.create': 2 });
-      expect(result.failed).toEqual([expect.objectContaining({ action: 'user.create', code: 'E_CONFLICT', message: expect.stringMatching(/unmanaged user .*adoptExisting/) })]);
+      expect(result.failed).toEqual([
+        expect.objectContaining({
+          action: 'user.create',
+          code: 'E_CONFLICT',
+          message: expect.stringMatching(/unmanaged user .*adoptExisting/),
+        }),
+      ]);
       expect(usersNamed(sim, 'user2@example.com')).toBe(1);
       expect(planned.ledger.has('user', racer.id)).toBe(false);
     } finally {

@@ -22,7 +22,10 @@ describe('credential errors through the CLI', () => {
   it('a wrong token: exit 2, "credential missing, malformed or expired", token not in the output', async () => {
     const ws = createWorkspace(sim, { directory, token: WRONG });
     sim.clearRequests();
-    const [apply, plan] = await Promise.all([ws.cli(['apply', '--config', ws.configPath, '--json']), ws.cli(['plan', '--config', ws.configPath])]);
+    const [apply, plan] = await Promise.all([
+      ws.cli(['apply', '--config', ws.configPath, '--json']),
+      ws.cli(['plan', '--config', ws.configPath]),
+    ]);
     for (const run of [apply, plan]) {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain('[E_AUTH_INVALID]');

@@ -36,7 +36,10 @@ describe('deactivation time across a crash (one-shot apply)', () => {
 
   it('leaver, crash after the PATCH active:false and before the ledger save: the deactivation time is already saved', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: { users: people(1, 10), groups: [] }, config: { provisioning: { deprovision: { action: 'deactivate', deleteAfterDays: 30 } } } });
+    const ws = createWorkspace(sim, {
+      directory: { users: people(1, 10), groups: [] },
+      config: { provisioning: { deprovision: { action: 'deactivate', deleteAfterDays: 30 } } },
+    });
     await ws.applyInProcess();
     const leaver = sim.store.getUserByUserName('user10@example.com')!;
     ws.writeDirectory({ users: people(1, 9), groups: [] });

@@ -7,8 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { SCIM, createWorkspace, requestsTo, startSim, usersNamed, writeRequests, type Workspace } from '../helpers/reconcile-harness.ts';
 
-const OBRIEN = { externalId: 'ext-"o\\b"', userName: 'o"brien\\x@example.com', givenName: 'Seán', familyName: 'O"Brien', emails: 'obrien@example.com' };
-const SLASH = { externalId: 'ext\\slash', userName: 'back\\slash"q@example.com', givenName: 'Back', familyName: 'Slash\\', emails: 'slash@example.com' };
+const OBRIEN = {
+  externalId: 'ext-"o\\b"',
+  userName: 'o"brien\\x@example.com',
+  givenName: 'Seán',
+  familyName: 'O"Brien',
+  emails: 'obrien@example.com',
+};
+const SLASH = {
+  externalId: 'ext\\slash',
+  userName: 'back\\slash"q@example.com',
+  givenName: 'Back',
+  familyName: 'Slash\\',
+  emails: 'slash@example.com',
+};
 const GROUP = { externalId: 'g-"rd"\\', displayName: 'R&D "core" \\ team', members: [OBRIEN.externalId, SLASH.externalId] };
 
 describe('escaping end to end', () => {

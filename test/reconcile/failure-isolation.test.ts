@@ -5,7 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, memberNames, people, person, startSim, type DirUser, type Directory, type Workspace } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  memberNames,
+  people,
+  person,
+  startSim,
+  type DirUser,
+  type Directory,
+  type Workspace,
+} from '../helpers/reconcile-harness.ts';
 
 function dir(users: DirUser[]): Directory {
   return { users, groups: [{ externalId: 'g-all', displayName: 'Everyone', members: users.map((u) => u.externalId) }] };
@@ -20,7 +30,10 @@ describe('per-object failure isolation', () => {
     sim = await startSim();
     // `emails` may be overridden from a source attribute; one user's value is not a list,
     // which the platform refuses with 400 (the source itself accepts it).
-    ws = createWorkspace(sim, { directory: dir(people(1, 8)), config: { provisioning: { mapping: { user: { emails: 'attributes.emailOverride' } } } } });
+    ws = createWorkspace(sim, {
+      directory: dir(people(1, 8)),
+      config: { provisioning: { mapping: { user: { emails: 'attributes.emailOverride' } } } },
+    });
     await ws.applyInProcess();
     user3Id = sim.store.getUserByUserName('user3@example.com')?.id ?? '';
     expect(user3Id).not.toBe('');
@@ -38,7 +51,11 @@ describe('per-object failure isolation', () => {
     expect(run.code, run.stderr).toBe(1);
     const { failed, succeeded } = run.out.result;
     const byRef = Object.fromEntries(failed.map((f) => [`${f.action} ${f.ref}`, f]));
-    expect(Object.keys(byRef).sort()).toEqual(['group.members Everyone', 'user.create user10@example.com', 'user.update user3@example.com']);
+    expect(Object.keys(byRef).sort()).toEqual([
+      'group.members Everyone',
+      'user.create user10@example.com',
+      'user.update user3@example.com',
+    ]);
     expect(byRef['user.create user10@example.com']).toMatchObject({ code: 'E_REJECTED' });
     expect(byRef['user.create user10@example.com']?.message).toContain('emails must be an array');
     expect(byRef['user.update user3@example.com']).toMatchObject({ code: 'E_REJECTED' });
@@ -48,7 +65,8 @@ describe('per-object failure isolation', () => {
 
     expect(succeeded).toMatchObject({ 'user.create': 3, 'user.update': 7 });
     expect(run.out.result.aborted).toBeUndefined();
-    for (const n of [1, 2, 4, 5, 6, 7, 8]) expect(sim.store.getUserByUserName(`user${n}@example.com`)?.name?.familyName, `user${n}`).toBe(`Newu-${n}`);
+    for (const n of [1, 2, 4, 5, 6, 7, 8])
+      expect(sim.store.getUserByUserName(`user${n}@example.com`)?.name?.familyName, `user${n}`).toBe(`Newu-${n}`);
     expect(sim.store.getUser(user3Id)?.name?.familyName).toBe('Family3');
     for (const n of [9, 11, 12]) expect(sim.store.getUserByUserName(`user${n}@example.com`)?.active, `user${n}`).toBe(true);
     expect(sim.store.getUserByUserName('user10@example.com')).toBeUndefined();
@@ -59,7 +77,10 @@ describe('per-object failure isolation', () => {
     sim.setFaults([]);
     const run = await ws.applyInProcess();
     expect(run.plan.users.update.map((u) => u.userName)).toEqual(['user3@example.com']);
-    expect(run.result.failed.map((f) => `${f.action} ${f.ref}`).sort()).toEqual(['group.members Everyone', 'user.create user10@example.com']);
+    expect(run.result.failed.map((f) => `${f.action} ${f.ref}`).sort()).toEqual([
+      'group.members Everyone',
+      'user.create user10@example.com',
+    ]);
     expect(sim.store.getUser(user3Id)?.name?.familyName).toBe('Newu-3');
   });
 });

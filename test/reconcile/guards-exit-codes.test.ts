@@ -6,7 +6,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, memberNames, people, person, startSim, writeRequests, type DirUser, type Directory } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  memberNames,
+  people,
+  person,
+  startSim,
+  writeRequests,
+  type DirUser,
+  type Directory,
+} from '../helpers/reconcile-harness.ts';
 
 function dir(users: DirUser[]): Directory {
   return { users, groups: [{ externalId: 'g-all', displayName: 'Everyone', members: users.map((u) => u.externalId) }] };
@@ -18,7 +28,12 @@ function activeOf(sim: Simulator, n: number): boolean | undefined {
 
 /** Any request that deactivated or deleted something. */
 function destructiveRequests(sim: Simulator) {
-  return writeRequests(sim).filter((r) => r.method === 'DELETE' || JSON.stringify(r.body ?? null).includes('"active","value":false') || /"path":"members\[/.test(JSON.stringify(r.body ?? null)));
+  return writeRequests(sim).filter(
+    (r) =>
+      r.method === 'DELETE' ||
+      JSON.stringify(r.body ?? null).includes('"active","value":false') ||
+      /"path":"members\[/.test(JSON.stringify(r.body ?? null)),
+  );
 }
 
 describe('deletion guard and exit codes', () => {
@@ -27,7 +42,10 @@ describe('deletion guard and exit codes', () => {
 
   it('too many removals: exit 3, destructive changes held, creates/updates applied; --allow-deletes releases them', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir(people(1, 40)), config: { provisioning: { guards: { maxDeletes: 5, maxDeletePercent: 50 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(people(1, 40)),
+      config: { provisioning: { guards: { maxDeletes: 5, maxDeletePercent: 50 } } },
+    });
     await ws.applyInProcess();
     expect(sim.store.counts().users).toBe(40);
 
@@ -59,13 +77,20 @@ describe('deletion guard and exit codes', () => {
     expect(memberNames(sim, 'Everyone')).toEqual([...people(9, 41)].map((u) => u.userName).sort());
     const ledger = ws.readLedger();
     const deactivated = Object.values(ledger?.users ?? {}).filter((e) => e.deactivatedAt !== undefined);
-    expect(deactivated.map((e) => e.externalId).sort()).toEqual(people(1, 8).map((u) => u.externalId).sort());
+    expect(deactivated.map((e) => e.externalId).sort()).toEqual(
+      people(1, 8)
+        .map((u) => u.externalId)
+        .sort(),
+    );
   });
 
   it('an empty source while objects are managed: exit 3 and nothing is deprovisioned', async () => {
     sim = await startSim();
     // Limits this loose would allow the removals: only the empty-source rule can trip.
-    const ws = createWorkspace(sim, { directory: dir(people(1, 5)), config: { provisioning: { guards: { maxDeletes: 1000, maxDeletePercent: 100 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(people(1, 5)),
+      config: { provisioning: { guards: { maxDeletes: 1000, maxDeletePercent: 100 } } },
+    });
     await ws.applyInProcess();
     ws.writeDirectory({ users: [], groups: [] });
     sim.clearRequests();
@@ -80,7 +105,10 @@ describe('deletion guard and exit codes', () => {
 
   it('deprovision.action delete removes the users that left', async () => {
     sim = await startSim();
-    const del = createWorkspace(sim, { directory: dir(people(1, 6)), config: { provisioning: { deprovision: { action: 'delete' }, guards: { maxDeletePercent: 50 } } } });
+    const del = createWorkspace(sim, {
+      directory: dir(people(1, 6)),
+      config: { provisioning: { deprovision: { action: 'delete' }, guards: { maxDeletePercent: 50 } } },
+    });
     await del.applyInProcess();
     del.writeDirectory(dir(people(3, 6)));
     sim.clearRequests();

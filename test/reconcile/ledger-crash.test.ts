@@ -11,7 +11,16 @@ import { applyReconcile, planReconcile } from '../../src/reconcile/engine.ts';
 import { FileLedgerStore } from '../../src/reconcile/file-ledger-store.ts';
 import type { LedgerData, LedgerStore } from '../../src/reconcile/ledger.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, people, requestsTo, startSim, usersNamed, type Directory, type Workspace } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  people,
+  requestsTo,
+  startSim,
+  usersNamed,
+  type Directory,
+  type Workspace,
+} from '../helpers/reconcile-harness.ts';
 
 /** The real file store, except that every save after the write-ahead one "crashes". */
 class CrashingLedgerStore implements LedgerStore {
@@ -32,7 +41,10 @@ class CrashingLedgerStore implements LedgerStore {
 }
 
 function directory(from: number, to: number): Directory {
-  return { users: people(from, to), groups: [{ externalId: 'g-team', displayName: 'Team', members: people(from, to).map((u) => u.externalId) }] };
+  return {
+    users: people(from, to),
+    groups: [{ externalId: 'g-team', displayName: 'Team', members: people(from, to).map((u) => u.externalId) }],
+  };
 }
 
 /** After recovery: every source user exists once, the ledger owns them, nothing is pending. */
@@ -41,7 +53,15 @@ async function expectRecovered(sim: Simulator, ws: Workspace, count: number): Pr
   expect(sim.store.counts().users).toBe(count);
   const ledger = ws.readLedger();
   expect(ledger?.pending).toEqual([]);
-  expect(Object.values(ledger?.users ?? {}).map((e) => e.externalId).sort()).toEqual(people(1, count).map((u) => u.externalId).sort());
+  expect(
+    Object.values(ledger?.users ?? {})
+      .map((e) => e.externalId)
+      .sort(),
+  ).toEqual(
+    people(1, count)
+      .map((u) => u.externalId)
+      .sort(),
+  );
   // Owned for real: a user who leaves the source is deprovisioned.
   ws.writeDirectory(directory(2, count));
   const leave = await ws.applyInProcess();
@@ -77,7 +97,16 @@ describe('ledger ownership across crashes', () => {
     expect(next.out.plan.users.create).toEqual([]);
     expect(requestsTo(sim, 'POST', `${SCIM}/Users`)).toEqual([]);
     // Taken over as ours (recorded), not merely left alone.
-    expect(next.out.plan.users.update.filter((u) => u.adopt).map((u) => u.externalId).sort()).toEqual(people(1, 6).map((u) => u.externalId).sort());
+    expect(
+      next.out.plan.users.update
+        .filter((u) => u.adopt)
+        .map((u) => u.externalId)
+        .sort(),
+    ).toEqual(
+      people(1, 6)
+        .map((u) => u.externalId)
+        .sort(),
+    );
     expect(next.out.result.succeeded['user.adopt']).toBe(6);
     expect(next.out.plan.groups.create.map((g) => g.displayName)).toEqual(['Team']);
     await expectRecovered(sim, ws, 6);

@@ -6,10 +6,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PatchOperation } from '../../src/platform/scim/types.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, memberNames, people, startSim, type DirUser, type Directory, type Workspace } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  memberNames,
+  people,
+  startSim,
+  type DirUser,
+  type Directory,
+  type Workspace,
+} from '../helpers/reconcile-harness.ts';
 
 function dir(users: DirUser[], members: DirUser[]): Directory {
-  return { users, groups: [{ externalId: 'g-big', displayName: 'Big', members: members.map((u) => u.externalId) }, { externalId: 'g-small', displayName: 'Small', members: ['u-1'] }] };
+  return {
+    users,
+    groups: [
+      { externalId: 'g-big', displayName: 'Big', members: members.map((u) => u.externalId) },
+      { externalId: 'g-small', displayName: 'Small', members: ['u-1'] },
+    ],
+  };
 }
 
 /** Member values carried by one PATCH body (adds as a value list, removes as filters or a value list). */

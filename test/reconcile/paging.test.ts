@@ -5,11 +5,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { SCIM, createWorkspace, people, requestsTo, startSim, usersNamed, writeRequests, type Directory, type Workspace } from '../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  people,
+  requestsTo,
+  startSim,
+  usersNamed,
+  writeRequests,
+  type Directory,
+  type Workspace,
+} from '../helpers/reconcile-harness.ts';
 
 function dir(count: number): Directory {
   const users = people(1, count);
-  const groups = [0, 1, 2].map((k) => ({ externalId: `g-${k}`, displayName: `Group ${k}`, members: users.filter((_, i) => i % 3 === k).map((u) => u.externalId) }));
+  const groups = [0, 1, 2].map((k) => ({
+    externalId: `g-${k}`,
+    displayName: `Group ${k}`,
+    members: users.filter((_, i) => i % 3 === k).map((u) => u.externalId),
+  }));
   // More groups than one page holds, so group listing pages too.
   for (let k = 3; k < 10; k++) groups.push({ externalId: `g-${k}`, displayName: `Group ${k}`, members: [] });
   return { users, groups };
@@ -42,7 +56,11 @@ describe('paging robustness during the platform listing', () => {
     expect(userPages.length).toBeGreaterThanOrEqual(Math.ceil(20 / 3));
     expect(requestsTo(sim, 'GET', `${SCIM}/Groups`).filter((r) => r.faults?.includes('capped-page')).length).toBeGreaterThanOrEqual(3);
 
-    expect(plan.users.create.map((u) => u.externalId).sort()).toEqual(people(21, 30).map((u) => u.externalId).sort());
+    expect(plan.users.create.map((u) => u.externalId).sort()).toEqual(
+      people(21, 30)
+        .map((u) => u.externalId)
+        .sort(),
+    );
     expect(plan.users.update).toEqual([]);
     expect(plan.users.deactivate).toEqual([]);
     expect(plan.groups.create).toEqual([]);

@@ -12,7 +12,16 @@ function cfg(extra: Record<string, unknown> = {}) {
 }
 
 function user(ext: string, extra: Partial<NormalizedUser> = {}): NormalizedUser {
-  return { externalId: ext, userName: `${ext}@example.com`, givenName: 'G', familyName: ext, emails: [`${ext}@example.com`], active: true, attributes: {}, ...extra };
+  return {
+    externalId: ext,
+    userName: `${ext}@example.com`,
+    givenName: 'G',
+    familyName: ext,
+    emails: [`${ext}@example.com`],
+    active: true,
+    attributes: {},
+    ...extra,
+  };
 }
 
 function scimUser(id: string, ext: string | undefined, extra: Partial<ScimUser> = {}): ScimUser {
@@ -33,7 +42,16 @@ function desired(users: NormalizedUser[], groups: DesiredState['groups'] = []): 
   return { users, groups, rejected: [], stats: {} };
 }
 
-function plan(opts: { users: NormalizedUser[]; groups?: DesiredState['groups']; platformUsers?: ScimUser[]; platformGroups?: ScimGroup[]; ledger?: Ledger; config?: ReturnType<typeof cfg>; allowDeletes?: boolean; now?: number }) {
+function plan(opts: {
+  users: NormalizedUser[];
+  groups?: DesiredState['groups'];
+  platformUsers?: ScimUser[];
+  platformGroups?: ScimGroup[];
+  ledger?: Ledger;
+  config?: ReturnType<typeof cfg>;
+  allowDeletes?: boolean;
+  now?: number;
+}) {
   return buildPlan({
     tenant: 't',
     source: 'test',
@@ -103,9 +121,19 @@ describe('planner', () => {
     const deact = plan({ users: [user('a'), user('c')], platformUsers, ledger, config: cfg({ guards: big }) });
     expect(deact.users.deactivate).toEqual([expect.objectContaining({ id: 'p1', reason: 'not-in-source' })]);
     expect(deact.users.reactivate).toEqual([expect.objectContaining({ id: 'p2' })]);
-    const del = plan({ users: [user('a'), user('c')], platformUsers, ledger, config: cfg({ guards: big, deprovision: { action: 'delete' } }) });
+    const del = plan({
+      users: [user('a'), user('c')],
+      platformUsers,
+      ledger,
+      config: cfg({ guards: big, deprovision: { action: 'delete' } }),
+    });
     expect(del.users.delete.map((u) => u.id)).toEqual(['p1']);
-    const none = plan({ users: [user('a'), user('c')], platformUsers, ledger, config: cfg({ guards: big, deprovision: { action: 'none' } }) });
+    const none = plan({
+      users: [user('a'), user('c')],
+      platformUsers,
+      ledger,
+      config: cfg({ guards: big, deprovision: { action: 'none' } }),
+    });
     expect(none.users.deactivate.length + none.users.delete.length).toBe(0);
   });
 
@@ -115,7 +143,12 @@ describe('planner', () => {
     ledger.record('user', 'p1', 'gone');
     ledger.setDeactivated('p1', NOW - 31 * 86_400_000);
     const config = cfg({ guards: { maxDeletes: 100, maxDeletePercent: 100 }, deprovision: { action: 'deactivate', deleteAfterDays: 30 } });
-    const p = plan({ users: [user('a', { active: false })], platformUsers: [scimUser('p0', 'a'), scimUser('p1', 'gone', { active: false })], ledger, config });
+    const p = plan({
+      users: [user('a', { active: false })],
+      platformUsers: [scimUser('p0', 'a'), scimUser('p1', 'gone', { active: false })],
+      ledger,
+      config,
+    });
     expect(p.users.deactivate).toEqual([expect.objectContaining({ id: 'p0', reason: 'disabled-in-source' })]);
     expect(p.users.delete).toEqual([expect.objectContaining({ id: 'p1', reason: 'grace-period-expired' })]);
   });
@@ -125,9 +158,15 @@ describe('planner', () => {
     const platformUsers = Array.from({ length: 10 }, (_, i) => scimUser(`p${i}`, `u${i}`));
     platformUsers.forEach((u) => ledger.record('user', u.id, u.externalId as string));
     const keep = (n: number) => platformUsers.slice(0, n).map((u) => user(u.externalId as string));
-    expect(plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 1, maxDeletePercent: 100 } }) }).guard).toMatchObject({ tripped: true, destructive: 2 });
-    expect(plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 10 } }) }).guard.tripped).toBe(true);
-    expect(plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 25 } }) }).guard.tripped).toBe(false);
+    expect(
+      plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 1, maxDeletePercent: 100 } }) }).guard,
+    ).toMatchObject({ tripped: true, destructive: 2 });
+    expect(
+      plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 10 } }) }).guard.tripped,
+    ).toBe(true);
+    expect(
+      plan({ users: keep(8), platformUsers, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 25 } }) }).guard.tripped,
+    ).toBe(false);
     const empty = plan({ users: [], platformUsers, ledger, config: cfg({ guards: { maxDeletes: 1000, maxDeletePercent: 100 } }) });
     expect(empty.guard.tripped).toBe(true);
     expect(empty.guard.reasons.join()).toMatch(/no users/);
@@ -143,7 +182,10 @@ describe('planner', () => {
       users,
       platformUsers: [scimUser('p0', 'c1')],
       ledger,
-      config: cfg({ scope: { users: 'active eq true and not (title co "Contractor")' }, guards: { maxDeletes: 10, maxDeletePercent: 100 } }),
+      config: cfg({
+        scope: { users: 'active eq true and not (title co "Contractor")' },
+        guards: { maxDeletes: 10, maxDeletePercent: 100 },
+      }),
     });
     expect(p.users.create.map((u) => u.externalId)).toEqual(['e1']);
     expect(p.users.deactivate).toEqual([expect.objectContaining({ id: 'p0', reason: 'out-of-scope' })]);
@@ -157,7 +199,9 @@ describe('planner', () => {
       users: [user('a'), user('b'), user('c')],
       groups: [{ externalId: 'eng', displayName: 'Engineering', members: ['a', 'c'] }],
       platformUsers: [scimUser('p-a', 'a'), scimUser('p-b', 'b'), scimUser('p-c', 'c')],
-      platformGroups: [{ schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-b' }, { value: 'p-x' }] }],
+      platformGroups: [
+        { schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-b' }, { value: 'p-x' }] },
+      ],
       ledger,
     });
     expect(p.groups.update[0]?.changes).toEqual([{ path: 'displayName', before: 'Eng', after: 'Engineering' }]);
@@ -195,8 +239,15 @@ describe('planner', () => {
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Sales' },
       'urn:example:params:scim:schemas:extension:acme:2.0:User': { costCenter: 'CC-1' },
     });
-    const again = plan({ users: [user('a', { attributes: { department: 'R&D', title: 'eng' } })], platformUsers: [existing], ledger, config });
-    expect(again.users.update[0]?.changes.map((c) => c.path)).toEqual(['urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department']);
+    const again = plan({
+      users: [user('a', { attributes: { department: 'R&D', title: 'eng' } })],
+      platformUsers: [existing],
+      ledger,
+      config,
+    });
+    expect(again.users.update[0]?.changes.map((c) => c.path)).toEqual([
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department',
+    ]);
   });
 
   it('membership additive never removes; authoritative removes movers and leavers but keeps members it cannot place', () => {
@@ -208,7 +259,15 @@ describe('planner', () => {
       users: [user('a'), user('b')],
       groups: [{ externalId: 'eng', displayName: 'Eng', members: ['a'] }],
       platformUsers,
-      platformGroups: [{ schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [{ value: 'p-a' }, { value: 'p-b' }, { value: 'p-gone' }, { value: 'p-admin' }] }],
+      platformGroups: [
+        {
+          schemas: [],
+          id: 'g1',
+          externalId: 'eng',
+          displayName: 'Eng',
+          members: [{ value: 'p-a' }, { value: 'p-b' }, { value: 'p-gone' }, { value: 'p-admin' }],
+        },
+      ],
       ledger,
     };
     const big = { maxDeletes: 100, maxDeletePercent: 100, maxMemberRemovals: 100, maxMemberRemovalPercent: 100 };
@@ -223,10 +282,20 @@ describe('planner', () => {
   it('a chain of renames and a create taking a freed name go through temporary names; a rename onto a name that does not move is left out', () => {
     const ledger = new Ledger();
     ['a', 'b', 'c'].forEach((x) => ledger.record('user', `p-${x}`, x));
-    const platformUsers = [scimUser('p-a', 'a'), scimUser('p-b', 'b'), scimUser('p-c', 'c'), scimUser('p-x', undefined, { userName: 'x@example.com' })];
+    const platformUsers = [
+      scimUser('p-a', 'a'),
+      scimUser('p-b', 'b'),
+      scimUser('p-c', 'c'),
+      scimUser('p-x', undefined, { userName: 'x@example.com' }),
+    ];
     const p = plan({
       // b takes a's name, a takes a new one, n (new) takes b's name, c wants x@ (held by an unmanaged account).
-      users: [user('a', { userName: 'a2@example.com' }), user('b', { userName: 'a@example.com' }), user('n', { userName: 'b@example.com' }), user('c', { userName: 'x@example.com' })],
+      users: [
+        user('a', { userName: 'a2@example.com' }),
+        user('b', { userName: 'a@example.com' }),
+        user('n', { userName: 'b@example.com' }),
+        user('c', { userName: 'x@example.com' }),
+      ],
       platformUsers,
       ledger,
     });
@@ -236,7 +305,13 @@ describe('planner', () => {
     expect(p.users.create.map((c) => c.externalId)).toEqual(['n']);
     // Its only change was the name: nothing left to update.
     expect(p.users.update.find((u) => u.id === 'p-c')).toBeUndefined();
-    expect(p.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'c@example.com', reason: expect.stringContaining('userName change to x@example.com not applied') }));
+    expect(p.skipped).toContainEqual(
+      expect.objectContaining({
+        kind: 'user',
+        ref: 'c@example.com',
+        reason: expect.stringContaining('userName change to x@example.com not applied'),
+      }),
+    );
   });
 
   it('an unidentified group rejection holds group deletions; an identified one protects its group', () => {
@@ -244,13 +319,47 @@ describe('planner', () => {
     ledger.record('user', 'p-a', 'a');
     ledger.record('group', 'g1', 'eng');
     ledger.record('group', 'g2', 'ops');
-    const platformGroups = [{ schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [] }, { schemas: [], id: 'g2', externalId: 'ops', displayName: 'Ops', members: [] }];
-    const base = { users: [user('a')], platformUsers: [scimUser('p-a', 'a')], platformGroups, ledger, config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 100 } }) };
-    const blind = buildPlan({ tenant: 't', source: 's', desired: { users: [user('a')], groups: [], rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x' }], stats: {} }, platformUsers: base.platformUsers, platformGroups, ledger, config: base.config, allowDeletes: false, now: NOW });
+    const platformGroups = [
+      { schemas: [], id: 'g1', externalId: 'eng', displayName: 'Eng', members: [] },
+      { schemas: [], id: 'g2', externalId: 'ops', displayName: 'Ops', members: [] },
+    ];
+    const base = {
+      users: [user('a')],
+      platformUsers: [scimUser('p-a', 'a')],
+      platformGroups,
+      ledger,
+      config: cfg({ guards: { maxDeletes: 100, maxDeletePercent: 100 } }),
+    };
+    const blind = buildPlan({
+      tenant: 't',
+      source: 's',
+      desired: { users: [user('a')], groups: [], rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x' }], stats: {} },
+      platformUsers: base.platformUsers,
+      platformGroups,
+      ledger,
+      config: base.config,
+      allowDeletes: false,
+      now: NOW,
+    });
     expect(blind.groups.delete).toHaveLength(2);
     expect(blind.guard.tripped).toBe(true);
     expect(blind.guard.reasons.join()).toMatch(/1 source group entries were rejected without a readable identity/);
-    const named = buildPlan({ tenant: 't', source: 's', desired: { users: [user('a')], groups: [], rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x', displayName: 'OPS' }], stats: {} }, platformUsers: base.platformUsers, platformGroups, ledger, config: base.config, allowDeletes: false, now: NOW });
+    const named = buildPlan({
+      tenant: 't',
+      source: 's',
+      desired: {
+        users: [user('a')],
+        groups: [],
+        rejected: [{ kind: 'group', ref: 'groups[0]', reason: 'x', displayName: 'OPS' }],
+        stats: {},
+      },
+      platformUsers: base.platformUsers,
+      platformGroups,
+      ledger,
+      config: base.config,
+      allowDeletes: false,
+      now: NOW,
+    });
     expect(named.groups.delete.map((g) => g.id)).toEqual(['g1']);
     expect(named.protected).toEqual([expect.objectContaining({ kind: 'group', id: 'g2' })]);
     expect(named.guard.tripped).toBe(false);

@@ -36,7 +36,9 @@ describe('retries with Retry-After through the CLI', () => {
     expect(run.durationMs).toBeGreaterThanOrEqual(1900);
 
     // The listing: 503, 503, then 200 on the same page, each retry after the server's 1 s.
-    const firstPage = requestsTo(sim, 'GET', `${SCIM}/Users`).filter((r) => r.path === `${SCIM}/Users` && (r.query['startIndex'] ?? '1') === '1');
+    const firstPage = requestsTo(sim, 'GET', `${SCIM}/Users`).filter(
+      (r) => r.path === `${SCIM}/Users` && (r.query['startIndex'] ?? '1') === '1',
+    );
     expect(firstPage.map((r) => r.status).slice(0, 3)).toEqual([503, 503, 200]);
     const [a, b, c] = firstPage;
     expect((b?.at ?? 0) - (a?.at ?? 0)).toBeGreaterThanOrEqual(950);

@@ -11,11 +11,26 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => {
   sim.setFaults([]);
-  sim.audit.setOptions({ ...BASE_AUDIT, idColumn: false, bom: false, crlf: false, order: 'asc', dropColumns: [], extraColumns: [], headers: {}, timestampPrecision: 'ms', timestampSuffix: 'Z', endInclusive: false, maxRows: undefined });
+  sim.audit.setOptions({
+    ...BASE_AUDIT,
+    idColumn: false,
+    bom: false,
+    crlf: false,
+    order: 'asc',
+    dropColumns: [],
+    extraColumns: [],
+    headers: {},
+    timestampPrecision: 'ms',
+    timestampSuffix: 'Z',
+    endInclusive: false,
+    maxRows: undefined,
+  });
 });
 
 async function exportCsv(query: Record<string, string>, s: Simulator = sim): Promise<{ res: Response; text: string }> {
-  const res = await fetch(`${s.url}/api/v1/audit-logs/export?${new URLSearchParams(query)}`, { headers: { authorization: 'Bearer test-token' } });
+  const res = await fetch(`${s.url}/api/v1/audit-logs/export?${new URLSearchParams(query)}`, {
+    headers: { authorization: 'Bearer test-token' },
+  });
   return { res, text: await res.text() };
 }
 
@@ -52,7 +67,11 @@ describe('audit export: windows', () => {
   });
 
   it('rejects invalid dates and reversed windows with 400 { error }', async () => {
-    const bad: Array<Record<string, string>> = [{ start: '2026-13-01' }, { start: 'yesterday' }, { start: '2026-11-02', end: '2026-11-01T00:00:00Z' }];
+    const bad: Array<Record<string, string>> = [
+      { start: '2026-13-01' },
+      { start: 'yesterday' },
+      { start: '2026-11-02', end: '2026-11-01T00:00:00Z' },
+    ];
     for (const q of bad) {
       const { res, text } = await exportCsv(q);
       expect(res.status, JSON.stringify(q)).toBe(400);
@@ -61,7 +80,10 @@ describe('audit export: windows', () => {
   });
 
   it('a missing end means "up to now"; a missing start means "from the beginning"', async () => {
-    const s = await startSimulator({ seed: 1, audit: { startAt: '2026-11-01T00:00:00Z', eventsPerHour: 60, clock: () => Date.parse('2026-11-01T02:00:00Z') } });
+    const s = await startSimulator({
+      seed: 1,
+      audit: { startAt: '2026-11-01T00:00:00Z', eventsPerHour: 60, clock: () => Date.parse('2026-11-01T02:00:00Z') },
+    });
     try {
       expect(rows((await exportCsv({}, s)).text)).toHaveLength(120);
       expect(s.audit.countEvents()).toBe(120);
@@ -119,7 +141,9 @@ describe('audit export: content', () => {
 describe('audit export: options', () => {
   it('id column, BOM and CRLF', async () => {
     sim.audit.setOptions({ idColumn: true, bom: true, crlf: true });
-    const res = await fetch(`${sim.url}/api/v1/audit-logs/export?start=2026-11-01T00:00:00Z&end=2026-11-01T01:00:00Z`, { headers: { authorization: 'Bearer test-token' } });
+    const res = await fetch(`${sim.url}/api/v1/audit-logs/export?start=2026-11-01T00:00:00Z&end=2026-11-01T01:00:00Z`, {
+      headers: { authorization: 'Bearer test-token' },
+    });
     const bytes = Buffer.from(await res.arrayBuffer());
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.toString('utf8');
@@ -131,7 +155,14 @@ describe('audit export: options', () => {
   });
 
   it('schema drift: renamed, dropped and extra columns', async () => {
-    sim.audit.setOptions({ headers: { eventName: 'Event' }, dropColumns: ['IP Address'], extraColumns: [{ header: 'Tenant', value: 'acme' }, { header: 'Len', value: (e) => String(e.details.length) }] });
+    sim.audit.setOptions({
+      headers: { eventName: 'Event' },
+      dropColumns: ['IP Address'],
+      extraColumns: [
+        { header: 'Tenant', value: 'acme' },
+        { header: 'Len', value: (e) => String(e.details.length) },
+      ],
+    });
     expect(sim.audit.header()).toEqual(['Timestamp', 'Event', 'User Email', 'Deployment ID', 'Details', 'Tenant', 'Len']);
     const r = rows((await exportCsv({ start: '2026-11-01T00:00:00Z', end: '2026-11-01T00:30:00Z' })).text);
     expect(Object.keys(r[0]!)).toEqual(sim.audit.header());
@@ -159,7 +190,12 @@ describe('audit export: late events', () => {
     try {
       const q = { start: '2026-11-01T05:00:00Z', end: '2026-11-01T06:00:00Z' };
       const before = rows((await exportCsv(q, s)).text);
-      const late = s.audit.insertLateEvent({ timestamp: '2026-11-01T05:30:00.000Z', eventName: 'Exported data', userEmail: 'late@example.com', details: { note: 'arrived "late", sorry' } });
+      const late = s.audit.insertLateEvent({
+        timestamp: '2026-11-01T05:30:00.000Z',
+        eventName: 'Exported data',
+        userEmail: 'late@example.com',
+        details: { note: 'arrived "late", sorry' },
+      });
       const after = rows((await exportCsv(q, s)).text);
       expect(after).toHaveLength(before.length + 1);
       const at = after.findIndex((r) => r['User Email'] === 'late@example.com');
@@ -212,7 +248,10 @@ describe('audit export: faults', () => {
   });
 
   it('reset before headers and 503 with Retry-After', async () => {
-    sim.setFaults([{ kind: 'reset', pathPrefix: path, times: 1 }, { kind: 'status', status: 503, retryAfterSeconds: 4, pathPrefix: path }]);
+    sim.setFaults([
+      { kind: 'reset', pathPrefix: path, times: 1 },
+      { kind: 'status', status: 503, retryAfterSeconds: 4, pathPrefix: path },
+    ]);
     await expect(exportCsv({ start: '2026-11-01' })).rejects.toThrow();
     const { res, text } = await exportCsv({ start: '2026-11-01' });
     expect(res.status).toBe(503);

@@ -22,7 +22,9 @@ describe.runIf(existsSync('/proc/self/status'))('audit export streaming', () => 
     const path = (from: string, to: string): string => `/api/v1/audit-logs/export?start=${from}&end=${to}`;
     try {
       // Warm-up (JIT, heap sizing), so the baseline is the steady state.
-      const warm = await fetch(`${sim.url}${path('2026-11-01T00:00:00Z', '2026-11-01T00:05:00Z')}`, { headers: { authorization: 'Bearer test-token' } });
+      const warm = await fetch(`${sim.url}${path('2026-11-01T00:00:00Z', '2026-11-01T00:05:00Z')}`, {
+        headers: { authorization: 'Bearer test-token' },
+      });
       for await (const _ of warm.body!);
       await sleep(200);
       const before = rssOf(pid);
@@ -31,7 +33,9 @@ describe.runIf(existsSync('/proc/self/status'))('audit export streaming', () => 
       // server's own backpressure can stop it from queueing the whole export in memory.
       const socket = connect({ host: hostname, port: Number(port) });
       socket.pause();
-      socket.write(`GET ${path('2026-11-01T00:00:00Z', '2026-11-01T00:50:00Z')} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer test-token\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `GET ${path('2026-11-01T00:00:00Z', '2026-11-01T00:50:00Z')} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer test-token\r\nConnection: close\r\n\r\n`,
+      );
       await sleep(1500);
       const stalled = rssOf(pid) - before;
 

@@ -11,7 +11,9 @@ describe('simulate command', () => {
       expect(list.status).toBe(200);
       expect(await list.json()).toMatchObject({ totalResults: 30, itemsPerPage: 7 });
       expect((await fetch(`${sim.url}/api/scim/v2/Users`, { headers: { authorization: 'Bearer test-token' } })).status).toBe(401);
-      const spc = (await (await fetch(`${sim.url}/api/scim/v2/ServiceProviderConfig`, { headers: { authorization: 'Bearer T1' } })).json()) as { patch: { supported: boolean } };
+      const spc = (await (
+        await fetch(`${sim.url}/api/scim/v2/ServiceProviderConfig`, { headers: { authorization: 'Bearer T1' } })
+      ).json()) as { patch: { supported: boolean } };
       expect(spc.patch.supported).toBe(false);
     } finally {
       expect(await sim.stop()).toBe(0);
@@ -29,6 +31,11 @@ describe('simulate command', () => {
     ]);
     expect(opts.tokens).toEqual([{ token: 'a' }, { token: 'b' }]);
     expect(opts.audit).toMatchObject({ idColumn: true, eventsPerHour: 60 });
-    expect(() => simulateCommand().exitOverride().configureOutput({ writeErr: () => {} }).parse(['--fault-rate', '2'], { from: 'user' })).toThrow();
+    expect(() =>
+      simulateCommand()
+        .exitOverride()
+        .configureOutput({ writeErr: () => {} })
+        .parse(['--fault-rate', '2'], { from: 'user' }),
+    ).toThrow();
   });
 });

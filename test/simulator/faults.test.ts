@@ -34,7 +34,9 @@ describe('request-level faults', () => {
 
   it('status: 429 on the platform API uses the { error } shape', async () => {
     sim.setFaults([{ kind: 'status', status: 429, retryAfterSeconds: 1, pathPrefix: '/api/v1/audit-logs/export' }]);
-    const res = await fetch(`${sim.url}/api/v1/audit-logs/export?start=2026-11-01&end=2026-11-01`, { headers: { authorization: 'Bearer test-token' } });
+    const res = await fetch(`${sim.url}/api/v1/audit-logs/export?start=2026-11-01&end=2026-11-01`, {
+      headers: { authorization: 'Bearer test-token' },
+    });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toEqual({ error: 'Too many requests' });
@@ -43,9 +45,15 @@ describe('request-level faults', () => {
   it('matches rules by method and by path prefix, including the /scim/v2 alias', async () => {
     sim.setFaults([{ kind: 'status', status: 500, method: 'post', pathPrefix: USERS }]);
     expect((await scim(sim.url, 'GET', '/Users')).status).toBe(200);
-    const viaAlias = await fetch(`${sim.url}/scim/v2/Users`, { method: 'POST', headers: { authorization: 'Bearer test-token' }, body: JSON.stringify(newUser('x@example.com')) });
+    const viaAlias = await fetch(`${sim.url}/scim/v2/Users`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-token' },
+      body: JSON.stringify(newUser('x@example.com')),
+    });
     expect(viaAlias.status).toBe(500);
-    expect((await scim(sim.url, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'G' })).status).toBe(201);
+    expect(
+      (await scim(sim.url, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'G' })).status,
+    ).toBe(201);
   });
 
   it('rate: 0 never fires, 0.5 fires on a seeded share of requests', async () => {
@@ -137,7 +145,7 @@ describe('paging faults', () => {
     expect(pageIds(p2.body)[0]).toBe(pageIds(p1.body)[9]);
   });
 
-  it('duplicate-across-pages (extra): the previous page\'s last resource is prepended', async () => {
+  it("duplicate-across-pages (extra): the previous page's last resource is prepended", async () => {
     sim.setFaults([{ kind: 'duplicate-across-pages', duplicateMode: 'extra' }]);
     const p2 = await scim(sim.url, 'GET', '/Users?startIndex=11&count=10');
     expect(pageIds(p2.body)).toEqual([ids[9], ...ids.slice(10, 20)]);

@@ -11,7 +11,13 @@ export interface Reply {
   body: any;
 }
 
-export async function scim(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+export async function scim(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const res = await fetch(`${base}/api/scim/v2${path}`, {
     method,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/scim+json', ...headers },

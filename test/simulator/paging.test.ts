@@ -42,13 +42,21 @@ describe('paging', () => {
 
   it('advertises the cap in ServiceProviderConfig', async () => {
     const spc = await scim(sim.url, 'GET', '/ServiceProviderConfig');
-    expect(spc.body).toMatchObject({ patch: { supported: true }, filter: { supported: true, maxResults: 40 }, bulk: { supported: false }, etag: { supported: true } });
+    expect(spc.body).toMatchObject({
+      patch: { supported: true },
+      filter: { supported: true, maxResults: 40 },
+      bulk: { supported: false },
+      etag: { supported: true },
+    });
     expect((await scim(sim.url, 'GET', '/ResourceTypes')).body.totalResults).toBe(2);
     expect((await scim(sim.url, 'GET', '/Schemas/urn:ietf:params:scim:schemas:core:2.0:User')).body.name).toBe('User');
   });
 
   it('pages filtered results after an index lookup', async () => {
-    const names = sim.store.users().slice(0, 3).map((u) => u.userName);
+    const names = sim.store
+      .users()
+      .slice(0, 3)
+      .map((u) => u.userName);
     const filter = encodeURIComponent(names.map((n) => `userName eq "${n.toUpperCase()}"`).join(' or '));
     const r = await scim(sim.url, 'GET', `/Users?filter=${filter}&startIndex=2&count=1`);
     expect(r.body.totalResults).toBe(3);

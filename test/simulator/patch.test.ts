@@ -27,16 +27,34 @@ function members(n: number): string[] {
 describe('PATCH on users', () => {
   it('replaces simple and sub-attributes by path and bumps the version', async () => {
     const id = user();
-    const r = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'Replace', path: 'active', value: false }, { op: 'replace', path: 'name.givenName', value: 'Patricia' }));
+    const r = await scim(
+      sim.url,
+      'PATCH',
+      `/Users/${id}`,
+      patchOp({ op: 'Replace', path: 'active', value: false }, { op: 'replace', path: 'name.givenName', value: 'Patricia' }),
+    );
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ active: false, name: { givenName: 'Patricia', familyName: 'Doe' }, meta: { version: 'W/"2"' } });
   });
 
   it('handles a no-path replace with an object value (extension and dotted keys too)', async () => {
     const id = user();
-    const r = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'replace', value: { displayName: 'P. Doe', 'name.familyName': 'Dough', active: 'False', [SCHEMA_ENTERPRISE_USER]: { department: 'R&D' } } }));
+    const r = await scim(
+      sim.url,
+      'PATCH',
+      `/Users/${id}`,
+      patchOp({
+        op: 'replace',
+        value: { displayName: 'P. Doe', 'name.familyName': 'Dough', active: 'False', [SCHEMA_ENTERPRISE_USER]: { department: 'R&D' } },
+      }),
+    );
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ displayName: 'P. Doe', active: false, name: { givenName: 'Pat', familyName: 'Dough' }, [SCHEMA_ENTERPRISE_USER]: { department: 'R&D' } });
+    expect(r.body).toMatchObject({
+      displayName: 'P. Doe',
+      active: false,
+      name: { givenName: 'Pat', familyName: 'Dough' },
+      [SCHEMA_ENTERPRISE_USER]: { department: 'R&D' },
+    });
   });
 
   it('tolerates an echoed unchanged id in a no-path value but refuses a different one', async () => {
@@ -51,10 +69,23 @@ describe('PATCH on users', () => {
 
   it('patches filtered multi-valued paths, creating the entry when none matches', async () => {
     const id = user();
-    let r = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'replace', path: 'emails[type eq "work"].value', value: 'new@example.com' }));
+    let r = await scim(
+      sim.url,
+      'PATCH',
+      `/Users/${id}`,
+      patchOp({ op: 'replace', path: 'emails[type eq "work"].value', value: 'new@example.com' }),
+    );
     expect(r.body.emails).toEqual([{ value: 'new@example.com', type: 'work', primary: true }]);
-    r = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'add', path: 'emails[type eq "home"].value', value: 'home@example.net' }));
-    expect(r.body.emails).toEqual([{ value: 'new@example.com', type: 'work', primary: true }, { type: 'home', value: 'home@example.net' }]);
+    r = await scim(
+      sim.url,
+      'PATCH',
+      `/Users/${id}`,
+      patchOp({ op: 'add', path: 'emails[type eq "home"].value', value: 'home@example.net' }),
+    );
+    expect(r.body.emails).toEqual([
+      { value: 'new@example.com', type: 'work', primary: true },
+      { type: 'home', value: 'home@example.net' },
+    ]);
     r = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'remove', path: 'emails[type eq "work"]' }));
     expect(r.body.emails).toEqual([{ type: 'home', value: 'home@example.net' }]);
   });
@@ -80,7 +111,12 @@ describe('PATCH on users', () => {
     const bad = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'add', path: 'emails[type eq', value: 'x' }));
     expect(bad.body.scimType).toBe('invalidPath');
     // first op is fine, second collides: nothing of the PATCH may stick
-    const dup = await scim(sim.url, 'PATCH', `/Users/${id}`, patchOp({ op: 'replace', path: 'title', value: 'Boss' }, { op: 'replace', path: 'userName', value: 'TAKEN@example.com' }));
+    const dup = await scim(
+      sim.url,
+      'PATCH',
+      `/Users/${id}`,
+      patchOp({ op: 'replace', path: 'title', value: 'Boss' }, { op: 'replace', path: 'userName', value: 'TAKEN@example.com' }),
+    );
     expect(dup.status).toBe(409);
     expect(sim.store.getUser(id)).toMatchObject({ userName: 'pat@example.com', meta: { version: 'W/"1"' } });
     expect(sim.store.getUser(id)?.['title']).toBeUndefined();
@@ -99,7 +135,12 @@ describe('PATCH on group members', () => {
   it('adds members (re-adding an existing one is a no-op) and removes with a filtered path', async () => {
     const [a, b, c] = members(3) as [string, string, string];
     const g = sim.store.createGroup({ displayName: 'G', members: [{ value: a }] });
-    let r = await scim(sim.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'add', path: 'members', value: [{ value: a }, { value: b }, { value: c }] }));
+    let r = await scim(
+      sim.url,
+      'PATCH',
+      `/Groups/${g.id}`,
+      patchOp({ op: 'add', path: 'members', value: [{ value: a }, { value: b }, { value: c }] }),
+    );
     expect(r.status).toBe(200);
     expect(r.body.members.map((m: { value: string }) => m.value)).toEqual([a, b, c]);
     r = await scim(sim.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: `members[value eq "${b}"]` }));
@@ -110,7 +151,12 @@ describe('PATCH on group members', () => {
   it('removes members with the value-array dialect, and all of them without a value', async () => {
     const [a, b, c] = members(3) as [string, string, string];
     const g = sim.store.createGroup({ displayName: 'G', members: [a, b, c].map((value) => ({ value })) });
-    let r = await scim(sim.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: 'members', value: [{ value: a }, { value: c }] }));
+    let r = await scim(
+      sim.url,
+      'PATCH',
+      `/Groups/${g.id}`,
+      patchOp({ op: 'remove', path: 'members', value: [{ value: a }, { value: c }] }),
+    );
     expect(r.body.members.map((m: { value: string }) => m.value)).toEqual([b]);
     r = await scim(sim.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: 'members' }));
     expect(r.body.members).toBeUndefined();
@@ -127,7 +173,12 @@ describe('PATCH on group members', () => {
   it('replaces the displayName and the whole member list', async () => {
     const [a, b] = members(2) as [string, string];
     const g = sim.store.createGroup({ displayName: 'G', members: [{ value: a }] });
-    const r = await scim(sim.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'replace', value: { displayName: 'G2' } }, { op: 'replace', path: 'members', value: [{ value: b }] }));
+    const r = await scim(
+      sim.url,
+      'PATCH',
+      `/Groups/${g.id}`,
+      patchOp({ op: 'replace', value: { displayName: 'G2' } }, { op: 'replace', path: 'members', value: [{ value: b }] }),
+    );
     expect(r.body).toMatchObject({ displayName: 'G2', members: [expect.objectContaining({ value: b })] });
   });
 });
@@ -156,7 +207,9 @@ describe('dialects and limits', () => {
       const refused = await scim(s.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: `members[value eq "${a}"]` }));
       expect(refused.status).toBe(400);
       expect(refused.body.scimType).toBe('invalidPath');
-      expect((await scim(s.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: 'members', value: [{ value: a }] }))).status).toBe(200);
+      expect(
+        (await scim(s.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'remove', path: 'members', value: [{ value: a }] }))).status,
+      ).toBe(200);
       expect(s.store.getGroup(g.id)?.members).toEqual([]);
     } finally {
       await s.close();
@@ -168,10 +221,20 @@ describe('dialects and limits', () => {
     try {
       const ids = Array.from({ length: 6 }, (_, i) => s.store.createUser({ userName: `u${i}@example.com` }).id);
       const g = s.store.createGroup({ displayName: 'G' });
-      const tooMany = await scim(s.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }));
+      const tooMany = await scim(
+        s.url,
+        'PATCH',
+        `/Groups/${g.id}`,
+        patchOp({ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }),
+      );
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.scimType).toBe('tooMany');
-      const ok = await scim(s.url, 'PATCH', `/Groups/${g.id}`, patchOp({ op: 'add', path: 'members', value: ids.slice(0, 5).map((value) => ({ value })) }));
+      const ok = await scim(
+        s.url,
+        'PATCH',
+        `/Groups/${g.id}`,
+        patchOp({ op: 'add', path: 'members', value: ids.slice(0, 5).map((value) => ({ value })) }),
+      );
       expect(ok.status).toBe(200);
       expect(s.requests.filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([400, 200]);
     } finally {

@@ -75,10 +75,25 @@ describe('simulator quirks', () => {
 
   it('unique-email-types: a missing or repeated type is refused on POST, PUT and PATCH', async () => {
     const s = await withQuirks('unique-email-types');
-    const twoWork = { emails: [{ value: 'a@x.io', type: 'work' }, { value: 'b@x.io', type: 'Work' }] };
+    const twoWork = {
+      emails: [
+        { value: 'a@x.io', type: 'work' },
+        { value: 'b@x.io', type: 'Work' },
+      ],
+    };
     expect((await scim(s.url, 'POST', '/Users', newUser('a@x.io', twoWork))).status).toBe(400);
     expect((await scim(s.url, 'POST', '/Users', newUser('a@x.io', { emails: [{ value: 'a@x.io' }] }))).body.scimType).toBe('invalidValue');
-    const ok = await scim(s.url, 'POST', '/Users', newUser('a@x.io', { emails: [{ value: 'a@x.io', type: 'work' }, { value: 'b@x.io', type: 'home' }] }));
+    const ok = await scim(
+      s.url,
+      'POST',
+      '/Users',
+      newUser('a@x.io', {
+        emails: [
+          { value: 'a@x.io', type: 'work' },
+          { value: 'b@x.io', type: 'home' },
+        ],
+      }),
+    );
     expect(ok.status).toBe(201);
     expect((await scim(s.url, 'PUT', `/Users/${ok.body.id}`, newUser('a@x.io', twoWork))).status).toBe(400);
     const patch = patchOp({ op: 'add', path: 'emails', value: [{ value: 'c@x.io', type: 'home' }] });
@@ -142,10 +157,17 @@ describe('objects changing between pages', () => {
 
 describe('simulate --quirks', () => {
   it('parses a comma-separated, repeatable list and refuses unknown names', () => {
-    const cmd = simulateCommand().exitOverride().configureOutput({ writeErr: () => {} });
+    const cmd = simulateCommand()
+      .exitOverride()
+      .configureOutput({ writeErr: () => {} });
     cmd.parseOptions(['--quirks', 'repeat-first-page,case-sensitive-eq', '--quirks', 'created-without-id']);
     expect(simulatorOptionsFrom(cmd.opts()).quirks).toEqual(['repeat-first-page', 'case-sensitive-eq', 'created-without-id']);
-    expect(() => simulateCommand().exitOverride().configureOutput({ writeErr: () => {} }).parseOptions(['--quirks', 'nope'])).toThrow(/unknown quirk "nope"/);
+    expect(() =>
+      simulateCommand()
+        .exitOverride()
+        .configureOutput({ writeErr: () => {} })
+        .parseOptions(['--quirks', 'nope']),
+    ).toThrow(/unknown quirk "nope"/);
   });
 
   it('the simulate process serves with the quirk on', async () => {

@@ -25,7 +25,12 @@ describe('users', () => {
     expect(got.status).toBe(200);
     expect(got.body).toEqual(created.body);
 
-    const put = await scim(sim.url, 'PUT', `/Users/${id}`, newUser('alice@example.com', { id: 'ignored', displayName: 'Alice A.', active: false }));
+    const put = await scim(
+      sim.url,
+      'PUT',
+      `/Users/${id}`,
+      newUser('alice@example.com', { id: 'ignored', displayName: 'Alice A.', active: false }),
+    );
     expect(put.status).toBe(200);
     expect(put.body.id).toBe(id);
     expect(put.body.meta.created).toBe(created.body.meta.created);
@@ -62,7 +67,11 @@ describe('users', () => {
     expect((await scim(sim.url, 'POST', '/Users', newUser('y@example.com', { active: 'maybe' }))).status).toBe(400);
     const coerced = await scim(sim.url, 'POST', '/Users', newUser('z@example.com', { active: 'False' }));
     expect(coerced.body.active).toBe(false);
-    const bad = await fetch(`${sim.url}/api/scim/v2/Users`, { method: 'POST', headers: { authorization: 'Bearer test-token' }, body: '{not json' });
+    const bad = await fetch(`${sim.url}/api/scim/v2/Users`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-token' },
+      body: '{not json',
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { scimType: string }).scimType).toBe('invalidSyntax');
   });

@@ -12,7 +12,14 @@ beforeAll(async () => {
     ids[userName] = sim.store.createUser({ userName, ...extra }).id;
   };
   add('o"brien\\x@example.com', { externalId: 'OB-1' });
-  add('Mixed.Case@Example.com', { externalId: 'mc-1', displayName: 'Mixed Case', emails: [{ value: 'Mixed.Case@Example.com', type: 'work' }, { value: 'mc@home.example', type: 'home' }] });
+  add('Mixed.Case@Example.com', {
+    externalId: 'mc-1',
+    displayName: 'Mixed Case',
+    emails: [
+      { value: 'Mixed.Case@Example.com', type: 'work' },
+      { value: 'mc@home.example', type: 'home' },
+    ],
+  });
   add('dept@example.com', { [SCHEMA_ENTERPRISE_USER]: { department: 'Quantum Research' }, active: false });
 });
 afterAll(() => sim.close());
@@ -43,7 +50,10 @@ describe('SCIM filters', () => {
     expect((await find('userName sw "O\\"BRIEN"')).names).toEqual(['o"brien\\x@example.com']);
     expect((await find(`${SCHEMA_ENTERPRISE_USER}:department eq "quantum research"`)).names).toEqual(['dept@example.com']);
     expect((await find('urn:ietf:params:scim:schemas:core:2.0:User:userName eq "dept@example.com"')).names).toEqual(['dept@example.com']);
-    expect((await find('userName eq "dept@example.com" or externalId eq "mc-1"')).names).toEqual(['Mixed.Case@Example.com', 'dept@example.com']);
+    expect((await find('userName eq "dept@example.com" or externalId eq "mc-1"')).names).toEqual([
+      'Mixed.Case@Example.com',
+      'dept@example.com',
+    ]);
     const inactive = (await find('userName co "@example.com" and active eq false and not (userName sw "dept")')).names;
     expect(inactive.length).toBe(sim.store.users().filter((u) => u.active === false && !u.userName.startsWith('dept')).length);
     expect(inactive.length).toBeGreaterThan(0);

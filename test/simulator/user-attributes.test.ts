@@ -9,18 +9,25 @@ import { PlatformClient } from '../../src/platform/http-client.ts';
 import { UserAttributesClient, listItems } from '../../src/platform/user-attributes.ts';
 import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
 
-const TOKENS = [
-  { token: 'full' },
-  { token: 'scim-only', kind: 'scim' as const },
-  { token: 'no-attrs', permissions: ['AuditLogManage'] },
-];
+const TOKENS = [{ token: 'full' }, { token: 'scim-only', kind: 'scim' as const }, { token: 'no-attrs', permissions: ['AuditLogManage'] }];
 
 function client(sim: Simulator, token = 'full'): { api: UserAttributesClient; http: PlatformClient } {
-  const http = new PlatformClient({ baseUrl: sim.url, token, allowInsecureHttp: true, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } });
+  const http = new PlatformClient({
+    baseUrl: sim.url,
+    token,
+    allowInsecureHttp: true,
+    retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
+  });
   return { api: new UserAttributesClient(http), http };
 }
 
-async function raw(sim: Simulator, method: string, path: string, body?: unknown, token = 'full'): Promise<{ status: number; body: unknown }> {
+async function raw(
+  sim: Simulator,
+  method: string,
+  path: string,
+  body?: unknown,
+  token = 'full',
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${sim.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -55,12 +62,17 @@ describe('user-attribute endpoints (bare-array lists)', () => {
       const { definition, adopted } = await api.createDefinition({ name: 'region', type: 'string', description: 'Data region' });
       expect(adopted).toBe(false);
       expect(definition).toMatchObject({ name: 'region', type: 'string', description: 'Data region' });
-      expect((await raw(sim, 'GET', '/api/v1/user-attributes/')).body).toEqual([{ id: definition.id, name: 'region', type: 'string', description: 'Data region' }]);
+      expect((await raw(sim, 'GET', '/api/v1/user-attributes/')).body).toEqual([
+        { id: definition.id, name: 'region', type: 'string', description: 'Data region' },
+      ]);
 
       const dup = await raw(sim, 'POST', '/api/v1/user-attributes/', { name: 'region', type: 'string' });
       expect(dup).toEqual({ status: 409, body: { error: 'user attribute region already exists' } });
       // The client resolves a 409 by listing: the existing definition is returned as adopted.
-      expect(await api.createDefinition({ name: 'region', type: 'string' })).toEqual({ definition: { id: definition.id, name: 'region', type: 'string', description: 'Data region' }, adopted: true });
+      expect(await api.createDefinition({ name: 'region', type: 'string' })).toEqual({
+        definition: { id: definition.id, name: 'region', type: 'string', description: 'Data region' },
+        adopted: true,
+      });
 
       const badType = await rejection(api.createDefinition({ name: 'x', type: 'date' as never }));
       expect(badType.code).toBe(ErrorCodes.REJECTED);
@@ -166,7 +178,9 @@ describe('user-attribute endpoints (control-plane envelope)', () => {
     try {
       const all = await api.listDefinitions();
       expect(all.map((d) => d.name)).toEqual(Array.from({ length: 25 }, (_, i) => `attr-${String(i).padStart(2, '0')}`));
-      const gets = sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/user-attributes/' && r.query['offset'] !== undefined);
+      const gets = sim.requests.filter(
+        (r) => r.method === 'GET' && r.path === '/api/v1/user-attributes/' && r.query['offset'] !== undefined,
+      );
       expect(gets.map((r) => r.query['offset'])).toEqual(['0', '10', '20']);
     } finally {
       await http.close();

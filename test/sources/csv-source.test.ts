@@ -46,9 +46,33 @@ describe('CSV source', () => {
     ).read();
     expect(s.rejected).toEqual([]);
     expect(s.users).toEqual([
-      { externalId: 'E1', userName: 'alice@example.com', givenName: 'Alice', familyName: 'Doe', emails: ['alice@example.com', 'alice.doe@example.com'], active: true, attributes: { department: 'Finance' } },
-      { externalId: 'E2', userName: 'jose@example.com', givenName: 'José', familyName: 'Ñúñez, Jr.', emails: ['jose@example.com'], active: false, attributes: { department: 'Sales, EMEA' } },
-      { externalId: 'E3', userName: 'bob@example.com', givenName: 'Bob', familyName: 'O\'Brien "Bobby"', emails: ['bob@example.com'], active: true, attributes: {} },
+      {
+        externalId: 'E1',
+        userName: 'alice@example.com',
+        givenName: 'Alice',
+        familyName: 'Doe',
+        emails: ['alice@example.com', 'alice.doe@example.com'],
+        active: true,
+        attributes: { department: 'Finance' },
+      },
+      {
+        externalId: 'E2',
+        userName: 'jose@example.com',
+        givenName: 'José',
+        familyName: 'Ñúñez, Jr.',
+        emails: ['jose@example.com'],
+        active: false,
+        attributes: { department: 'Sales, EMEA' },
+      },
+      {
+        externalId: 'E3',
+        userName: 'bob@example.com',
+        givenName: 'Bob',
+        familyName: 'O\'Brien "Bobby"',
+        emails: ['bob@example.com'],
+        active: true,
+        attributes: {},
+      },
     ]);
     expect(s.groups).toEqual([
       { externalId: 'csv:finance', displayName: 'Finance', members: ['E1', 'E2'] },
@@ -86,15 +110,17 @@ describe('CSV source', () => {
       ].join('\n') + '\n',
     ).read();
     const file = (s.rejected[0]?.ref ?? '').replace(/:\d+$/, '');
-    expect(s.rejected.map((r) => [r.ref.slice(file.length + 1), r.reason.slice(0, 40)])).toEqual([
-      ['3', 'empty Employee ID (externalId)'],
-      ['4', 'empty Email (userName)'],
-      ['5', 'Status (active) is "maybe": expected one'],
-      ['6', 'expected 8 fields like the header, got 4'],
-      ['7', 'Invalid Opening Quote: a quote is found '],
-      ['8', 'duplicate externalId E1 (the first row wi'],
-      ['9', 'duplicate userName A@X.IO (the first row'],
-    ].map(([l, r]) => [l, (r as string).slice(0, 40)]));
+    expect(s.rejected.map((r) => [r.ref.slice(file.length + 1), r.reason.slice(0, 40)])).toEqual(
+      [
+        ['3', 'empty Employee ID (externalId)'],
+        ['4', 'empty Email (userName)'],
+        ['5', 'Status (active) is "maybe": expected one'],
+        ['6', 'expected 8 fields like the header, got 4'],
+        ['7', 'Invalid Opening Quote: a quote is found '],
+        ['8', 'duplicate externalId E1 (the first row wi'],
+        ['9', 'duplicate userName A@X.IO (the first row'],
+      ].map(([l, r]) => [l, (r as string).slice(0, 40)]),
+    );
     expect(s.rejected.every((r) => r.kind === 'row')).toBe(true);
     // What each rejected row still shows, so the planner protects that account and its groups;
     // rows whose fields cannot be trusted (wrong count, broken quoting) show nothing.
@@ -117,15 +143,23 @@ describe('CSV source', () => {
       .read()
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
-    expect((err as Error).message).toMatch(/header has no column "Email" \(columns\.userName\), "Email" \(columns\.emails\[0\]\); columns found: "Employee ID", "Mail", "First Name"/);
+    expect((err as Error).message).toMatch(
+      /header has no column "Email" \(columns\.userName\), "Email" \(columns\.emails\[0\]\); columns found: "Employee ID", "Mail", "First Name"/,
+    );
   });
 
   it('fails the whole read on what would lose rows silently', async () => {
-    await expect(source(`${HEADER}\nE1,a@x.io,"unterminated,B,,active,G,D\nE2,b@x.io,A,B,,active,G,D\n`).read()).rejects.toThrow(/unterminated quoted field/);
+    await expect(source(`${HEADER}\nE1,a@x.io,"unterminated,B,,active,G,D\nE2,b@x.io,A,B,,active,G,D\n`).read()).rejects.toThrow(
+      /unterminated quoted field/,
+    );
     await expect(source('').read()).rejects.toThrow(/empty \(no header row\)/);
     await expect(source(`${HEADER}\n`).read()).rejects.toThrow(/no usable rows.*allowEmpty/);
     expect((await source(`${HEADER}\n`, { allowEmpty: true }).read()).users).toEqual([]);
-    await expect(new CsvSource(csvSourceSchema.parse({ type: 'csv', path: 'nope.csv', columns: { externalId: 'a', userName: 'b' } }), { configDir: dir }).read()).rejects.toThrow(/nope\.csv: cannot read the CSV file \(ENOENT\)/);
+    await expect(
+      new CsvSource(csvSourceSchema.parse({ type: 'csv', path: 'nope.csv', columns: { externalId: 'a', userName: 'b' } }), {
+        configDir: dir,
+      }).read(),
+    ).rejects.toThrow(/nope\.csv: cannot read the CSV file \(ENOENT\)/);
   });
 
   it('check() summarises the file', async () => {

@@ -30,7 +30,12 @@ const userLike = fc.record(
 );
 
 const groupLike = fc.record(
-  { externalId: fc.oneof(text, fc.integer()), displayName: text, members: fc.oneof(fc.array(fc.oneof(text, fc.integer()), { maxLength: 3 }), value), owner: value },
+  {
+    externalId: fc.oneof(text, fc.integer()),
+    displayName: text,
+    members: fc.oneof(fc.array(fc.oneof(text, fc.integer()), { maxLength: 3 }), value),
+    owner: value,
+  },
   { requiredKeys: [] },
 );
 
@@ -62,9 +67,21 @@ describe('file source fast path', () => {
   });
 
   it('takes the well-formed entries of a real directory (so the fast path is used at all)', () => {
-    const user = { externalId: 'u-1', userName: 'ana@example.com', givenName: 'Ana', familyName: 'Lima', displayName: 'Ana Lima', emails: 'ana@example.com', attributes: { department: 'Sales' } };
+    const user = {
+      externalId: 'u-1',
+      userName: 'ana@example.com',
+      givenName: 'Ana',
+      familyName: 'Lima',
+      displayName: 'Ana Lima',
+      emails: 'ana@example.com',
+      attributes: { department: 'Sales' },
+    };
     expect(fastUserEntry(user)).toEqual(userEntrySchema.parse(user));
-    expect(fastGroupEntry({ externalId: 'g-1', displayName: 'Sales', members: ['u-1'] })).toEqual({ externalId: 'g-1', displayName: 'Sales', members: ['u-1'] });
+    expect(fastGroupEntry({ externalId: 'g-1', displayName: 'Sales', members: ['u-1'] })).toEqual({
+      externalId: 'g-1',
+      displayName: 'Sales',
+      members: ['u-1'],
+    });
     // Not canonical: left to the schema (which trims, converts the number, or explains).
     expect(fastUserEntry({ ...user, userName: ' ana@example.com' })).toBeUndefined();
     expect(fastUserEntry({ ...user, externalId: 1001 })).toBeUndefined();

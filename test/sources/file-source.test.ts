@@ -48,8 +48,12 @@ describe('file source: the example directory', () => {
 
 describe('file source: entries', () => {
   it('normalizes one user (emails string → list, active default, numeric ids → strings)', async () => {
-    const state = await source('users:\n  - { externalId: 1001, userName: ann, emails: ann@example.com, attributes: { title: CTO } }\ngroups:\n  - { externalId: 7, displayName: Admins, members: [1001, 1001] }\n').read();
-    expect(state.users).toEqual([{ externalId: '1001', userName: 'ann', emails: ['ann@example.com'], active: true, attributes: { title: 'CTO' } }]);
+    const state = await source(
+      'users:\n  - { externalId: 1001, userName: ann, emails: ann@example.com, attributes: { title: CTO } }\ngroups:\n  - { externalId: 7, displayName: Admins, members: [1001, 1001] }\n',
+    ).read();
+    expect(state.users).toEqual([
+      { externalId: '1001', userName: 'ann', emails: ['ann@example.com'], active: true, attributes: { title: 'CTO' } },
+    ]);
     expect(state.groups).toEqual([{ externalId: '7', displayName: 'Admins', members: ['1001'] }]);
   });
 
@@ -74,13 +78,47 @@ describe('file source: entries', () => {
     expect(state.groups.map((g) => g.externalId)).toEqual(['g-2']);
     expect(state.rejected).toEqual([
       // Each rejection carries the identity still readable, so the planner protects that account.
-      { kind: 'user', ref: 'users[1] (externalId u-2)', reason: 'userName: required key is missing (expected a string)', externalId: 'u-2' },
-      { kind: 'user', ref: 'users[2] (externalId u-3)', reason: 'emails[1]: must be an e-mail address like alice@example.com (got "not-an-email")', externalId: 'u-3', userName: 'c' },
-      { kind: 'user', ref: 'users[3] (externalId u-4)', reason: 'emial: unknown key — did you mean "emails"?', externalId: 'u-4', userName: 'd' },
-      { kind: 'user', ref: 'users[4] (externalId u-5)', reason: 'active: expected true or false, got "yes"', externalId: 'u-5', userName: 'e' },
+      {
+        kind: 'user',
+        ref: 'users[1] (externalId u-2)',
+        reason: 'userName: required key is missing (expected a string)',
+        externalId: 'u-2',
+      },
+      {
+        kind: 'user',
+        ref: 'users[2] (externalId u-3)',
+        reason: 'emails[1]: must be an e-mail address like alice@example.com (got "not-an-email")',
+        externalId: 'u-3',
+        userName: 'c',
+      },
+      {
+        kind: 'user',
+        ref: 'users[3] (externalId u-4)',
+        reason: 'emial: unknown key — did you mean "emails"?',
+        externalId: 'u-4',
+        userName: 'd',
+      },
+      {
+        kind: 'user',
+        ref: 'users[4] (externalId u-5)',
+        reason: 'active: expected true or false, got "yes"',
+        externalId: 'u-5',
+        userName: 'e',
+      },
       { kind: 'user', ref: 'users[5]', reason: '(top level): expected a mapping (key: value), got "just a string"' },
-      { kind: 'user', ref: 'users[6] (externalId u-7)', reason: 'givenName and name.givenName differ ("Gus" vs "Gustav"); set only one', externalId: 'u-7', userName: 'g' },
-      { kind: 'group', ref: 'groups[0] (externalId g-1)', reason: 'displayName: required key is missing (expected a string)', externalId: 'g-1' },
+      {
+        kind: 'user',
+        ref: 'users[6] (externalId u-7)',
+        reason: 'givenName and name.givenName differ ("Gus" vs "Gustav"); set only one',
+        externalId: 'u-7',
+        userName: 'g',
+      },
+      {
+        kind: 'group',
+        ref: 'groups[0] (externalId g-1)',
+        reason: 'displayName: required key is missing (expected a string)',
+        externalId: 'g-1',
+      },
     ]);
     expect(state.stats).toMatchObject({ users: 2, groups: 1, usersRejected: 6, groupsRejected: 1 });
   });
@@ -102,10 +140,35 @@ describe('file source: entries', () => {
     expect(state.users.map((u) => `${u.externalId}:${u.userName}`)).toEqual(['u-1:Alice@Example.com', 'u-4:bob']);
     expect(state.groups.map((g) => g.displayName)).toEqual(['Team']);
     expect(state.rejected).toEqual([
-      { kind: 'user', ref: 'users[1] (externalId u-1)', reason: 'duplicate externalId "u-1": already used by users[0] (externalId u-1); the first entry is kept', externalId: 'u-1', userName: 'other' },
-      { kind: 'user', ref: 'users[2] (externalId u-3)', reason: 'duplicate userName "alice@example.COM" (case-insensitive): already used by users[0] (externalId u-1); the first entry is kept', externalId: 'u-3', userName: 'alice@example.COM' },
-      { kind: 'group', ref: 'groups[1] (externalId g-1)', reason: 'duplicate externalId "g-1": already used by groups[0] (externalId g-1); the first entry is kept', externalId: 'g-1', displayName: 'Team 2' },
-      { kind: 'group', ref: 'groups[2] (externalId g-3)', reason: 'duplicate displayName "TEAM" (case-insensitive): already used by groups[0] (externalId g-1); the first entry is kept', externalId: 'g-3', displayName: 'TEAM' },
+      {
+        kind: 'user',
+        ref: 'users[1] (externalId u-1)',
+        reason: 'duplicate externalId "u-1": already used by users[0] (externalId u-1); the first entry is kept',
+        externalId: 'u-1',
+        userName: 'other',
+      },
+      {
+        kind: 'user',
+        ref: 'users[2] (externalId u-3)',
+        reason:
+          'duplicate userName "alice@example.COM" (case-insensitive): already used by users[0] (externalId u-1); the first entry is kept',
+        externalId: 'u-3',
+        userName: 'alice@example.COM',
+      },
+      {
+        kind: 'group',
+        ref: 'groups[1] (externalId g-1)',
+        reason: 'duplicate externalId "g-1": already used by groups[0] (externalId g-1); the first entry is kept',
+        externalId: 'g-1',
+        displayName: 'Team 2',
+      },
+      {
+        kind: 'group',
+        ref: 'groups[2] (externalId g-3)',
+        reason: 'duplicate displayName "TEAM" (case-insensitive): already used by groups[0] (externalId g-1); the first entry is kept',
+        externalId: 'g-3',
+        displayName: 'TEAM',
+      },
     ]);
   });
 
@@ -122,8 +185,22 @@ describe('file source: entries', () => {
     expect(state.groups).toEqual([{ externalId: 'g-1', displayName: 'G', members: ['u-1'] }]);
     expect(state.stats['membersUnknown']).toBe(2);
     expect(state.rejected.filter((r) => r.kind === 'group')).toEqual([
-      { kind: 'group', ref: 'groups[0] (externalId g-1)', reason: 'member "u-2" is a rejected user (users[1] (externalId u-2)); the group is kept without it', externalId: 'g-1', displayName: 'G', member: 'u-2' },
-      { kind: 'group', ref: 'groups[0] (externalId g-1)', reason: 'member "u-404" is not a user in this file; the group is kept without it', externalId: 'g-1', displayName: 'G', member: 'u-404' },
+      {
+        kind: 'group',
+        ref: 'groups[0] (externalId g-1)',
+        reason: 'member "u-2" is a rejected user (users[1] (externalId u-2)); the group is kept without it',
+        externalId: 'g-1',
+        displayName: 'G',
+        member: 'u-2',
+      },
+      {
+        kind: 'group',
+        ref: 'groups[0] (externalId g-1)',
+        reason: 'member "u-404" is not a user in this file; the group is kept without it',
+        externalId: 'g-1',
+        displayName: 'G',
+        member: 'u-404',
+      },
     ]);
   });
 

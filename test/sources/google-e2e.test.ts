@@ -22,10 +22,15 @@ let sim: Simulator;
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' }, timeout: 240_000, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' }, timeout: 240_000, maxBuffer: 256 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -56,7 +61,12 @@ function platform() {
 function expectedGroups(): Map<string, string[]> {
   const w = ws.sim.workspace;
   // Users suspended before their first sync are never created, so they are members of nothing.
-  const created = new Set(w.listUsers().filter((u) => !u.suspended && !u.archived).map((u) => u.primaryEmail));
+  const created = new Set(
+    w
+      .listUsers()
+      .filter((u) => !u.suspended && !u.archived)
+      .map((u) => u.primaryEmail),
+  );
   const direct = new Map(w.listGroups().map((g) => [g.id, w.listMembers(g)]));
   const out = new Map<string, string[]>();
   for (const g of w.listGroups()) {
@@ -129,12 +139,18 @@ describe('Google Workspace → platform (CLI)', () => {
   it('users suspended in Google are deactivated on the platform, and only they', async () => {
     const d = ws.sim.workspace.domain;
     const suspended = [100, 200, 300, 4000].map((n) => `user${String(n).padStart(5, '0')}@${d}`);
-    for (const e of suspended) ws.sim.workspace.updateUser(e, (u) => { u.suspended = true; });
+    for (const e of suspended)
+      ws.sim.workspace.updateUser(e, (u) => {
+        u.suspended = true;
+      });
     const before = platform();
     const r = await cli(['apply', '--config', writeConfig('config.yaml'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const after = platform();
-    const flipped = [...after.users].filter(([name, u]) => before.users.get(name)!.active !== u.active).map(([name]) => name).sort();
+    const flipped = [...after.users]
+      .filter(([name, u]) => before.users.get(name)!.active !== u.active)
+      .map(([name]) => name)
+      .sort();
     expect(flipped).toEqual(suspended.sort());
     expect(suspended.every((e) => after.users.get(e)!.active === false)).toBe(true);
     expect((await plan(writeConfig('config.yaml'))).summary['changes']).toBe(0);
@@ -143,7 +159,9 @@ describe('Google Workspace → platform (CLI)', () => {
   it('a read that fails on page 7 of 10 changes nothing on the platform', async () => {
     const d = ws.sim.workspace.domain;
     // Google changed (so a run that went ahead would write), then page 7 keeps failing.
-    ws.sim.workspace.updateUser(`user00500@${d}`, (u) => { u.suspended = true; });
+    ws.sim.workspace.updateUser(`user00500@${d}`, (u) => {
+      u.suspended = true;
+    });
     ws.sim.workspace.setMembers(`group0010@${d}`, []);
     ws.sim.setFaults([{ kind: 'backend-error', route: 'users', page: 7 }]);
     const before = { users: sim.store.users(), groups: sim.store.groups() };
@@ -156,7 +174,9 @@ describe('Google Workspace → platform (CLI)', () => {
     expect(sim.requests.filter((q) => q.method !== 'GET')).toEqual([]);
     expect({ users: sim.store.users(), groups: sim.store.groups() }).toEqual(before);
     // Pages 1-6 read, page 7 tried four times, nothing after it.
-    expect(ws.sim.requests.filter((q) => q.route === 'users').map((q) => q.status)).toEqual([200, 200, 200, 200, 200, 200, 500, 500, 500, 500]);
+    expect(ws.sim.requests.filter((q) => q.route === 'users').map((q) => q.status)).toEqual([
+      200, 200, 200, 200, 200, 200, 500, 500, 500, 500,
+    ]);
     expect(ws.sim.requests.filter((q) => q.route === 'members')).toEqual([]);
   }, 240_000);
 
@@ -178,20 +198,32 @@ describe('Google Workspace → platform (CLI)', () => {
     const other = generateServiceAccount({ clientEmail: ws.sa.account.clientEmail });
     writeFileSync(join(ws.dir, 'stale-key.json'), other.keyFileJson);
     sim.clearRequests();
-    const wrongKey = await runCli(['apply', '--config', writeConfig('wrong-key.yaml', { serviceAccountKeyFile: join(ws.dir, 'stale-key.json') })]);
+    const wrongKey = await runCli([
+      'apply',
+      '--config',
+      writeConfig('wrong-key.yaml', { serviceAccountKeyFile: join(ws.dir, 'stale-key.json') }),
+    ]);
     expect(wrongKey.code).toBe(2);
-    expect(wrongKey.stderr).toMatch(/error \[E_AUTH_INVALID\]: Google rejected the signature of the service account key for directory-sync@sim-project\.iam\.gserviceaccount\.com/);
+    expect(wrongKey.stderr).toMatch(
+      /error \[E_AUTH_INVALID\]: Google rejected the signature of the service account key for directory-sync@sim-project\.iam\.gserviceaccount\.com/,
+    );
     expect(wrongKey.stderr).not.toContain('PRIVATE KEY');
 
     ws.sim.setServiceAccounts([{ ...ws.sa.account, delegatedScopes: undefined } as never]);
     const noDelegation = await runCli(['apply', '--config', writeConfig('config.yaml')]);
     expect(noDelegation.code).toBe(2);
-    expect(noDelegation.stderr).toMatch(new RegExp(`error \\[E_AUTH_FORBIDDEN\\]: .*domain-wide delegation is not granted to client ID ${ws.sa.account.clientId}.*Manage Domain Wide Delegation`));
+    expect(noDelegation.stderr).toMatch(
+      new RegExp(
+        `error \\[E_AUTH_FORBIDDEN\\]: .*domain-wide delegation is not granted to client ID ${ws.sa.account.clientId}.*Manage Domain Wide Delegation`,
+      ),
+    );
 
     ws.sim.setServiceAccounts([{ ...ws.sa.account, delegatedScopes: [SCOPES.users, SCOPES.members] }]);
     const noScope = await runCli(['apply', '--config', writeConfig('config.yaml')]);
     expect(noScope.code).toBe(2);
-    expect(noScope.stderr).toMatch(/error \[E_AUTH_FORBIDDEN\]: .*lacks scope https:\/\/www\.googleapis\.com\/auth\/admin\.directory\.group\.readonly/);
+    expect(noScope.stderr).toMatch(
+      /error \[E_AUTH_FORBIDDEN\]: .*lacks scope https:\/\/www\.googleapis\.com\/auth\/admin\.directory\.group\.readonly/,
+    );
 
     // validate --check-connectivity says the same, as a failed source check; a refused credential exits 2 there too.
     const v = await runCli(['validate', '--config', writeConfig('config.yaml'), '--check-connectivity']);

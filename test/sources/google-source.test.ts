@@ -20,7 +20,8 @@ const USERS = 1234;
 let ws: TestWorkspace;
 let baseline: DesiredState;
 
-const source = (over: Partial<GoogleWorkspaceSourceInput> = {}): GoogleWorkspaceSource => new GoogleWorkspaceSource(googleWorkspaceSourceSchema.parse(ws.source(over)), { configDir: ws.dir });
+const source = (over: Partial<GoogleWorkspaceSourceInput> = {}): GoogleWorkspaceSource =>
+  new GoogleWorkspaceSource(googleWorkspaceSourceSchema.parse(ws.source(over)), { configDir: ws.dir });
 
 async function failure(p: Promise<unknown>): Promise<SyncError> {
   const e = await p.then(
@@ -37,7 +38,11 @@ beforeAll(async () => {
   const d = w.domain;
   // Nested outside the selection, a CUSTOMER member, an external member.
   w.addGroup({ email: `inner@${d}`, name: 'Inner', members: [{ key: `user00010@${d}` }, { key: `user00011@${d}` }] });
-  w.addGroup({ email: `outer@${d}`, name: 'Outer', members: [{ key: `inner@${d}`, type: 'GROUP' }, { key: `user00012@${d}` }, { key: 'partner@elsewhere.org' }] });
+  w.addGroup({
+    email: `outer@${d}`,
+    name: 'Outer',
+    members: [{ key: `inner@${d}`, type: 'GROUP' }, { key: `user00012@${d}` }, { key: 'partner@elsewhere.org' }],
+  });
   w.addGroup({ email: `everyone@${d}`, name: 'Everyone', members: [{ key: w.customerId, type: 'CUSTOMER' }] });
   baseline = await source({ users: { customSchemas: ['HR'] } }).read();
 });
@@ -57,7 +62,12 @@ describe('google-workspace source: reading', () => {
   });
 
   it('suspended and archived users are inactive; everyone else is active', () => {
-    const inactive = new Set(ws.sim.workspace.listUsers().filter((u) => u.suspended || u.archived).map((u) => u.id));
+    const inactive = new Set(
+      ws.sim.workspace
+        .listUsers()
+        .filter((u) => u.suspended || u.archived)
+        .map((u) => u.id),
+    );
     expect(inactive.size).toBeGreaterThan(30);
     expect(new Set(baseline.users.filter((u) => !u.active).map((u) => u.externalId))).toEqual(inactive);
     const archived = baseline.users.find((u) => u.attributes['archived'] === true)!;
@@ -66,17 +76,41 @@ describe('google-workspace source: reading', () => {
 
   it('aliases, organization fields and the requested custom schema are attributes', () => {
     const u = baseline.users.find((x) => x.userName === `user00005@${ws.sim.workspace.domain}`)!;
-    expect(u).toMatchObject({ givenName: 'User', familyName: 'Number 5', displayName: 'User Number 5', emails: [u.userName], active: true });
-    expect(u.attributes).toMatchObject({ aliases: [{ value: `u00005@${ws.sim.workspace.domain}` }], orgUnitPath: '/Dept5', department: 'dept-5', customSchemas: { HR: { costCenter: 'CC-5', employeeNumber: 'E00005' } } });
+    expect(u).toMatchObject({
+      givenName: 'User',
+      familyName: 'Number 5',
+      displayName: 'User Number 5',
+      emails: [u.userName],
+      active: true,
+    });
+    expect(u.attributes).toMatchObject({
+      aliases: [{ value: `u00005@${ws.sim.workspace.domain}` }],
+      orgUnitPath: '/Dept5',
+      department: 'dept-5',
+      customSchemas: { HR: { costCenter: 'CC-5', employeeNumber: 'E00005' } },
+    });
   });
 
   it('scope filters and mapping rules reach aliases, org units and custom schema fields', () => {
-    const pick = (filter: string): string[] => baseline.users.filter(compileScope<NormalizedUser>(filter, 'provisioning.scope.users')).map((u) => u.userName).sort();
+    const pick = (filter: string): string[] =>
+      baseline.users
+        .filter(compileScope<NormalizedUser>(filter, 'provisioning.scope.users'))
+        .map((u) => u.userName)
+        .sort();
     expect(pick('aliases.value eq "u00005@example.com"')).toEqual(['user00005@example.com']);
     expect(pick('customSchemas.HR.employeeNumber eq "E00042"')).toEqual(['user00042@example.com']);
-    expect(pick('orgUnitPath eq "/Dept7" and customSchemas.HR.costCenter eq "CC-17"')).toEqual(pick('customSchemas.HR.costCenter eq "CC-17"').filter((n) => Number(n.slice(4, 9)) % 10 === 7));
+    expect(pick('orgUnitPath eq "/Dept7" and customSchemas.HR.costCenter eq "CC-17"')).toEqual(
+      pick('customSchemas.HR.costCenter eq "CC-17"').filter((n) => Number(n.slice(4, 9)) % 10 === 7),
+    );
     const u = baseline.users.find((x) => x.userName === 'user00042@example.com')!;
-    expect(mapUser(u, { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter': { from: 'attributes.customSchemas.HR.costCenter', createOnly: false } }).resource).toMatchObject({
+    expect(
+      mapUser(u, {
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter': {
+          from: 'attributes.customSchemas.HR.costCenter',
+          createOnly: false,
+        },
+      }).resource,
+    ).toMatchObject({
       'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { costCenter: 'CC-2' },
     });
   });
@@ -178,10 +212,12 @@ describe('google-workspace source: throttling and broken pages', () => {
 describe('google-workspace source: credentials and consent, each with its fix', () => {
   it('check() obtains a token and reads one user', async () => {
     const msg = await source().check();
-    expect(msg).toMatch(/^token for admin@example\.com via directory-sync@sim-project\.iam\.gserviceaccount\.com .*users\.list returned admin@example\.com$/);
+    expect(msg).toMatch(
+      /^token for admin@example\.com via directory-sync@sim-project\.iam\.gserviceaccount\.com .*users\.list returned admin@example\.com$/,
+    );
   });
 
-  it('a key that is not the account\'s current key: E_AUTH_INVALID naming the account', async () => {
+  it("a key that is not the account's current key: E_AUTH_INVALID naming the account", async () => {
     const other = generateServiceAccount({ clientEmail: ws.sa.account.clientEmail });
     const path = join(ws.dir, 'old-key.json');
     writeFileSync(path, other.keyFileJson);
@@ -242,11 +278,19 @@ describe('google-workspace source: credentials and consent, each with its fix', 
 describe('google-workspace source: config', () => {
   it('refuses plain http to a non-loopback host, an inline key, and customer with domain', () => {
     const base = { type: 'google-workspace', serviceAccountKeyFile: 'k.json', subject: 'admin@example.com' } as const;
-    expect(googleWorkspaceSourceSchema.safeParse({ ...base, rootUrl: 'http://admin.example.com/' }).error?.issues[0]?.message).toMatch(/rootUrl uses plain http/);
-    expect(googleWorkspaceSourceSchema.safeParse({ ...base, rootUrl: 'http://10.0.0.1/', allowInsecureHttp: true }).error?.issues[0]?.message).toMatch(/only for loopback/);
+    expect(googleWorkspaceSourceSchema.safeParse({ ...base, rootUrl: 'http://admin.example.com/' }).error?.issues[0]?.message).toMatch(
+      /rootUrl uses plain http/,
+    );
+    expect(
+      googleWorkspaceSourceSchema.safeParse({ ...base, rootUrl: 'http://10.0.0.1/', allowInsecureHttp: true }).error?.issues[0]?.message,
+    ).toMatch(/only for loopback/);
     expect(googleWorkspaceSourceSchema.safeParse({ ...base, serviceAccountKey: '{}' }).success).toBe(false);
     expect(googleWorkspaceSourceSchema.safeParse({ ...base, customer: 'my_customer', domain: 'example.com' }).success).toBe(false);
     const ok = googleWorkspaceSourceSchema.parse(base);
-    expect(ok).toMatchObject({ rootUrl: 'https://admin.googleapis.com/', tokenUrl: 'https://oauth2.googleapis.com/token', groups: { flattenNested: true } });
+    expect(ok).toMatchObject({
+      rootUrl: 'https://admin.googleapis.com/',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      groups: { flattenNested: true },
+    });
   });
 });

@@ -28,7 +28,15 @@ afterAll(async () => {
 describe('LDAP referrals', () => {
   it('a referral under the user base is a rejection without identity; everyone else is read', async () => {
     const source = new LdapSource(
-      ldapSourceSchema.parse({ type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPassword: sl.readerPassword, users: { baseDn: PEOPLE }, groups: { baseDn: GROUPS } }),
+      ldapSourceSchema.parse({
+        type: 'ldap',
+        url: sl.url,
+        allowInsecure: true,
+        bindDn: sl.readerDn,
+        bindPassword: sl.readerPassword,
+        users: { baseDn: PEOPLE },
+        groups: { baseDn: GROUPS },
+      }),
       { configDir: mkdtempSync(join(tmpdir(), 'ldap-ref-')) },
     );
     const state = await source.read();
@@ -36,7 +44,13 @@ describe('LDAP referrals', () => {
     expect(state.stats['referencesIgnored']).toBe(1);
     // slapd adds the scope to the URI it returns.
     const refs = state.rejected.filter((r) => r.ref.startsWith('ldap://'));
-    expect(refs).toEqual([{ kind: 'user', ref: `${REFERRAL}??sub`, reason: expect.stringContaining('search reference (referral) returned by the search of users') }]);
+    expect(refs).toEqual([
+      {
+        kind: 'user',
+        ref: `${REFERRAL}??sub`,
+        reason: expect.stringContaining('search reference (referral) returned by the search of users'),
+      },
+    ]);
     expect(refs.every(isUnidentified)).toBe(true);
   });
 });

@@ -23,7 +23,8 @@ let baseCfg: LdapSourceInput;
 let state: DesiredState;
 const dir = mkdtempSync(join(tmpdir(), 'ldap-src-'));
 
-const source = (over: Partial<LdapSourceInput> = {}): LdapSource => new LdapSource(ldapSourceSchema.parse({ ...baseCfg, ...over }), { configDir: dir });
+const source = (over: Partial<LdapSourceInput> = {}): LdapSource =>
+  new LdapSource(ldapSourceSchema.parse({ ...baseCfg, ...over }), { configDir: dir });
 
 beforeAll(async () => {
   fx = buildFixture(USERS);
@@ -54,7 +55,10 @@ describe('LDAP source against slapd', () => {
   it('an unpaged search is capped by the server, so paging is what reads everything', async () => {
     const c = new Client({ url: sl.url });
     await c.bind(sl.readerDn, sl.readerPassword);
-    await expect(c.search(PEOPLE, { filter: '(objectClass=inetOrgPerson)', attributes: ['uid'] })).rejects.toMatchObject({ name: 'SizeLimitExceededError', code: 4 });
+    await expect(c.search(PEOPLE, { filter: '(objectClass=inetOrgPerson)', attributes: ['uid'] })).rejects.toMatchObject({
+      name: 'SizeLimitExceededError',
+      code: 4,
+    });
     await c.unbind();
 
     expect(state.users).toHaveLength(fx.users.length);
@@ -66,7 +70,13 @@ describe('LDAP source against slapd', () => {
 
   it('maps attributes, stable entryUUID ids and disabled accounts', async () => {
     const u = state.users.find((x) => x.userName === 'user00042')!;
-    expect(u).toMatchObject({ givenName: 'User', familyName: 'Number 42', displayName: 'User 42', emails: ['user00042@example.org'], active: true });
+    expect(u).toMatchObject({
+      givenName: 'User',
+      familyName: 'Number 42',
+      displayName: 'User 42',
+      emails: ['user00042@example.org'],
+      active: true,
+    });
     expect(u.attributes).toMatchObject({ department: 'dept-2', dn: `uid=user00042,${PEOPLE}` });
     expect(u.externalId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const disabled = new Set(state.users.filter((x) => !x.active).map((x) => x.userName));
@@ -79,7 +89,17 @@ describe('LDAP source against slapd', () => {
 
   it('a disabled filter gives the same verdicts as the disabled attribute', async () => {
     const viaFilter = await source({ disabled: { filter: '(employeeType=disabled)' } }).read();
-    expect(viaFilter.users.filter((u) => !u.active).map((u) => u.userName).sort()).toEqual(state.users.filter((u) => !u.active).map((u) => u.userName).sort());
+    expect(
+      viaFilter.users
+        .filter((u) => !u.active)
+        .map((u) => u.userName)
+        .sort(),
+    ).toEqual(
+      state.users
+        .filter((u) => !u.active)
+        .map((u) => u.userName)
+        .sort(),
+    );
   });
 
   it('reads non-ASCII names and DNs with escaped characters', () => {
@@ -116,7 +136,10 @@ describe('LDAP source against slapd', () => {
     const uniq = await source({ groups: { baseDn: `ou=unique,${SUFFIX}` }, membership: { attribute: 'uniqueMember' } }).read();
     expect(uniq.groups[0]!.members.map((m) => uidOf(uniq).get(m)).sort()).toEqual(fx.uniqueUids);
     expect(uniq.stats['membersOutsideScope']).toBe(1);
-    const posix = await source({ groups: { baseDn: `ou=posix,${SUFFIX}`, filter: '(objectClass=posixGroup)' }, membership: { attribute: 'memberUid' } }).read();
+    const posix = await source({
+      groups: { baseDn: `ou=posix,${SUFFIX}`, filter: '(objectClass=posixGroup)' },
+      membership: { attribute: 'memberUid' },
+    }).read();
     expect(posix.groups[0]!.members.map((m) => uidOf(posix).get(m)).sort()).toEqual(fx.posixUids);
     expect(posix.stats['membersOutsideScope']).toBe(1);
   });
@@ -129,28 +152,44 @@ describe('LDAP source against slapd', () => {
       groups: { baseDn: `ou=adgroups,${SUFFIX}`, filter: '(objectClass=adTestObject)' },
     }).read();
     expect(ad.users.map((u) => [u.userName, u.externalId, u.active])).toEqual(fx.ad.users.map((u) => [u.upn, u.guid, !u.disabled]));
-    expect(ad.groups).toEqual([{ externalId: fx.ad.group.guid, displayName: 'AD Admins', members: fx.ad.users.filter((u) => fx.ad.group.memberUpns.includes(u.upn)).map((u) => u.guid) }]);
+    expect(ad.groups).toEqual([
+      {
+        externalId: fx.ad.group.guid,
+        displayName: 'AD Admins',
+        members: fx.ad.users.filter((u) => fx.ad.group.memberUpns.includes(u.upn)).map((u) => u.guid),
+      },
+    ]);
     expect(ad.stats['rangeRequests']).toBe(0);
   });
 
   it('StartTLS and ldaps:// with the test CA; a certificate from an unknown CA is refused', async () => {
-    expect(await source({ allowInsecure: false, startTls: true, caFile: sl.caFile }).check()).toMatch(/^bound to ldap:\/\/127\.0\.0\.1:\d+ as cn=reader/);
+    expect(await source({ allowInsecure: false, startTls: true, caFile: sl.caFile }).check()).toMatch(
+      /^bound to ldap:\/\/127\.0\.0\.1:\d+ as cn=reader/,
+    );
     const viaLdaps = await source({ url: sl.ldapsUrl, allowInsecure: false, caFile: sl.caFile }).read();
     expect(viaLdaps.users).toHaveLength(state.users.length);
-    await expect(source({ allowInsecure: false, startTls: true }).check()).rejects.toThrow(/^TLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    await expect(source({ allowInsecure: false, startTls: true }).check()).rejects.toThrow(
+      /^TLS with ldap:\/\/127\.0\.0\.1:\d+ failed: (SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/,
+    );
   });
 
   it('a wrong password fails loudly with the bind DN and the LDAP code, never the password; it is a refused credential (E_AUTH_INVALID, exit 2)', async () => {
-    const err = await source({ bindPassword: 'not-the-password' }).read().catch((e: unknown) => e);
+    const err = await source({ bindPassword: 'not-the-password' })
+      .read()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
-    expect((err as SourceError).message).toBe(`LDAP bind failed for ${sl.readerDn}: invalid credentials (49): check provisioning.source.bindDn and bindPassword / bindPasswordFile`);
+    expect((err as SourceError).message).toBe(
+      `LDAP bind failed for ${sl.readerDn}: invalid credentials (49): check provisioning.source.bindDn and bindPassword / bindPasswordFile`,
+    );
     expect((err as SourceError).code).toBe('E_AUTH_INVALID');
     expect(JSON.stringify((err as SourceError).toJSON())).not.toContain('not-the-password');
   });
 
   it('an unreachable server and a wrong base DN fail loudly', async () => {
     await expect(source({ url: 'ldap://127.0.0.1:1' }).read()).rejects.toThrow('cannot connect to ldap://127.0.0.1:1: ECONNREFUSED');
-    await expect(source({ users: { baseDn: `ou=nope,${SUFFIX}` } }).read()).rejects.toThrow(`LDAP search of users under ou=nope,${SUFFIX} failed: no such object (32): check the base DN`);
+    await expect(source({ users: { baseDn: `ou=nope,${SUFFIX}` } }).read()).rejects.toThrow(
+      `LDAP search of users under ou=nope,${SUFFIX} failed: no such object (32): check the base DN`,
+    );
   });
 
   it('a server that accepts but never answers hits the operation timeout', async () => {
@@ -159,7 +198,9 @@ describe('LDAP source against slapd', () => {
     const port = (silent.address() as AddressInfo).port;
     const started = Date.now();
     try {
-      await expect(source({ url: `ldap://127.0.0.1:${port}`, timeoutSeconds: 0.3 }).read()).rejects.toThrow(`LDAP bind on ldap://127.0.0.1:${port} timed out after 0.3s`);
+      await expect(source({ url: `ldap://127.0.0.1:${port}`, timeoutSeconds: 0.3 }).read()).rejects.toThrow(
+        `LDAP bind on ldap://127.0.0.1:${port} timed out after 0.3s`,
+      );
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       silent.close();
@@ -167,17 +208,28 @@ describe('LDAP source against slapd', () => {
   });
 
   it('an empty user search is an error unless allowed', async () => {
-    await expect(source({ users: { baseDn: PEOPLE, filter: '(uid=nobody-here)' } }).read()).rejects.toThrow(/returned no usable users.*allowEmpty/);
+    await expect(source({ users: { baseDn: PEOPLE, filter: '(uid=nobody-here)' } }).read()).rejects.toThrow(
+      /returned no usable users.*allowEmpty/,
+    );
     const empty = await source({ allowEmpty: true, users: { baseDn: PEOPLE, filter: '(uid=nobody-here)' } }).read();
     expect(empty.users).toEqual([]);
   });
 
   it('users without a required attribute are rejected with their DN, the others still read', async () => {
-    const s = await source({ users: { baseDn: SUFFIX, filter: '(|(objectClass=inetOrgPerson)(cn=reader))', attributes: { userName: 'mail' } }, groups: undefined }).read();
+    const s = await source({
+      users: { baseDn: SUFFIX, filter: '(|(objectClass=inetOrgPerson)(cn=reader))', attributes: { userName: 'mail' } },
+      groups: undefined,
+    }).read();
     // cn=reader is a person without mail: rejected, not dropped; everyone else is read.
     expect(s.users.length).toBeGreaterThan(fx.users.length);
     // With the identity still readable (its entryUUID) so the planner protects its account.
-    expect(s.rejected).toContainEqual({ kind: 'user', ref: sl.readerDn, reason: 'missing mail (userName)', dn: sl.readerDn, externalId: expect.any(String) });
+    expect(s.rejected).toContainEqual({
+      kind: 'user',
+      ref: sl.readerDn,
+      reason: 'missing mail (userName)',
+      dn: sl.readerDn,
+      externalId: expect.any(String),
+    });
   });
 
   it('check() binds and runs a one-entry search; reads the password from a file', async () => {

@@ -78,7 +78,9 @@ describe('AD range retrieval', () => {
 
   it('fails on a gap, a missing slice or a first slice not at 0 — never returns a short list', async () => {
     const gap: RangeFetcher = async () => ({ 'member;range=1600-*': ['x'] });
-    await expect(collectRange('g', 'member', { key: 'member;range=0-1499', start: 0, end: 1499, values: [] }, gap)).rejects.toThrow(/asked for range 1500-\*, got member;range=1600-\*/);
+    await expect(collectRange('g', 'member', { key: 'member;range=0-1499', start: 0, end: 1499, values: [] }, gap)).rejects.toThrow(
+      /asked for range 1500-\*, got member;range=1600-\*/,
+    );
     const none: RangeFetcher = async () => ({ member: ['x'] });
     await expect(collectRange('g', 'member', { key: 'k', start: 0, end: 1, values: [] }, none)).rejects.toBeInstanceOf(SourceError);
     const gone: RangeFetcher = async () => undefined;
@@ -105,10 +107,20 @@ describe('membership flattening', () => {
     ['uid=c,dc=x', 'C'],
   ]);
   const g = (name: string, members: string[]) => ({ dn: `cn=${name},dc=x`, externalId: name, displayName: name, memberValues: members });
-  const base = { userByDn: users, userByUid: new Map<string, string>(), rejectedUserDns: new Set(['uid=r,dc=x']), memberAttribute: 'member' as const };
+  const base = {
+    userByDn: users,
+    userByUid: new Map<string, string>(),
+    rejectedUserDns: new Set(['uid=r,dc=x']),
+    memberAttribute: 'member' as const,
+  };
 
   it('flattens nesting, cuts cycles and counts what it skipped', () => {
-    const groups = [g('x', ['uid=a,dc=x', 'cn=y,dc=x']), g('y', ['uid=b,dc=x', 'cn=z,dc=x']), g('z', ['uid=c,dc=x', 'cn=x,dc=x', 'uid=out,dc=x', 'uid=r,dc=x']), g('solo', ['cn=y,dc=x'])];
+    const groups = [
+      g('x', ['uid=a,dc=x', 'cn=y,dc=x']),
+      g('y', ['uid=b,dc=x', 'cn=z,dc=x']),
+      g('z', ['uid=c,dc=x', 'cn=x,dc=x', 'uid=out,dc=x', 'uid=r,dc=x']),
+      g('solo', ['cn=y,dc=x']),
+    ];
     const r = resolveMemberships({ ...base, groups, flattenNested: true });
     const byName = Object.fromEntries(r.groups.map((x) => [x.displayName, [...x.members].sort()]));
     expect(byName).toEqual({ x: ['A', 'B', 'C'], y: ['A', 'B', 'C'], z: ['A', 'B', 'C'], solo: ['A', 'B', 'C'] });
@@ -123,7 +135,14 @@ describe('membership flattening', () => {
 });
 
 describe('config and presets', () => {
-  const minimal = { type: 'ldap', url: 'ldaps://dc1.corp.example.com', bindDn: 'CN=svc,DC=corp', bindPassword: 'x', users: { baseDn: 'DC=corp' }, groups: { baseDn: 'OU=Groups,DC=corp' } };
+  const minimal = {
+    type: 'ldap',
+    url: 'ldaps://dc1.corp.example.com',
+    bindDn: 'CN=svc,DC=corp',
+    bindPassword: 'x',
+    users: { baseDn: 'DC=corp' },
+    groups: { baseDn: 'OU=Groups,DC=corp' },
+  };
 
   it('a few lines of config pick up the vendor preset', () => {
     const s = resolveLdapSettings(ldapSourceSchema.parse({ ...minimal, preset: 'active-directory' }));
@@ -138,7 +157,13 @@ describe('config and presets', () => {
   });
 
   it('overrides win over the preset; a custom id attribute is a string', () => {
-    const s = resolveLdapSettings(ldapSourceSchema.parse({ ...minimal, preset: 'active-directory', users: { baseDn: ['OU=A,DC=corp', 'OU=B,DC=corp'], attributes: { externalId: 'employeeID', userName: 'sAMAccountName' } } }));
+    const s = resolveLdapSettings(
+      ldapSourceSchema.parse({
+        ...minimal,
+        preset: 'active-directory',
+        users: { baseDn: ['OU=A,DC=corp', 'OU=B,DC=corp'], attributes: { externalId: 'employeeID', userName: 'sAMAccountName' } },
+      }),
+    );
     expect(s.userMap.externalIdFormat).toBe('string');
     expect(s.userMap.userName).toBe('sAMAccountName');
     expect(s.users.baseDns).toEqual(['OU=A,DC=corp', 'OU=B,DC=corp']);
@@ -171,14 +196,31 @@ describe('LDAP errors keep the server explanation and say what to change', () =>
   it('adminLimitExceeded on a paged search names the page size and how to lower it, with the server text', async () => {
     const { AdminLimitExceededError, InvalidCredentialsError } = await import('ldapts');
     const { ldapError } = await import('../../src/sources/ldap/classify.ts');
-    const ctx = { url: 'ldaps://dc1.corp.example:636', bindDn: 'CN=svc-scim,OU=Service,DC=corp,DC=example', timeoutSeconds: 120, connectTimeoutSeconds: 10, pageSize: 5000, what: 'users under OU=Staff,DC=corp,DC=example' };
-    const limit = ldapError(new AdminLimitExceededError('00002024: LdapErr: DSID-0C0909A3, comment: Size of the page exceeds MaxPageSize'), 'search', ctx);
+    const ctx = {
+      url: 'ldaps://dc1.corp.example:636',
+      bindDn: 'CN=svc-scim,OU=Service,DC=corp,DC=example',
+      timeoutSeconds: 120,
+      connectTimeoutSeconds: 10,
+      pageSize: 5000,
+      what: 'users under OU=Staff,DC=corp,DC=example',
+    };
+    const limit = ldapError(
+      new AdminLimitExceededError('00002024: LdapErr: DSID-0C0909A3, comment: Size of the page exceeds MaxPageSize'),
+      'search',
+      ctx,
+    );
     expect(limit.message).toBe(
       'LDAP search of users under OU=Staff,DC=corp,DC=example failed: administrative limit exceeded (11); the server said: "00002024: LdapErr: DSID-0C0909A3, comment: Size of the page exceeds MaxPageSize": the page size (provisioning.source.pageSize: 5000) is above the server\'s limit (Active Directory MaxPageSize, 1000 by default; OpenLDAP limits size.pr); lower provisioning.source.pageSize',
     );
     expect(limit.code).toBe('E_SOURCE_FAILED');
-    const creds = ldapError(new InvalidCredentialsError('80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563'), 'bind', ctx);
+    const creds = ldapError(
+      new InvalidCredentialsError('80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563'),
+      'bind',
+      ctx,
+    );
     expect(creds.code).toBe('E_AUTH_INVALID');
-    expect(creds.message).toContain('invalid credentials (49); the server said: "80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563": check provisioning.source.bindDn');
+    expect(creds.message).toContain(
+      'invalid credentials (49); the server said: "80090308: LdapErr: DSID-0C090439, comment: AcceptSecurityContext error, data 52e, v4563": check provisioning.source.bindDn',
+    );
   });
 });

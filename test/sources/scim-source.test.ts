@@ -11,7 +11,18 @@ const TOKEN = 'source-token';
 const N = 57;
 
 const source = (over: Partial<ScimSourceInput> = {}): ScimSource =>
-  new ScimSource(scimSourceSchema.parse({ type: 'scim', baseUrl: sim.url, token: TOKEN, scimPath: '/api/scim/v2', allowInsecureHttp: true, pageSize: 10, ...over }), { configDir: '/tmp' });
+  new ScimSource(
+    scimSourceSchema.parse({
+      type: 'scim',
+      baseUrl: sim.url,
+      token: TOKEN,
+      scimPath: '/api/scim/v2',
+      allowInsecureHttp: true,
+      pageSize: 10,
+      ...over,
+    }),
+    { configDir: '/tmp' },
+  );
 
 beforeAll(async () => {
   // A page cap of 7 below the requested 10: the listing must follow what the server gives.
@@ -29,7 +40,12 @@ beforeAll(async () => {
     });
     ids.push(u.id);
   }
-  sim.store.createGroup({ schemas: [SCHEMA_GROUP], displayName: 'A', externalId: 'grp-a', members: [{ value: ids[0]! }, { value: ids[1]! }] });
+  sim.store.createGroup({
+    schemas: [SCHEMA_GROUP],
+    displayName: 'A',
+    externalId: 'grp-a',
+    members: [{ value: ids[0]! }, { value: ids[1]! }],
+  });
   sim.store.createGroup({ schemas: [SCHEMA_GROUP], displayName: 'B', members: [{ value: ids[2]! }] });
 });
 
@@ -39,10 +55,23 @@ afterAll(async () => {
 
 describe('SCIM group mapping', () => {
   it('flattens nested groups (the simulator, like the platform, has none), cuts cycles, counts unknown members', () => {
-    const users = new Map([['s1', 'E1'], ['s2', 'E2'], ['s3', 'E3']]);
-    const g = (id: string, members: string[]) => ({ schemas: [SCHEMA_GROUP], id, displayName: id.toUpperCase(), members: members.map((value) => ({ value })) });
+    const users = new Map([
+      ['s1', 'E1'],
+      ['s2', 'E2'],
+      ['s3', 'E3'],
+    ]);
+    const g = (id: string, members: string[]) => ({
+      schemas: [SCHEMA_GROUP],
+      id,
+      displayName: id.toUpperCase(),
+      members: members.map((value) => ({ value })),
+    });
     const r = mapScimGroups([g('a', ['s1', 'b']), g('b', ['s2', 'c']), g('c', ['s3', 'a', 'gone'])], users);
-    expect(r.groups.map((x) => [x.externalId, [...x.members].sort()])).toEqual([['a', ['E1', 'E2', 'E3']], ['b', ['E1', 'E2', 'E3']], ['c', ['E1', 'E2', 'E3']]]);
+    expect(r.groups.map((x) => [x.externalId, [...x.members].sort()])).toEqual([
+      ['a', ['E1', 'E2', 'E3']],
+      ['b', ['E1', 'E2', 'E3']],
+      ['c', ['E1', 'E2', 'E3']],
+    ]);
     expect(r).toMatchObject({ membersOutsideScope: 1, groupsInCycles: 3 });
   });
 });
@@ -53,13 +82,27 @@ describe('SCIM source against the simulator', () => {
     expect(s.users).toHaveLength(N);
     expect(s.rejected).toEqual([]);
     const u0 = s.users.find((u) => u.userName === 'u0@example.com')!;
-    expect(u0).toMatchObject({ externalId: 'hr-0', givenName: 'Given0', familyName: 'Family0', emails: ['u0@example.com', 'alt0@example.com'], active: true });
+    expect(u0).toMatchObject({
+      externalId: 'hr-0',
+      givenName: 'Given0',
+      familyName: 'Family0',
+      emails: ['u0@example.com', 'alt0@example.com'],
+      active: true,
+    });
     expect(u0.attributes['department']).toBe('dept-0');
     const u1 = s.users.find((u) => u.userName === 'u1@example.com')!;
     const stored1 = sim.store.users().find((u) => u.userName === 'u1@example.com')!;
     expect(u1.externalId).toBe(stored1.id); // no externalId upstream: the source id is the stable key
-    expect(s.users.filter((u) => !u.active).map((u) => u.userName).sort()).toEqual(
-      Array.from({ length: N }, (_, i) => i).filter((i) => i % 10 === 5).map((i) => `u${i}@example.com`).sort(),
+    expect(
+      s.users
+        .filter((u) => !u.active)
+        .map((u) => u.userName)
+        .sort(),
+    ).toEqual(
+      Array.from({ length: N }, (_, i) => i)
+        .filter((i) => i % 10 === 5)
+        .map((i) => `u${i}@example.com`)
+        .sort(),
     );
     expect(s.users.find((u) => u.userName === 'u3@example.com')?.familyName).toBe('Ñúñez');
     // Pages of 7 although 10 were asked for: the next page starts at the last resource received
@@ -77,7 +120,9 @@ describe('SCIM source against the simulator', () => {
   });
 
   it('a wrong token fails the read with the classified 401 message', async () => {
-    const err = await source({ token: 'wrong' }).read().catch((e: unknown) => e);
+    const err = await source({ token: 'wrong' })
+      .read()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
     expect((err as SourceError).message).toMatch(/credential missing, malformed or expired \(HTTP 401\)/);
     expect((err as SourceError).message).not.toContain('wrong');
@@ -86,7 +131,9 @@ describe('SCIM source against the simulator', () => {
   it('users read but groups refused: the whole read fails, no state without groups', async () => {
     sim.setFaults([{ kind: 'status', status: 400, method: 'GET', pathPrefix: '/api/scim/v2/Groups' }]);
     try {
-      const err = await source().read().catch((e: unknown) => e);
+      const err = await source()
+        .read()
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SourceError);
       expect((err as Error).message).toMatch(/Groups.*rejected \(HTTP 400\)/);
     } finally {

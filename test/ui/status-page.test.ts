@@ -18,11 +18,17 @@ import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 const TOKEN = 'ui-test-platform-token-7d41c9e2';
 const ACTION_TOKEN = 'ui-action-token-3f9a0c5e71b24d68';
 // The screenshot in the docs is refreshed with UPDATE_SCREENSHOT=1; other runs leave the tree clean.
-const SCREENSHOT = process.env['UPDATE_SCREENSHOT'] === '1' ? join(import.meta.dirname, '../../docs/images/status-page.png') : join(tmpdir(), `status-page-${process.pid}.png`);
+const SCREENSHOT =
+  process.env['UPDATE_SCREENSHOT'] === '1'
+    ? join(import.meta.dirname, '../../docs/images/status-page.png')
+    : join(tmpdir(), `status-page-${process.pid}.png`);
 
 let browser: Browser;
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -37,7 +43,12 @@ async function heldCount(d: DaemonProcess): Promise<number> {
 
 /** POST a form the way a browser on `origin` would. */
 async function postForm(url: string, form: Record<string, string>, origin: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: new URLSearchParams(form).toString(), redirect: 'manual' });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams(form).toString(),
+    redirect: 'manual',
+  });
   return { status: res.status, body: await res.text() };
 }
 
@@ -46,7 +57,10 @@ describe('status page', () => {
     const sim = await scene.sim(TOKEN);
     const ws = scene.workspace({ SIM_URL: sim.url, SIM_TOKEN: TOKEN });
     writeFileSync(join(ws.dir, 'ui-token'), `${ACTION_TOKEN}\n`);
-    ws.writeDirectory({ users: people(1, 20), groups: [{ externalId: 'g-eng', displayName: 'Engineering', members: ['u-1', 'u-2', 'u-15'] }] });
+    ws.writeDirectory({
+      users: people(1, 20),
+      groups: [{ externalId: 'g-eng', displayName: 'Engineering', members: ['u-1', 'u-2', 'u-15'] }],
+    });
     ws.writeConfig({ provisioning: { guards: { maxDeletes: 5, maxDeletePercent: 100 } }, daemon: { ui: { actionTokenFile: 'ui-token' } } });
     const d = await ws.spawnDaemon();
     const runs = (): string[] => runsFinished([d], 'reconcile').map((l) => String(l['result']));
@@ -92,7 +106,9 @@ describe('status page', () => {
     const heldRows = page.locator('#held-records tbody tr');
     // 12 deactivations and the Engineering group's removal of user15.
     expect(await heldRows.count()).toBe(13);
-    expect(await heldRows.filter({ hasText: 'user9@example.com' }).textContent()).toMatch(/held.*user\.deactivate.*active: true → false.*not-in-source; held by the deletion guard/s);
+    expect(await heldRows.filter({ hasText: 'user9@example.com' }).textContent()).toMatch(
+      /held.*user\.deactivate.*active: true → false.*not-in-source; held by the deletion guard/s,
+    );
     expect(await page.locator('#reconcile-runs tbody tr').first().textContent()).toMatch(/guard held.*12 to deactivate/s);
     await page.screenshot({ path: SCREENSHOT, fullPage: false });
     expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
@@ -106,13 +122,20 @@ describe('status page', () => {
     await page.waitForURL(/user=user15%40example\.com/);
     const found = page.locator('#log tbody tr');
     const texts = await found.allTextContents();
-    expect(texts.map((t) => /(user|group)\.[a-z]+/.exec(t)?.[0])).toEqual(['group.members', 'user.deactivate', 'group.members', 'user.create']);
+    expect(texts.map((t) => /(user|group)\.[a-z]+/.exec(t)?.[0])).toEqual([
+      'group.members',
+      'user.deactivate',
+      'group.members',
+      'user.create',
+    ]);
     expect(texts.every((t) => t.includes('user15@example.com'))).toBe(true);
     expect(texts[1]).toMatch(/held/);
     expect(await page.getByLabel('Person or group').inputValue()).toBe('user15@example.com');
 
     // The next scheduled run holds the same set again: not recorded again (no flood), still shown.
-    const heldInLog = async (): Promise<number> => (await ws.redis().xrange(`${ws.keyPrefix}:{acme}:provisioning-log`, '-', '+')).filter(([, f]) => f[1]?.includes('"result":"held"')).length;
+    const heldInLog = async (): Promise<number> =>
+      (await ws.redis().xrange(`${ws.keyPrefix}:{acme}:provisioning-log`, '-', '+')).filter(([, f]) => f[1]?.includes('"result":"held"'))
+        .length;
     expect(await heldInLog()).toBe(13);
     await ws.trigger();
     await waitFor(() => runs().length === 3, 'the run still held', 30_000);

@@ -47,12 +47,13 @@ export async function readCsv(body: Readable, handler: CsvHandler): Promise<void
         throw parseFailure(errorCodeOf(e) ?? 'CSV_ERROR', e instanceof Error ? e.message : String(e));
       }
       for (const item of items) {
-        let p: void | Promise<void> = undefined;
-        if (isBadRow(item)) p = handler.bad(item);
-        else if (header) {
+        if (header && !isBadRow(item)) {
           header = false;
           handler.header(item.values);
-        } else p = handler.row(item.values, item.line);
+          continue;
+        }
+        // The handlers return a promise only when they must wait (backpressure): no await per row otherwise.
+        const p = isBadRow(item) ? handler.bad(item) : handler.row(item.values, item.line);
         if (p) await p;
       }
       if (next.done) return;

@@ -191,7 +191,9 @@ export class RowParser {
   /** A bad row's text as it stood in the export, without its line break, cut at MAX_RAW_CHARS. */
   private rawText(from: number, to: number): string {
     const limit = Math.min(to, from + MAX_RAW_BYTES);
-    const text = Buffer.concat([...this.spans(from, limit)]).toString('utf8').replace(/\r?\n$/, '');
+    const text = Buffer.concat([...this.spans(from, limit)])
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
     if (text.length <= MAX_RAW_CHARS && limit >= to) return text;
     // Cut at a character boundary: never half of a surrogate pair.
     const cut = MAX_RAW_CHARS - (isHighSurrogate(text.charCodeAt(MAX_RAW_CHARS - 1)) ? 1 : 0);

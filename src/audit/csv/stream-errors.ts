@@ -6,7 +6,12 @@ const TIMEOUT_CODES = new Set(['UND_ERR_BODY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT'
 export function streamError(e: unknown): SyncError {
   if (isSyncError(e)) return e;
   const c = errorCodeOf(e) ?? 'unknown';
-  return new SyncError(TIMEOUT_CODES.has(c) ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `audit-log export stream interrupted (${c})`, { cause: e });
+  return new SyncError(
+    TIMEOUT_CODES.has(c) ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT,
+    'transient',
+    `audit-log export stream interrupted (${c})`,
+    { cause: e },
+  );
 }
 
 /** csv-parse refused the body itself (not one row): the window is retried. */

@@ -44,7 +44,10 @@ export class RedisDeadLetterStore implements DeadLetterStore {
     const sinks = await this.redis.smembers(this.keys.deadLetterSinks);
     const out: Record<string, number> = {};
     for (const sink of sinks.sort()) {
-      const [a, b] = await Promise.all([this.redis.llen(this.keys.deadLetters(sink)), this.redis.llen(this.keys.deadLettersReplaying(sink))]);
+      const [a, b] = await Promise.all([
+        this.redis.llen(this.keys.deadLetters(sink)),
+        this.redis.llen(this.keys.deadLettersReplaying(sink)),
+      ]);
       out[sink] = a + b;
     }
     return out;

@@ -21,7 +21,12 @@ export function batchSchema(defaults: BatchDefaults) {
     .strictObject({
       maxEvents: z.number().int().min(1).max(100_000).default(defaults.maxEvents),
       /** Encoded (uncompressed) bytes per request; one oversized event still goes alone. */
-      maxBytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(defaults.maxBytes),
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(256 * 1024 * 1024)
+        .default(defaults.maxBytes),
     })
     .prefault({});
 }

@@ -111,7 +111,9 @@ export class HttpTransport {
 
   /** Server text safe to quote in a rejection reason: secrets scrubbed, whitespace folded, truncated. */
   quote(text: string, max = 300): string {
-    const folded = redact(text, this.opts.secrets ?? []).replace(/\s+/g, ' ').trim();
+    const folded = redact(text, this.opts.secrets ?? [])
+      .replace(/\s+/g, ' ')
+      .trim();
     return folded.length > max ? `${folded.slice(0, max)}…` : folded;
   }
 
@@ -144,4 +146,3 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number): P
   if (overflow) throw Object.assign(new Error(`response larger than ${max} bytes`), { code: 'E_RESPONSE_TOO_LARGE' });
   return text;
 }
-

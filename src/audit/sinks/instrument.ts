@@ -52,6 +52,9 @@ export class SinkInstrument {
     for (const r of list) byCode.set(r.code, (byCode.get(r.code) ?? 0) + 1);
     for (const [code, n] of byCode) sinkErrors.inc({ sink: this.sink, type: this.type, code }, n);
     // Event keys are ids, not personal data; the first few help an operator find the dead letters.
-    this.logger?.warn({ rejected: list.length, codes: Object.fromEntries(byCode), keys: list.slice(0, 5).map((r) => r.event.key) }, 'sink rejected events');
+    this.logger?.warn(
+      { rejected: list.length, codes: Object.fromEntries(byCode), keys: list.slice(0, 5).map((r) => r.event.key) },
+      'sink rejected events',
+    );
   }
 }

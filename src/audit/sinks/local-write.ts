@@ -22,7 +22,11 @@ export interface LocalWrite<C extends LocalChunk> {
 }
 
 /** Chunks are pulled one at a time, after the previous one is written (they may share a buffer). */
-export async function writeLocally<C extends LocalChunk>(chunks: Iterable<C>, w: LocalWrite<C>, signal?: AbortSignal): Promise<WriteResult> {
+export async function writeLocally<C extends LocalChunk>(
+  chunks: Iterable<C>,
+  w: LocalWrite<C>,
+  signal?: AbortSignal,
+): Promise<WriteResult> {
   let delivered = 0;
   const rejected: RejectedEvent[] = [];
   for (const chunk of chunks) {

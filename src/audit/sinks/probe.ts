@@ -30,10 +30,31 @@ interface HttpAnswer {
   text: string;
 }
 
-async function httpCall(url: URL, path: string, method: 'GET' | 'HEAD' | 'POST', headers: Record<string, string>, tls: TlsOptions, timeoutMs: number, body?: string): Promise<HttpAnswer> {
-  const dispatcher: Dispatcher = createDispatcher({ connections: 1, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs, tls });
+async function httpCall(
+  url: URL,
+  path: string,
+  method: 'GET' | 'HEAD' | 'POST',
+  headers: Record<string, string>,
+  tls: TlsOptions,
+  timeoutMs: number,
+  body?: string,
+): Promise<HttpAnswer> {
+  const dispatcher: Dispatcher = createDispatcher({
+    connections: 1,
+    headersTimeoutMs: timeoutMs,
+    bodyTimeoutMs: timeoutMs,
+    connectTimeoutMs: timeoutMs,
+    tls,
+  });
   try {
-    const res = await dispatcher.request({ origin: url.origin, path, method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path,
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = method === 'HEAD' ? '' : (await res.body.text()).slice(0, 300);
     if (method === 'HEAD') await res.body.dump();
     return { status: res.statusCode, text };
@@ -65,14 +86,26 @@ async function probeSplunk(c: Extract<SinkConfig, { type: 'splunk-hec' }>, name:
   if (health.status >= 500) return { name, ok: false, detail: `${url.origin}: ${healthText} (${health.text.replace(/\s+/g, ' ')})` };
   // An empty POST is refused with "No data" (HTTP 400, code 5) once the token is accepted: nothing is indexed.
   const where = `${url.origin}${joinPath(url, '/services/collector/event')}`;
-  const probe = await httpCall(url, joinPath(url, '/services/collector/event'), 'POST', { authorization: `Splunk ${token}`, 'content-type': 'application/json' }, tls, timeoutMs, '');
+  const probe = await httpCall(
+    url,
+    joinPath(url, '/services/collector/event'),
+    'POST',
+    { authorization: `Splunk ${token}`, 'content-type': 'application/json' },
+    tls,
+    timeoutMs,
+    '',
+  );
   const denied = authFailure(name, where, probe, [token], 'check token / tokenFile (the HEC token, enabled, allowed on this index)');
   if (denied) return denied;
   if (probe.status === 400 || probe.status === 200) return { name, ok: true, detail: `${url.origin}: ${healthText}; token accepted` };
   return { name, ok: false, detail: `${where} answered HTTP ${probe.status}: ${redact(probe.text, [token])}` };
 }
 
-async function probeElasticsearch(c: Extract<SinkConfig, { type: 'elasticsearch' }>, name: string, configDir: string): Promise<SinkProbeResult> {
+async function probeElasticsearch(
+  c: Extract<SinkConfig, { type: 'elasticsearch' }>,
+  name: string,
+  configDir: string,
+): Promise<SinkProbeResult> {
   const url = sinkUrl(c.url, c.allowInsecureHttp, `${name}: url`);
   const tls = await loadTls(c.tls, configDir, name);
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -130,7 +163,9 @@ async function probeSyslog(c: Extract<SinkConfig, { type: 'syslog' }>, name: str
   const tls = c.protocol === 'tls' ? await loadTls(c.tls, configDir, name) : undefined;
   const where = `${c.protocol}://${c.host}:${port}`;
   await new Promise<void>((resolve, reject) => {
-    const socket = tls ? tlsConnect({ host: c.host, port, ...tls, servername: tls.servername ?? c.host }) : tcpConnect({ host: c.host, port });
+    const socket = tls
+      ? tlsConnect({ host: c.host, port, ...tls, servername: tls.servername ?? c.host })
+      : tcpConnect({ host: c.host, port });
     socket.setTimeout(c.connectTimeoutSeconds * 1000, () => socket.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     socket.once(tls ? 'secureConnect' : 'connect', () => {
       socket.end();

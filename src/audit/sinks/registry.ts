@@ -41,7 +41,8 @@ export const sinksConfigSchema = z
   .superRefine((sinks, ctx) => {
     const seen = new Set<string>();
     sinks.forEach((s, i) => {
-      if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate sink name "${s.name}": every sink needs a unique name` });
+      if (seen.has(s.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate sink name "${s.name}": every sink needs a unique name` });
       seen.add(s.name);
     });
   });

@@ -66,7 +66,11 @@ export async function runWithRetry<T>(
     }
     instrument.request('retry', (performance.now() - started) / 1000, events);
     if (n >= policy.maxAttempts) {
-      const err = new SyncError(timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT, 'transient', `sink ${instrument.sink}: ${what}: ${reason} after ${n} attempts`);
+      const err = new SyncError(
+        timeout ? ErrorCodes.TIMEOUT : ErrorCodes.TRANSIENT,
+        'transient',
+        `sink ${instrument.sink}: ${what}: ${reason} after ${n} attempts`,
+      );
       instrument.error(err.code, err.message);
       throw err;
     }

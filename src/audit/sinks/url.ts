@@ -27,7 +27,10 @@ export function sinkUrl(raw: string, allowInsecureHttp: boolean, keyPath: string
 }
 
 /** zod refinement for a sink config with `url` and `allowInsecureHttp`: reports on the `url` key. */
-export function refineSinkUrl(c: { url: string; allowInsecureHttp: boolean }, ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void }): void {
+export function refineSinkUrl(
+  c: { url: string; allowInsecureHttp: boolean },
+  ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
+): void {
   const problem = sinkUrlProblem(c.url, c.allowInsecureHttp);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
 }

@@ -83,7 +83,8 @@ async function writeLock(path: string, info: LockInfo, place: 'link' | 'rename')
 }
 
 export async function acquireFileLock(path: string, owner: string, opts: FileLockOptions = {}): Promise<void> {
-  if (held.has(path)) throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `another audit export is already running in this process (${path})`);
+  if (held.has(path))
+    throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `another audit export is already running in this process (${path})`);
   const staleAfterMs = opts.staleAfterMs ?? DEFAULT_STALE_MS;
   const host = opts.host ?? hostname();
   await mkdir(dirname(path), { recursive: true });
@@ -104,7 +105,11 @@ export async function acquireFileLock(path: string, owner: string, opts: FileLoc
       other === undefined ? now - found.mtimeMs > staleAfterMs : other.host === host ? !alive(other.pid) : now - other.atMs > staleAfterMs;
     if (!stale) {
       const who = other ? `pid ${other.pid} on ${other.host}, owner ${other.owner}` : 'a run that is still writing it';
-      throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `another audit export holds ${path} (${who}); wait for it or remove the file if that process is gone`);
+      throw new SyncError(
+        ErrorCodes.CONFLICT,
+        'conflict',
+        `another audit export holds ${path} (${who}); wait for it or remove the file if that process is gone`,
+      );
     }
     await unlink(path).catch(() => undefined);
   }

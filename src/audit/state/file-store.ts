@@ -159,7 +159,11 @@ export class FileAuditStateStore implements AuditStateStore {
 
   async commit(u: CommitUpdate): Promise<void> {
     if (!this.locked || !(await holdsFileLock(this.lockPath))) {
-      throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit run lock ${this.lockPath} was lost (taken over by another run); stopping without committing`);
+      throw new SyncError(
+        ErrorCodes.CONFLICT,
+        'fatal',
+        `audit run lock ${this.lockPath} was lost (taken over by another run); stopping without committing`,
+      );
     }
     const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
     if (u.columns !== undefined) line.col = u.columns;
@@ -186,7 +190,16 @@ export class FileAuditStateStore implements AuditStateStore {
   }
 
   private async fold(): Promise<Folded> {
-    const s: Folded = { cursorMs: null, dedupe: new Map(), recent: [], columns: null, backfill: null, updatedAtMs: null, journaled: false, pruneBeforeMs: Number.NEGATIVE_INFINITY };
+    const s: Folded = {
+      cursorMs: null,
+      dedupe: new Map(),
+      recent: [],
+      columns: null,
+      backfill: null,
+      updatedAtMs: null,
+      journaled: false,
+      pruneBeforeMs: Number.NEGATIVE_INFINITY,
+    };
     let text: string | undefined;
     try {
       text = await readFile(this.path, 'utf8');
@@ -198,7 +211,11 @@ export class FileAuditStateStore implements AuditStateStore {
       try {
         snap = JSON.parse(text) as Snapshot;
       } catch {
-        throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `audit state ${this.path} is not valid JSON; restore it from a backup or delete it (and ${this.journal}) to start over from audit.backfill.from`);
+        throw new SyncError(
+          ErrorCodes.CONFIG_INVALID,
+          'fatal',
+          `audit state ${this.path} is not valid JSON; restore it from a backup or delete it (and ${this.journal}) to start over from audit.backfill.from`,
+        );
       }
       s.cursorMs = snap.cursorMs ?? null;
       for (const [k, ts] of Object.entries(snap.dedupe ?? {})) s.dedupe.set(k, ts);

@@ -64,12 +64,19 @@ export class RedisAuditStateStore implements AuditStateStore {
     const ok = await this.redis.set(this.keys.lock, token, 'PX', this.leaseMs, 'NX');
     if (ok !== 'OK') {
       const holder = await this.redis.get(this.keys.lock);
-      throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `another audit export holds the lease ${this.keys.lock} (${holder?.split(':')[0] ?? 'unknown'}); it expires ${Math.round(this.leaseMs / 1000)} s after that run stops`);
+      throw new SyncError(
+        ErrorCodes.CONFLICT,
+        'conflict',
+        `another audit export holds the lease ${this.keys.lock} (${holder?.split(':')[0] ?? 'unknown'}); it expires ${Math.round(this.leaseMs / 1000)} s after that run stops`,
+      );
     }
     this.token = token;
-    this.renewTimer = setInterval(() => {
-      void this.redis.eval(RENEW, 1, this.keys.lock, token, this.leaseMs).catch(() => undefined);
-    }, Math.max(1000, Math.floor(this.leaseMs / 3)));
+    this.renewTimer = setInterval(
+      () => {
+        void this.redis.eval(RENEW, 1, this.keys.lock, token, this.leaseMs).catch(() => undefined);
+      },
+      Math.max(1000, Math.floor(this.leaseMs / 3)),
+    );
     this.renewTimer.unref();
   }
 
@@ -127,7 +134,11 @@ export class RedisAuditStateStore implements AuditStateStore {
       await this.redis.eval(script, keys.length, ...keys, ...args);
     } catch (e) {
       if (String((e as Error).message).includes('LEASE_LOST')) {
-        throw new SyncError(ErrorCodes.CONFLICT, 'fatal', `audit run lease ${this.keys.lock} was lost (expired or taken by another run); stopping without committing`);
+        throw new SyncError(
+          ErrorCodes.CONFLICT,
+          'fatal',
+          `audit run lease ${this.keys.lock} was lost (expired or taken by another run); stopping without committing`,
+        );
       }
       throw new SyncError(ErrorCodes.TRANSIENT, 'transient', `audit state commit to Redis failed: ${(e as Error).message}`, { cause: e });
     }

@@ -15,8 +15,17 @@ import { listAllPages, type Page, type PagingLimits } from './paging.ts';
 import { asListPage, asResource, asServiceProviderConfig, createdResource } from './response.ts';
 import { resolveExisting, type Wanted } from './resolve.ts';
 import {
-  SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_PATCH, SCHEMA_USER,
-  type NewResource, type PatchOperation, type ResourceType, type ScimGroup, type ScimResource, type ScimUser, type ServiceProviderConfig,
+  SCHEMA_ENTERPRISE_USER,
+  SCHEMA_GROUP,
+  SCHEMA_PATCH,
+  SCHEMA_USER,
+  type NewResource,
+  type PatchOperation,
+  type ResourceType,
+  type ScimGroup,
+  type ScimResource,
+  type ScimUser,
+  type ServiceProviderConfig,
 } from './types.ts';
 
 export interface ScimClientOptions {
@@ -134,7 +143,11 @@ export class ScimClient {
   async get<T extends ScimResource>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined> {
     const what = `read ${NOUN[type]} ${id}`;
     try {
-      const res = await this.http.requestJson<unknown>('GET', this.itemPath(type, id), { route: ROUTE[type], what, ...(signal ? { signal } : {}) });
+      const res = await this.http.requestJson<unknown>('GET', this.itemPath(type, id), {
+        route: ROUTE[type],
+        what,
+        ...(signal ? { signal } : {}),
+      });
       return asResource<T>(res.body, what);
     } catch (e) {
       if (isSyncError(e) && e.code === ErrorCodes.NOT_FOUND) return undefined;
@@ -158,33 +171,63 @@ export class ScimClient {
    * E_AMBIGUOUS_MATCH. `mustExist` (the server said so): list everything before saying none.
    */
   findUser(by: { externalId?: string; userName?: string }, opts: { mustExist?: boolean } = {}): Promise<ScimUser | undefined> {
-    const who: Wanted = { externalId: by.externalId || undefined, name: by.userName, nameAttr: 'userName', label: `user ${by.userName ?? by.externalId ?? '?'}` };
+    const who: Wanted = {
+      externalId: by.externalId || undefined,
+      name: by.userName,
+      nameAttr: 'userName',
+      label: `user ${by.userName ?? by.externalId ?? '?'}`,
+    };
     return this.resolve<ScimUser>('Users', who, opts.mustExist === true);
   }
 
   /** By externalId (exact), then displayName, as findUser. Members included. */
   findGroup(by: { externalId?: string; displayName?: string }, opts: { mustExist?: boolean } = {}): Promise<ScimGroup | undefined> {
-    const who: Wanted = { externalId: by.externalId || undefined, name: by.displayName, nameAttr: 'displayName', label: `group ${by.displayName ?? by.externalId ?? '?'}` };
+    const who: Wanted = {
+      externalId: by.externalId || undefined,
+      name: by.displayName,
+      nameAttr: 'displayName',
+      label: `group ${by.displayName ?? by.externalId ?? '?'}`,
+    };
     return this.resolve<ScimGroup>('Groups', who, opts.mustExist === true);
   }
 
   createUser(body: NewResource<ScimUser>): Promise<CreateResult<ScimUser>> {
-    const who: Wanted = { externalId: body.externalId || undefined, name: body.userName, nameAttr: 'userName', label: `create user ${body.userName}` };
+    const who: Wanted = {
+      externalId: body.externalId || undefined,
+      name: body.userName,
+      nameAttr: 'userName',
+      label: `create user ${body.userName}`,
+    };
     return this.create<ScimUser>('Users', body, who);
   }
 
   createGroup(body: NewResource<ScimGroup>): Promise<CreateResult<ScimGroup>> {
-    const who: Wanted = { externalId: body.externalId || undefined, name: body.displayName, nameAttr: 'displayName', label: `create group ${body.displayName}` };
+    const who: Wanted = {
+      externalId: body.externalId || undefined,
+      name: body.displayName,
+      nameAttr: 'displayName',
+      label: `create group ${body.displayName}`,
+    };
     return this.create<ScimGroup>('Groups', body, who);
   }
 
-  async replace<T extends ScimResource>(type: ResourceType, id: string, body: NewResource<T> | T, headers?: Record<string, string>): Promise<T> {
+  async replace<T extends ScimResource>(
+    type: ResourceType,
+    id: string,
+    body: NewResource<T> | T,
+    headers?: Record<string, string>,
+  ): Promise<T> {
     const what = `replace ${NOUN[type]} ${id}`;
     const payload = this.withSchemas(type, { ...(body as Record<string, unknown>), id });
     // Read-only attributes: servers should ignore them, some reject them instead.
     delete payload['meta'];
     if (type === 'Users') delete payload['groups'];
-    const res = await this.http.requestJson<unknown>('PUT', this.itemPath(type, id), { route: ROUTE[type], what, body: payload, ...(headers ? { headers } : {}) });
+    const res = await this.http.requestJson<unknown>('PUT', this.itemPath(type, id), {
+      route: ROUTE[type],
+      what,
+      body: payload,
+      ...(headers ? { headers } : {}),
+    });
     return res.body === undefined ? (payload as T) : asResource<T>(res.body, what);
   }
 
@@ -236,7 +279,12 @@ export class ScimClient {
   }
 
   private async fetchPage<T extends ScimResource>(
-    type: ResourceType, startIndex: number, count: number, filter: string | undefined, excluded: string[] | undefined, signal: AbortSignal | undefined,
+    type: ResourceType,
+    startIndex: number,
+    count: number,
+    filter: string | undefined,
+    excluded: string[] | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<Page<T>> {
     const what = `list ${type}`;
     const res = await this.http.requestJson<unknown>('GET', this.collectionPath(type), {
@@ -285,10 +333,15 @@ export class ScimClient {
         if (e.code === ErrorCodes.CONFLICT) {
           const found = await this.resolve<T>(type, who, true);
           if (found) return { resource: found, adopted: true, via: 'conflict' };
-          throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `${e.message}; no platform object with this externalId or name was found, not even in a full listing`, {
-            ...(e.status !== undefined ? { status: e.status } : {}),
-            ...(e.detail !== undefined ? { detail: e.detail } : {}),
-          });
+          throw new SyncError(
+            ErrorCodes.CONFLICT,
+            'conflict',
+            `${e.message}; no platform object with this externalId or name was found, not even in a full listing`,
+            {
+              ...(e.status !== undefined ? { status: e.status } : {}),
+              ...(e.detail !== undefined ? { detail: e.detail } : {}),
+            },
+          );
         }
         if (!(e instanceof AmbiguousRequestError)) throw e;
         // The POST may have been processed: look before trying again, never create twice.
@@ -303,7 +356,12 @@ export class ScimClient {
       // Created, says the status, but the answer does not tell us its id: find it.
       const found = await this.resolve<T>(type, who, true);
       if (found === undefined) {
-        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${what}: the server answered HTTP ${answer.status} without the new object's id, and no object with this externalId or name was found`, { status: answer.status });
+        throw new SyncError(
+          ErrorCodes.BAD_RESPONSE,
+          'transient',
+          `${what}: the server answered HTTP ${answer.status} without the new object's id, and no object with this externalId or name was found`,
+          { status: answer.status },
+        );
       }
       // Ours unless it carries another externalId (then it is treated like a conflict: adopted only if allowed).
       const ours = who.externalId === undefined || found.externalId === who.externalId;
@@ -352,8 +410,8 @@ export class ScimClient {
   private withSchemas(type: ResourceType, body: Record<string, unknown>): Record<string, unknown> {
     const schemas = Array.isArray(body['schemas']) ? [...(body['schemas'] as string[])] : [];
     if (!schemas.includes(CORE_SCHEMA[type])) schemas.unshift(CORE_SCHEMA[type]);
-    if (type === 'Users' && body[SCHEMA_ENTERPRISE_USER] !== undefined && !schemas.includes(SCHEMA_ENTERPRISE_USER)) schemas.push(SCHEMA_ENTERPRISE_USER);
+    if (type === 'Users' && body[SCHEMA_ENTERPRISE_USER] !== undefined && !schemas.includes(SCHEMA_ENTERPRISE_USER))
+      schemas.push(SCHEMA_ENTERPRISE_USER);
     return { ...body, schemas };
   }
 }
-

@@ -43,7 +43,11 @@ export function memberPatchRequests(
 }
 
 /** The member list after the delta, keeping the server's entries (display, $ref) of those that stay. */
-export function applyMemberDelta(members: readonly ScimMember[] | undefined, add: readonly string[], remove: readonly string[]): ScimMember[] {
+export function applyMemberDelta(
+  members: readonly ScimMember[] | undefined,
+  add: readonly string[],
+  remove: readonly string[],
+): ScimMember[] {
   const removing = new Set(remove);
   const out = (members ?? []).filter((m) => !removing.has(m.value));
   const present = new Set(out.map((m) => m.value));

@@ -87,10 +87,16 @@ export async function listAllPages<T extends { id: string }>(run: PagingRun<T>):
     if (!short && (!moved || (previous !== undefined && sameIds(previous.items, result.items)))) {
       return [...result.items.values()];
     }
-    history.push(`pass ${pass}: ${result.items.size} unique of totalResults ${result.totalResults}${result.totalDecreased ? ', totalResults decreased' : ''}${result.shifted ? ', pages shifted' : ''}`);
+    history.push(
+      `pass ${pass}: ${result.items.size} unique of totalResults ${result.totalResults}${result.totalDecreased ? ', totalResults decreased' : ''}${result.shifted ? ', pages shifted' : ''}`,
+    );
     previous = result;
   }
-  throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing incomplete, the collection kept changing while it was read (${history.join('; ')}); refusing to return a possibly partial list`);
+  throw new SyncError(
+    ErrorCodes.BAD_RESPONSE,
+    'transient',
+    `${run.what}: listing incomplete, the collection kept changing while it was read (${history.join('; ')}); refusing to return a possibly partial list`,
+  );
 }
 
 async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: PagingLimits): Promise<PassResult<T>> {
@@ -111,7 +117,11 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
     // its size finishes well within this; a liar is cut off here.
     const budget = 2 * (maxTotal + 1) + limits.emptyPageProbes + limits.maxStalePages + 10;
     if (pages >= budget) {
-      throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing did not terminate after ${pages} pages (totalResults ${total ?? 'unknown'})`);
+      throw new SyncError(
+        ErrorCodes.BAD_RESPONSE,
+        'transient',
+        `${run.what}: listing did not terminate after ${pages} pages (totalResults ${total ?? 'unknown'})`,
+      );
     }
     const startIndex = overlapId === undefined ? next : next - 1;
     const page = await run.fetchPage(startIndex, run.pageSize);
@@ -138,7 +148,11 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
       // Nothing at position `next` (an empty page, or the overlap resource alone).
       if (next > total) return { items, totalResults: total, totalDecreased, shifted };
       if (emptyStreak >= limits.emptyPageProbes) {
-        throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: listing incomplete, the page at startIndex ${next} stayed empty after ${emptyStreak + 1} requests although totalResults is ${total}; refusing to return a partial list`);
+        throw new SyncError(
+          ErrorCodes.BAD_RESPONSE,
+          'transient',
+          `${run.what}: listing incomplete, the page at startIndex ${next} stayed empty after ${emptyStreak + 1} requests although totalResults is ${total}; refusing to return a partial list`,
+        );
       }
       await sleep(limits.probeDelayMs * 2 ** emptyStreak, run.signal);
       emptyStreak++;
@@ -150,7 +164,11 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
     if (beyond === 0 && next > total) return { items, totalResults: total, totalDecreased, shifted };
     staleStreak = fresh === 0 ? staleStreak + 1 : 0;
     if (staleStreak >= limits.maxStalePages) {
-      throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `${run.what}: ${staleStreak} consecutive pages repeated resources already read (startIndex ${startIndex}); the server seems to ignore startIndex`);
+      throw new SyncError(
+        ErrorCodes.BAD_RESPONSE,
+        'transient',
+        `${run.what}: ${staleStreak} consecutive pages repeated resources already read (startIndex ${startIndex}); the server seems to ignore startIndex`,
+      );
     }
   }
 }

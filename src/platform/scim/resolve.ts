@@ -37,8 +37,15 @@ export interface LookupIo<T extends ScimResource> {
 }
 
 function ambiguous(who: Wanted, by: string, found: ScimResource[]): SyncError {
-  const ids = found.slice(0, 5).map((r) => r.id).join(', ');
-  return new SyncError(ErrorCodes.AMBIGUOUS_MATCH, 'conflict', `${who.label}: ${found.length} platform objects match by ${by} (ids ${ids}); refusing to guess which one is meant — remove or rename the duplicates on the platform`);
+  const ids = found
+    .slice(0, 5)
+    .map((r) => r.id)
+    .join(', ');
+  return new SyncError(
+    ErrorCodes.AMBIGUOUS_MATCH,
+    'conflict',
+    `${who.label}: ${found.length} platform objects match by ${by} (ids ${ids}); refusing to guess which one is meant — remove or rename the duplicates on the platform`,
+  );
 }
 
 function nameOf(r: ScimResource, attr: string): string | undefined {
@@ -67,7 +74,11 @@ function filterRefused(e: unknown): boolean {
   return isSyncError(e) && (e.code === ErrorCodes.REJECTED || e.code === ErrorCodes.UNSUPPORTED);
 }
 
-export async function resolveExisting<T extends ScimResource>(io: LookupIo<T>, who: Wanted, opts: { mustExist: boolean }): Promise<T | undefined> {
+export async function resolveExisting<T extends ScimResource>(
+  io: LookupIo<T>,
+  who: Wanted,
+  opts: { mustExist: boolean },
+): Promise<T | undefined> {
   let refused = !io.filterSupported;
   const steps: string[] = [];
   if (who.externalId !== undefined) steps.push(eqFilter('externalId', who.externalId));

@@ -26,11 +26,13 @@ function toStr(v: unknown): { ok: true; value: string } | { ok: false; reason: s
 }
 
 function toNum(v: unknown): { ok: true; value: number } | { ok: false; reason: string } {
-  if (typeof v === 'number') return Number.isFinite(v) ? { ok: true, value: v } : { ok: false, reason: `${show(v)} is not a finite number` };
+  if (typeof v === 'number')
+    return Number.isFinite(v) ? { ok: true, value: v } : { ok: false, reason: `${show(v)} is not a finite number` };
   if (typeof v !== 'string' || !DECIMAL.test(v.trim())) return { ok: false, reason: `${show(v)} is not a number` };
   const n = Number(v.trim());
   if (!Number.isFinite(n)) return { ok: false, reason: `${show(v)} is out of range` };
-  if (Number.isInteger(n) && !Number.isSafeInteger(n) && !/[.eE]/.test(v)) return { ok: false, reason: `${show(v)} cannot be represented exactly (beyond 2^53)` };
+  if (Number.isInteger(n) && !Number.isSafeInteger(n) && !/[.eE]/.test(v))
+    return { ok: false, reason: `${show(v)} cannot be represented exactly (beyond 2^53)` };
   return { ok: true, value: n };
 }
 

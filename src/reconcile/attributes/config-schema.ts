@@ -29,7 +29,10 @@ export const userAttributeRuleSchema = z
   .refine((r) => [r.from, r.template, r.value].filter((x) => x !== undefined).length === 1, {
     message: 'a user attribute needs exactly one of `from`, `template` or `value`',
   })
-  .refine((r) => r.split === undefined || r.type.endsWith('_array'), { message: '`split` only applies to string_array and number_array', path: ['split'] });
+  .refine((r) => r.split === undefined || r.type.endsWith('_array'), {
+    message: '`split` only applies to string_array and number_array',
+    path: ['split'],
+  });
 
 export const userAttributesSchema = z
   .array(userAttributeRuleSchema)
@@ -37,7 +40,12 @@ export const userAttributesSchema = z
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
     list.forEach((r, i) => {
-      if (seen.has(r.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate user attribute ${JSON.stringify(r.name)}: each attribute is listed once` });
+      if (seen.has(r.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `duplicate user attribute ${JSON.stringify(r.name)}: each attribute is listed once`,
+        });
       seen.add(r.name);
     });
   });

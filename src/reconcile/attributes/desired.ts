@@ -23,7 +23,8 @@ function render(template: string, subject: unknown): string | undefined {
 
 function transform(v: unknown, t: UserAttributeRule['transform']): unknown {
   if (t === undefined) return v;
-  const one = (x: unknown): unknown => (typeof x !== 'string' ? x : t === 'lower' ? x.toLowerCase() : t === 'upper' ? x.toUpperCase() : x.trim());
+  const one = (x: unknown): unknown =>
+    typeof x !== 'string' ? x : t === 'lower' ? x.toLowerCase() : t === 'upper' ? x.toUpperCase() : x.trim();
   return Array.isArray(v) ? v.map(one) : one(v);
 }
 

@@ -23,7 +23,11 @@ export interface DefinitionDecision {
   forget: string[];
 }
 
-export function decideDefinitions(rules: UserAttributeRule[], platform: AttributeDefinition[], ledgerDef: (name: string) => LedgerDefinition | undefined): DefinitionDecision {
+export function decideDefinitions(
+  rules: UserAttributeRule[],
+  platform: AttributeDefinition[],
+  ledgerDef: (name: string) => LedgerDefinition | undefined,
+): DefinitionDecision {
   const d: DefinitionDecision = { synced: [], fresh: new Set(), existing: [], plan: { create: [], update: [] }, errors: [], forget: [] };
   const byName = new Map(platform.map((p) => [p.name, p]));
   for (const rule of rules) {
@@ -31,13 +35,20 @@ export function decideDefinitions(rules: UserAttributeRule[], platform: Attribut
     const mine = ledgerDef(rule.name);
     if (mine && mine.id !== found?.id) d.forget.push(rule.name);
     if (!found) {
-      d.plan.create.push({ name: rule.name, type: rule.type, ...(rule.description !== undefined ? { description: rule.description } : {}) });
+      d.plan.create.push({
+        name: rule.name,
+        type: rule.type,
+        ...(rule.description !== undefined ? { description: rule.description } : {}),
+      });
       d.synced.push(rule);
       d.fresh.add(rule.name);
       continue;
     }
     if (found.type !== rule.type) {
-      d.errors.push({ attribute: rule.name, reason: `the platform's definition ${found.name} (id ${found.id}) has type ${found.type}, the config says ${rule.type}: its values are not synced; the tool never changes a definition's type (fix the config, or change the definition on the platform)` });
+      d.errors.push({
+        attribute: rule.name,
+        reason: `the platform's definition ${found.name} (id ${found.id}) has type ${found.type}, the config says ${rule.type}: its values are not synced; the tool never changes a definition's type (fix the config, or change the definition on the platform)`,
+      });
       continue;
     }
     const createdByTool = mine?.id === found.id && mine.created;
@@ -65,7 +76,12 @@ export function diffUsers(synced: UserAttributeRule[], users: UserValues[]): Pic
     for (const rule of synced) {
       const want = desiredValue(rule, user);
       if (!want.ok) {
-        out.rejected.push({ externalId: user.externalId, userName: user.userName, attribute: rule.name, reason: `${rule.type}: ${want.reason}` });
+        out.rejected.push({
+          externalId: user.externalId,
+          userName: user.userName,
+          attribute: rule.name,
+          reason: `${rule.type}: ${want.reason}`,
+        });
         continue;
       }
       const before = current[rule.name] ?? null;
@@ -73,10 +89,12 @@ export function diffUsers(synced: UserAttributeRule[], users: UserValues[]): Pic
       if (sameAttributeValue(want.value, before)) continue;
       const away = before !== null && (want.value === null || (rule.accessRelevant && takesAway(before, want.value)));
       changes.push({ attribute: rule.name, before, after: want.value, takesAway: away });
-      if (rule.accessRelevant && subject.id !== undefined && before !== null && want.value !== null) moved.push({ attribute: rule.name, before, after: want.value });
+      if (rule.accessRelevant && subject.id !== undefined && before !== null && want.value !== null)
+        moved.push({ attribute: rule.name, before, after: want.value });
     }
     if (changes.length > 0) out.users.push({ id: subject.id ?? null, externalId: user.externalId, userName: user.userName, changes });
-    if (moved.length > 0 && subject.id !== undefined) out.movers.push({ id: subject.id, externalId: user.externalId, userName: user.userName, changes: moved });
+    if (moved.length > 0 && subject.id !== undefined)
+      out.movers.push({ id: subject.id, externalId: user.externalId, userName: user.userName, changes: moved });
   }
   return out;
 }

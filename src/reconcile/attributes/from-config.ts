@@ -20,7 +20,10 @@ export function platformApiToken(loaded: PlatformConfigSource): string {
   return p.apiToken ?? loaded.secrets.files.get('platform.apiTokenFile')?.reveal() ?? loaded.secrets.platformToken.reveal();
 }
 
-export function createAttributeClient(loaded: PlatformConfigSource, overrides: Partial<PlatformClientOptions> = {}): BuiltAttributeClient | undefined {
+export function createAttributeClient(
+  loaded: PlatformConfigSource,
+  overrides: Partial<PlatformClientOptions> = {},
+): BuiltAttributeClient | undefined {
   if ((loaded.config.provisioning?.userAttributes.length ?? 0) === 0) return undefined;
   const platform = createPlatformClient(loaded, { ...overrides, token: platformApiToken(loaded), authScheme: 'Bearer' });
   return { client: new UserAttributesClient(platform), platform };

@@ -29,14 +29,22 @@ export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuard
   if (users > 0 && usersAffected > 0) {
     const pct = (usersAffected / users) * 100;
     if (pct > limits.maxAttributeClearPercent) {
-      reasons.push(`${usersAffected} of ${users} synced users (${pct.toFixed(1)}%) lose a user attribute value, exceeding guards.maxAttributeClearPercent (${limits.maxAttributeClearPercent}%)`);
+      reasons.push(
+        `${usersAffected} of ${users} synced users (${pct.toFixed(1)}%) lose a user attribute value, exceeding guards.maxAttributeClearPercent (${limits.maxAttributeClearPercent}%)`,
+      );
     }
   }
   const exceeded = verdict.tripped || verdict.overridden || reasons.length > 0;
   const a = input.approval;
-  const approved = a !== undefined && verdict.destructive <= a.destructive && verdict.memberRemovals <= a.memberRemovals && clears <= (a.attributeClears ?? 0);
+  const approved =
+    a !== undefined &&
+    verdict.destructive <= a.destructive &&
+    verdict.memberRemovals <= a.memberRemovals &&
+    clears <= (a.attributeClears ?? 0);
   if (exceeded && a !== undefined && !approved && !input.allowDeletes && clears > (a.attributeClears ?? 0)) {
-    reasons.push(`the approval covers ${a.attributeClears ?? 0} user attribute values taken away; this plan has ${clears}: approve again after checking it`);
+    reasons.push(
+      `the approval covers ${a.attributeClears ?? 0} user attribute values taken away; this plan has ${clears}: approve again after checking it`,
+    );
   }
   const override = input.allowDeletes || approved;
   return {
@@ -44,6 +52,12 @@ export function mergeAttributeGuard(verdict: GuardVerdict, input: AttributeGuard
     reasons: [...verdict.reasons, ...reasons],
     tripped: exceeded && !override,
     overridden: exceeded && override,
-    attributes: { attributeClears: clears, attributeClearUsers: usersAffected, attributeUsers: users, maxAttributeClears: limits.maxAttributeClears, maxAttributeClearPercent: limits.maxAttributeClearPercent },
+    attributes: {
+      attributeClears: clears,
+      attributeClearUsers: usersAffected,
+      attributeUsers: users,
+      maxAttributeClears: limits.maxAttributeClears,
+      maxAttributeClearPercent: limits.maxAttributeClearPercent,
+    },
   };
 }

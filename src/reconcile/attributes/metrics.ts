@@ -31,7 +31,11 @@ export const attributeMetrics = {
   }),
 };
 
-const OPERATION: Record<string, string> = { 'attribute.create': 'create_definition', 'attribute.update': 'update_definition', 'user.attributes': 'write_values' };
+const OPERATION: Record<string, string> = {
+  'attribute.create': 'create_definition',
+  'attribute.update': 'update_definition',
+  'user.attributes': 'write_values',
+};
 
 export function isAttributeAction(action: string): boolean {
   return action in OPERATION;
@@ -45,7 +49,17 @@ export function countAttributeChange(tenant: string, action: string, result: 'ok
 export function recordAttributePlan(tenant: string, plan: Plan, logger: Logger): void {
   const a = plan.attributes;
   if (!a) return;
-  for (const m of a.movers) logger.info({ action: 'user.attributes.mover', id: m.id, externalId: m.externalId, name: m.userName, attributes: m.changes.map((c) => c.attribute) }, 'user attribute mover: an access-relevant attribute changes');
+  for (const m of a.movers)
+    logger.info(
+      {
+        action: 'user.attributes.mover',
+        id: m.id,
+        externalId: m.externalId,
+        name: m.userName,
+        attributes: m.changes.map((c) => c.attribute),
+      },
+      'user attribute mover: an access-relevant attribute changes',
+    );
   for (const e of a.errors) logger.warn({ attribute: e.attribute, reason: e.reason }, 'user attribute error');
   for (const u of a.users) {
     for (const ch of u.changes) {

@@ -43,7 +43,18 @@ export function emptyAttributePlan(): AttributePlan {
     skipped: [],
     errors: [],
     reads: { platform: 0, fromLedger: 0, newUsers: 0 },
-    summary: { definitionsCreate: 0, definitionsUpdate: 0, usersChanged: 0, valuesSet: 0, valuesClear: 0, takeAways: 0, movers: 0, rejected: 0, skipped: 0, errors: 0 },
+    summary: {
+      definitionsCreate: 0,
+      definitionsUpdate: 0,
+      usersChanged: 0,
+      valuesSet: 0,
+      valuesClear: 0,
+      takeAways: 0,
+      movers: 0,
+      rejected: 0,
+      skipped: 0,
+      errors: 0,
+    },
   };
 }
 
@@ -52,12 +63,15 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   const attrs = emptyAttributePlan();
   const subjects = attributeSubjects(plan, input.desired, input.platformUsers, ledger, config);
   try {
-    const decision = decideDefinitions(config.userAttributes, await target.listDefinitions(input.signal), (n) => ledger.attributes.definition(n));
+    const decision = decideDefinitions(config.userAttributes, await target.listDefinitions(input.signal), (n) =>
+      ledger.attributes.definition(n),
+    );
     for (const name of decision.forget) ledger.attributes.forgetDefinition(name);
     // Remember every definition's id: if one is replaced on the platform (deleted and made again
     // under the same name), the values the ledger holds for it are stale and are read again.
     for (const e of decision.existing) {
-      if (ledger.attributes.definition(e.name)?.id !== e.id) ledger.attributes.recordDefinition(e.name, { id: e.id, created: e.createdByTool });
+      if (ledger.attributes.definition(e.name)?.id !== e.id)
+        ledger.attributes.recordDefinition(e.name, { id: e.id, created: e.createdByTool });
     }
     const replaced = new Set(decision.forget);
     attrs.definitions = { existing: decision.existing, ...decision.plan };
@@ -77,7 +91,8 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
         continue;
       }
       const state = ledger.attributes.state(subject.id);
-      const fresh = state !== undefined && input.now - state.readAt < rereadMs && readable.every((n) => n in state.values && !replaced.has(n));
+      const fresh =
+        state !== undefined && input.now - state.readAt < rereadMs && readable.every((n) => n in state.values && !replaced.has(n));
       if (readable.length > 0 && !fresh) {
         toRead.push(subject);
         continue;
@@ -96,7 +111,11 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
         stored = await target.getValues(id, input.signal);
       } catch (e) {
         if (input.signal?.aborted || (isSyncError(e) && e.kind === 'fatal')) throw e;
-        attrs.skipped.push({ externalId: subject.user.externalId, userName: subject.user.userName, reason: `values could not be read: ${e instanceof Error ? e.message : String(e)}` });
+        attrs.skipped.push({
+          externalId: subject.user.externalId,
+          userName: subject.user.userName,
+          reason: `values could not be read: ${e instanceof Error ? e.message : String(e)}`,
+        });
         return;
       }
       attrs.reads.platform++;
@@ -123,14 +142,24 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
     attrs.users = [];
     attrs.movers = [];
     attrs.rejected = [];
-    attrs.errors.push({ attribute: null, reason: `user attributes are not synced this run${code}: ${e instanceof Error ? e.message : String(e)}${isSyncError(e) && e.kind === 'fatal' ? ' (check platform.apiToken / platform.apiTokenFile)' : ''}` });
+    attrs.errors.push({
+      attribute: null,
+      reason: `user attributes are not synced this run${code}: ${e instanceof Error ? e.message : String(e)}${isSyncError(e) && e.kind === 'fatal' ? ' (check platform.apiToken / platform.apiTokenFile)' : ''}`,
+    });
   }
   // Stable order for people reading the plan and for tests.
   attrs.users.sort((a, b) => a.userName.localeCompare(b.userName));
   attrs.movers.sort((a, b) => a.userName.localeCompare(b.userName));
   attrs.summary = summarizeAttributes(attrs);
   plan.attributes = attrs;
-  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length, users: subjects.length, limits: config.guards, allowDeletes: input.allowDeletes, approval: input.approval });
+  plan.guard = mergeAttributeGuard(plan.guard, {
+    clears: attrs.summary.takeAways,
+    usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length,
+    users: subjects.length,
+    limits: config.guards,
+    allowDeletes: input.allowDeletes,
+    approval: input.approval,
+  });
   const values = attrs.summary.valuesSet + attrs.summary.valuesClear;
   plan.summary = {
     ...plan.summary,

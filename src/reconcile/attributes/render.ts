@@ -15,17 +15,45 @@ export function attributeSummaryLine(plan: Plan, c: (style: 'green' | 'yellow' |
 export function attributeSections(plan: Plan, section: Section): void {
   const a = plan.attributes;
   if (!a) return;
-  section('User attribute errors', 'red', a.errors.map((e) => [e.attribute ?? '(all)', e.reason]));
-  section('User attribute definitions to create', 'green', a.definitions.create.map((d) => [d.name, d.type]));
-  section('User attribute definitions to update', 'yellow', a.definitions.update.map((d) => [d.name, `description: ${show(d.before)} → ${show(d.after)}`]));
+  section(
+    'User attribute errors',
+    'red',
+    a.errors.map((e) => [e.attribute ?? '(all)', e.reason]),
+  );
+  section(
+    'User attribute definitions to create',
+    'green',
+    a.definitions.create.map((d) => [d.name, d.type]),
+  );
+  section(
+    'User attribute definitions to update',
+    'yellow',
+    a.definitions.update.map((d) => [d.name, `description: ${show(d.before)} → ${show(d.after)}`]),
+  );
   section(
     'User attribute values to change',
     'yellow',
-    a.users.map((u) => [u.userName, u.id === null ? 'new' : '', u.changes.map((ch) => `${ch.attribute}: ${show(ch.before)} → ${show(ch.after)}${ch.takesAway ? ' (takes away)' : ''}`).join('; ')]),
+    a.users.map((u) => [
+      u.userName,
+      u.id === null ? 'new' : '',
+      u.changes.map((ch) => `${ch.attribute}: ${show(ch.before)} → ${show(ch.after)}${ch.takesAway ? ' (takes away)' : ''}`).join('; '),
+    ]),
   );
-  section('Movers (an access-relevant attribute changes)', 'cyan', a.movers.map((m) => [m.userName, m.changes.map((ch) => `${ch.attribute}: ${show(ch.before)} → ${show(ch.after)}`).join('; ')]));
-  section('User attribute values rejected (not written)', 'magenta', a.rejected.map((r) => [r.userName, r.attribute, r.reason]));
-  section('User attributes not synced', 'gray', a.skipped.map((k) => [k.userName, k.reason]));
+  section(
+    'Movers (an access-relevant attribute changes)',
+    'cyan',
+    a.movers.map((m) => [m.userName, m.changes.map((ch) => `${ch.attribute}: ${show(ch.before)} → ${show(ch.after)}`).join('; ')]),
+  );
+  section(
+    'User attribute values rejected (not written)',
+    'magenta',
+    a.rejected.map((r) => [r.userName, r.attribute, r.reason]),
+  );
+  section(
+    'User attributes not synced',
+    'gray',
+    a.skipped.map((k) => [k.userName, k.reason]),
+  );
 }
 
 function show(v: AttributeValue | string | null): string {

@@ -29,9 +29,20 @@ export function restrictAttributePlan(plan: Plan, full: Plan, selects: (r: Ref) 
   const g = full.guard.attributes;
   const limits = { maxAttributeClears: g?.maxAttributeClears ?? 0, maxAttributeClearPercent: 100 };
   const usersAffected = users.filter((u) => u.changes.some((c) => c.takesAway)).length;
-  plan.guard = mergeAttributeGuard(plan.guard, { clears: attrs.summary.takeAways, usersAffected, users: users.length, limits, allowDeletes });
+  plan.guard = mergeAttributeGuard(plan.guard, {
+    clears: attrs.summary.takeAways,
+    usersAffected,
+    users: users.length,
+    limits,
+    allowDeletes,
+  });
   const defs = attrs.summary.definitionsCreate;
-  plan.summary = { ...plan.summary, attributeDefinitions: defs, attributeUsers: attrs.summary.usersChanged, changes: plan.summary.changes + defs + attrs.summary.valuesSet + attrs.summary.valuesClear };
+  plan.summary = {
+    ...plan.summary,
+    attributeDefinitions: defs,
+    attributeUsers: attrs.summary.usersChanged,
+    changes: plan.summary.changes + defs + attrs.summary.valuesSet + attrs.summary.valuesClear,
+  };
 }
 
 /** Operations of the attributes section for plan-file.ts: key, label, fingerprinted content. */
@@ -39,10 +50,16 @@ export function attributeOperations(plan: Plan): Array<[string, string, unknown]
   const a = plan.attributes;
   if (!a) return [];
   const out: Array<[string, string, unknown]> = [];
-  for (const d of a.definitions.create) out.push([`attribute:create:${d.name}`, `create user attribute ${d.name} (${d.type})`, [d.type, d.description ?? null]]);
+  for (const d of a.definitions.create)
+    out.push([`attribute:create:${d.name}`, `create user attribute ${d.name} (${d.type})`, [d.type, d.description ?? null]]);
   for (const d of a.definitions.update) out.push([`attribute:update:${d.id}`, `update user attribute ${d.name}`, [d.after]]);
   for (const u of a.users) {
-    for (const c of u.changes) out.push([`attribute:value:${u.id ?? `new:${u.externalId}`}:${c.attribute}`, `${c.after === null ? 'clear' : 'set'} ${c.attribute} of ${u.userName}`, [c.after, c.takesAway]]);
+    for (const c of u.changes)
+      out.push([
+        `attribute:value:${u.id ?? `new:${u.externalId}`}:${c.attribute}`,
+        `${c.after === null ? 'clear' : 'set'} ${c.attribute} of ${u.userName}`,
+        [c.after, c.takesAway],
+      ]);
   }
   return out;
 }

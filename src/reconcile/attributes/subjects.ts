@@ -20,7 +20,13 @@ export interface AttributeSubject {
   adopt: boolean;
 }
 
-export function attributeSubjects(plan: Plan, desired: DesiredState, platformUsers: ScimUser[], ledger: Ledger, config: ProvisioningConfig): AttributeSubject[] {
+export function attributeSubjects(
+  plan: Plan,
+  desired: DesiredState,
+  platformUsers: ScimUser[],
+  ledger: Ledger,
+  config: ProvisioningConfig,
+): AttributeSubject[] {
   const scope = compileScope<NormalizedUser>(config.scope.users, 'provisioning.scope.users');
   const byExt = new Map<string, NormalizedUser>();
   for (const u of desired.users) if (u.active && !byExt.has(u.externalId) && scope(u)) byExt.set(u.externalId, u);

@@ -20,7 +20,15 @@ export function attributePhases(plan: Plan): Array<{ name: AttributePhaseName; t
   const held = plan.guard.tripped;
   const defs: AttributeTask[] = [
     ...a.definitions.create.map((d): AttributeTask => ({ action: 'attribute.create', externalId: d.name, name: d.name, definition: d })),
-    ...a.definitions.update.map((d): AttributeTask => ({ action: 'attribute.update', id: d.id, externalId: d.name, name: d.name, definition: { name: d.name, type: d.type, ...(d.after !== null ? { description: d.after } : {}) } })),
+    ...a.definitions.update.map(
+      (d): AttributeTask => ({
+        action: 'attribute.update',
+        id: d.id,
+        externalId: d.name,
+        name: d.name,
+        definition: { name: d.name, type: d.type, ...(d.after !== null ? { description: d.after } : {}) },
+      }),
+    ),
   ];
   const ids = new Map(a.definitions.existing.map((e) => [e.name, e.id]));
   const synced = [...a.definitions.existing.map((e) => e.name), ...a.definitions.create.map((d) => d.name)];
@@ -52,7 +60,10 @@ export interface AttributeTaskDeps {
   now: () => number;
 }
 
-export async function executeAttributeTask(task: AttributeTask, deps: AttributeTaskDeps): Promise<{ action: AttributeTask['action']; id?: string; externalId: string; name: string }> {
+export async function executeAttributeTask(
+  task: AttributeTask,
+  deps: AttributeTaskDeps,
+): Promise<{ action: AttributeTask['action']; id?: string; externalId: string; name: string }> {
   const target = deps.attributes;
   if (!target) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', 'user attributes are planned but no attribute client is configured');
   const { ledger } = deps;
@@ -61,7 +72,11 @@ export async function executeAttributeTask(task: AttributeTask, deps: AttributeT
     case 'attribute.create': {
       const { definition, adopted } = await target.createDefinition(task.definition);
       if (definition.type !== task.definition.type) {
-        throw new SyncError(ErrorCodes.CONFLICT, 'conflict', `create user attribute ${task.name}: it was created meanwhile with type ${definition.type}, not ${task.definition.type}`);
+        throw new SyncError(
+          ErrorCodes.CONFLICT,
+          'conflict',
+          `create user attribute ${task.name}: it was created meanwhile with type ${definition.type}, not ${task.definition.type}`,
+        );
       }
       // A 409 means someone else created it: usable, but not ours to change later.
       await ledger.recordAttributeDefinition?.(task.name, { id: definition.id, created: !adopted });
@@ -75,7 +90,11 @@ export async function executeAttributeTask(task: AttributeTask, deps: AttributeT
       if (id === undefined) throw new Error(`user ${task.name} was not created, so its attributes were not written`);
       if (task.requireManaged && !(await ledger.has('user', id))) {
         // Adopted in this run but the adoption failed: never write to an account we do not manage.
-        throw new SyncError(ErrorCodes.REJECTED, 'rejected', `user ${task.name} is not managed (its adoption failed), so its attributes were not written`);
+        throw new SyncError(
+          ErrorCodes.REJECTED,
+          'rejected',
+          `user ${task.name} is not managed (its adoption failed), so its attributes were not written`,
+        );
       }
       const prev = task.id !== undefined ? await ledger.attributeState?.(id) : undefined;
       // A user created in this run has nothing set; an existing user without a ledger copy (not
@@ -101,7 +120,11 @@ export async function executeAttributeTask(task: AttributeTask, deps: AttributeT
         const first = failures[0]?.error;
         const kind: ErrorKind = isSyncError(first) ? first.kind : 'rejected';
         const text = failures.map((f) => `${f.attribute} (${f.error instanceof Error ? f.error.message : String(f.error)})`).join('; ');
-        throw new SyncError(isSyncError(first) ? first.code : ErrorCodes.REJECTED, kind, `attributes of user ${task.name} not written: ${text}`);
+        throw new SyncError(
+          isSyncError(first) ? first.code : ErrorCodes.REJECTED,
+          kind,
+          `attributes of user ${task.name} not written: ${text}`,
+        );
       }
       return { ...base, id };
     }

@@ -47,7 +47,18 @@ export interface AttributePlan {
   /** Problems that stop an attribute (wrong-type definition) or the whole sync (API refused). */
   errors: Array<{ attribute: string | null; reason: string }>;
   reads: { platform: number; fromLedger: number; newUsers: number };
-  summary: { definitionsCreate: number; definitionsUpdate: number; usersChanged: number; valuesSet: number; valuesClear: number; takeAways: number; movers: number; rejected: number; skipped: number; errors: number };
+  summary: {
+    definitionsCreate: number;
+    definitionsUpdate: number;
+    usersChanged: number;
+    valuesSet: number;
+    valuesClear: number;
+    takeAways: number;
+    movers: number;
+    rejected: number;
+    skipped: number;
+    errors: number;
+  };
 }
 
 /** Guard figures added to the plan's verdict (plan-types GuardVerdict stays as it was). */

@@ -49,14 +49,26 @@ export function serviceDisabled(projectNumber: string): JsonReply {
   return apiError(403, message, 'accessNotConfigured', {
     domain: 'usageLimits',
     details: [
-      { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SERVICE_DISABLED', domain: 'googleapis.com', metadata: { service: 'admin.googleapis.com', consumer: `projects/${projectNumber}` } },
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: 'SERVICE_DISABLED',
+        domain: 'googleapis.com',
+        metadata: { service: 'admin.googleapis.com', consumer: `projects/${projectNumber}` },
+      },
     ],
   });
 }
 
 export const insufficientScopes = (): JsonReply =>
   apiError(403, 'Request had insufficient authentication scopes.', 'insufficientPermissions', {
-    details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT', domain: 'googleapis.com', metadata: { service: 'admin.googleapis.com' } }],
+    details: [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT',
+        domain: 'googleapis.com',
+        metadata: { service: 'admin.googleapis.com' },
+      },
+    ],
   });
 
 export const notAuthorized = (): JsonReply => apiError(403, 'Not Authorized to access this resource/api', 'forbidden');

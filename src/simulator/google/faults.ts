@@ -49,22 +49,43 @@ export class GoogleFaults {
   }
 }
 
-const retryAfter = (r: GoogleFaultRule): Record<string, string> | undefined => (r.retryAfterSeconds !== undefined ? { 'retry-after': String(r.retryAfterSeconds) } : undefined);
+const retryAfter = (r: GoogleFaultRule): Record<string, string> | undefined =>
+  r.retryAfterSeconds !== undefined ? { 'retry-after': String(r.retryAfterSeconds) } : undefined;
 
 /** The error reply of a status fault, in the shape of the surface it hits. */
 export function faultReply(r: GoogleFaultRule, route: GoogleRoute): JsonReply | undefined {
   const headers = retryAfter(r);
   const kind: GoogleFaultKind = r.kind;
   if (route === 'token') {
-    if (kind === 'backend-error' || kind === 'unavailable') return { status: kind === 'unavailable' ? 503 : 500, json: { error: 'internal_failure', error_description: 'Backend Error' }, ...(headers ? { headers } : {}) };
-    if (kind === 'rate-limit-429') return { status: 429, json: { error: 'rate_limit_exceeded', error_description: 'Rate limit exceeded' }, ...(headers ? { headers } : {}) };
+    if (kind === 'backend-error' || kind === 'unavailable')
+      return {
+        status: kind === 'unavailable' ? 503 : 500,
+        json: { error: 'internal_failure', error_description: 'Backend Error' },
+        ...(headers ? { headers } : {}),
+      };
+    if (kind === 'rate-limit-429')
+      return {
+        status: 429,
+        json: { error: 'rate_limit_exceeded', error_description: 'Rate limit exceeded' },
+        ...(headers ? { headers } : {}),
+      };
   }
   const extra = headers ? { headers } : {};
   switch (kind) {
     case 'rate-limit-429':
-      return apiError(429, 'Quota exceeded for quota metric \'Queries\' and limit \'Queries per minute\' of service \'admin.googleapis.com\'.', 'rateLimitExceeded', { domain: 'usageLimits', ...extra });
+      return apiError(
+        429,
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'admin.googleapis.com'.",
+        'rateLimitExceeded',
+        { domain: 'usageLimits', ...extra },
+      );
     case 'user-rate-limit-403':
-      return apiError(403, 'Quota exceeded for quota metric \'Queries\' and limit \'Queries per minute per user\' of service \'admin.googleapis.com\'.', 'userRateLimitExceeded', { domain: 'usageLimits', ...extra });
+      return apiError(
+        403,
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute per user' of service 'admin.googleapis.com'.",
+        'userRateLimitExceeded',
+        { domain: 'usageLimits', ...extra },
+      );
     case 'rate-limit-403':
       return apiError(403, 'Rate Limit Exceeded', 'rateLimitExceeded', { domain: 'usageLimits', ...extra });
     case 'backend-error':

@@ -5,4 +5,13 @@ export { generateServiceAccount, type GeneratedServiceAccount } from './keys.ts'
 export { seedWorkspace, type SeedOptions } from './seed.ts';
 export { GOOGLE_TOKEN_AUDIENCE } from './token.ts';
 export { PAGE_LIMITS } from './routes.ts';
-export type { GoogleFaultKind, GoogleFaultRule, GoogleGroup, GoogleMember, GoogleRequestLogEntry, GoogleSimulatorOptions, GoogleUser, SimServiceAccount } from './types.ts';
+export type {
+  GoogleFaultKind,
+  GoogleFaultRule,
+  GoogleGroup,
+  GoogleMember,
+  GoogleRequestLogEntry,
+  GoogleSimulatorOptions,
+  GoogleUser,
+  SimServiceAccount,
+} from './types.ts';

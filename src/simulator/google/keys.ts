@@ -12,7 +12,9 @@ export interface GeneratedServiceAccount {
   account: SimServiceAccount;
 }
 
-export function generateServiceAccount(opts: { clientEmail?: string; projectId?: string; delegatedScopes?: string[] } = {}): GeneratedServiceAccount {
+export function generateServiceAccount(
+  opts: { clientEmail?: string; projectId?: string; delegatedScopes?: string[] } = {},
+): GeneratedServiceAccount {
   const projectId = opts.projectId ?? 'sim-project';
   const clientEmail = opts.clientEmail ?? `directory-sync@${projectId}.iam.gserviceaccount.com`;
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -20,7 +22,9 @@ export function generateServiceAccount(opts: { clientEmail?: string; projectId?:
   const key = {
     type: 'service_account',
     project_id: projectId,
-    private_key_id: randomInt(2 ** 47).toString(16).padStart(12, '0'),
+    private_key_id: randomInt(2 ** 47)
+      .toString(16)
+      .padStart(12, '0'),
     private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     client_email: clientEmail,
     client_id: clientId,

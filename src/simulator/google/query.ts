@@ -36,11 +36,17 @@ export function parseQuery(q: string): Clause[] {
 }
 
 function matches(actual: unknown, c: Clause): boolean {
-  const values = (Array.isArray(actual) ? actual : [actual]).filter((v) => v !== undefined && v !== null).map((v) => String(v).toLowerCase());
+  const values = (Array.isArray(actual) ? actual : [actual])
+    .filter((v) => v !== undefined && v !== null)
+    .map((v) => String(v).toLowerCase());
   const want = c.value.toLowerCase();
   if (c.op === '=') return values.includes(want);
   const prefix = want.endsWith('*') ? want.slice(0, -1) : undefined;
-  return values.some((v) => (prefix !== undefined ? v.startsWith(prefix) || v.split(/[\s@.]/).some((w) => w.startsWith(prefix)) : v === want || v.split(/[\s@.]/).includes(want)));
+  return values.some((v) =>
+    prefix !== undefined
+      ? v.startsWith(prefix) || v.split(/[\s@.]/).some((w) => w.startsWith(prefix))
+      : v === want || v.split(/[\s@.]/).includes(want),
+  );
 }
 
 function userField(u: GoogleUser, field: string): unknown {
@@ -88,6 +94,7 @@ export function userMatcher(q: string | null): (u: GoogleUser) => boolean {
 export function groupMatcher(q: string | null): (g: GoogleGroup) => boolean {
   if (q === null || q.trim() === '') return () => true;
   const clauses = parseQuery(q);
-  for (const c of clauses) if (c.field !== 'email' && c.field !== 'name') throw new QuerySyntaxError(`Invalid Input: unknown field ${c.field}`);
+  for (const c of clauses)
+    if (c.field !== 'email' && c.field !== 'name') throw new QuerySyntaxError(`Invalid Input: unknown field ${c.field}`);
   return (g) => clauses.every((c) => matches(c.field === 'email' ? [g.email, ...(g.aliases ?? [])] : g.name, c));
 }

@@ -77,11 +77,20 @@ class ApiReply extends Error {
   }
 }
 
-function page<T>(items: readonly T[], query: URLSearchParams, limit: { max: number; default: number }, binding: string): { slice: T[]; next?: string } {
+function page<T>(
+  items: readonly T[],
+  query: URLSearchParams,
+  limit: { max: number; default: number },
+  binding: string,
+): { slice: T[]; next?: string } {
   const raw = query.get('maxResults');
   const size = raw === null ? limit.default : Number(raw);
   if (!Number.isInteger(size) || size < 1 || size > limit.max) {
-    throw new ApiReply(apiError(400, `Invalid value '${raw}'. Values must be within the range: [1, ${limit.max}]`, 'invalid', { location: { location: 'maxResults', locationType: 'parameter' } }));
+    throw new ApiReply(
+      apiError(400, `Invalid value '${raw}'. Values must be within the range: [1, ${limit.max}]`, 'invalid', {
+        location: { location: 'maxResults', locationType: 'parameter' },
+      }),
+    );
   }
   const tokenRaw = query.get('pageToken');
   const token = decodeToken(tokenRaw);
@@ -91,7 +100,9 @@ function page<T>(items: readonly T[], query: URLSearchParams, limit: { max: numb
   const offset = token?.o ?? 0;
   const slice = items.slice(offset, offset + size);
   const nextOffset = offset + slice.length;
-  return nextOffset < items.length ? { slice, next: Buffer.from(JSON.stringify({ o: nextOffset, h: binding })).toString('base64url') } : { slice };
+  return nextOffset < items.length
+    ? { slice, next: Buffer.from(JSON.stringify({ o: nextOffset, h: binding })).toString('base64url') }
+    : { slice };
 }
 
 function withFields(body: Record<string, unknown>, query: URLSearchParams): unknown {
@@ -100,7 +111,8 @@ function withFields(body: Record<string, unknown>, query: URLSearchParams): unkn
   try {
     return selectFields(body, parseFields(spec));
   } catch (e) {
-    if (e instanceof FieldSyntaxError) throw new ApiReply(apiError(400, e.message, 'invalidParameter', { location: { location: 'fields', locationType: 'parameter' } }));
+    if (e instanceof FieldSyntaxError)
+      throw new ApiReply(apiError(400, e.message, 'invalidParameter', { location: { location: 'fields', locationType: 'parameter' } }));
     throw e;
   }
 }
@@ -144,7 +156,8 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
         checkCustomerOrDomain(ws, query, false);
         const projection = query.get('projection') ?? 'basic';
         const maskRaw = query.get('customFieldMask');
-        if (projection === 'custom' && !maskRaw) return apiError(400, 'Bad Request: customFieldMask is required with projection=custom', 'badRequest');
+        if (projection === 'custom' && !maskRaw)
+          return apiError(400, 'Bad Request: customFieldMask is required with projection=custom', 'badRequest');
         let match: (u: GoogleUser) => boolean;
         try {
           match = userMatcher(query.get('query'));
@@ -171,7 +184,12 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
           throw e;
         }
         const all = ws.listGroups().filter(match);
-        const p = page(all, query, PAGE_LIMITS.groups, bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain')]));
+        const p = page(
+          all,
+          query,
+          PAGE_LIMITS.groups,
+          bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain')]),
+        );
         const body: Record<string, unknown> = { kind: 'admin#directory#groups', etag: `"${bindingOf([String(all.length)])}"` };
         if (p.slice.length > 0) body['groups'] = p.slice;
         if (p.next) body['nextPageToken'] = p.next;
@@ -182,7 +200,10 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
         const g = ws.group(parsed.groupKey ?? '');
         if (!g) return apiError(404, 'Resource Not Found: groupKey', 'notFound');
         if (parsed.route === 'group') return { status: 200, json: withFields({ ...g }, query) };
-        const roles = query.get('roles')?.split(',').map((r) => r.trim().toUpperCase());
+        const roles = query
+          .get('roles')
+          ?.split(',')
+          .map((r) => r.trim().toUpperCase());
         const all = ws.listMembers(g).filter((m) => !roles || roles.includes(m.role));
         const p = page(all, query, PAGE_LIMITS.members, bindingOf(['members', g.id, query.get('roles')]));
         const body: Record<string, unknown> = { kind: 'admin#directory#members', etag: `"${bindingOf([g.id, String(all.length)])}"` };

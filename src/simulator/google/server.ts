@@ -50,7 +50,12 @@ function send(res: ServerResponse, reply: JsonReply, truncate = false): void {
   let body = JSON.stringify(reply.json);
   // A cut body on a complete response: the client sees valid HTTP and invalid JSON.
   if (truncate) body = body.slice(0, Math.floor(body.length / 2));
-  res.writeHead(reply.status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': String(Buffer.byteLength(body)), vary: 'Origin, X-Origin, Referer', ...reply.headers });
+  res.writeHead(reply.status, {
+    'content-type': 'application/json; charset=UTF-8',
+    'content-length': String(Buffer.byteLength(body)),
+    vary: 'Origin, X-Origin, Referer',
+    ...reply.headers,
+  });
   res.end(body);
 }
 
@@ -66,7 +71,13 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
     const method = (req.method ?? 'GET').toUpperCase();
-    const entry: GoogleRequestLogEntry = { method, path: url.pathname, query: Object.fromEntries(url.searchParams), status: 0, route: 'other' };
+    const entry: GoogleRequestLogEntry = {
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: 0,
+      route: 'other',
+    };
     const finish = (status: number): void => {
       entry.status = status;
       if (record) requests.push(entry);
@@ -94,15 +105,28 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
     }
     let reply: JsonReply;
     if (isToken) {
-      reply = method === 'POST' ? handleToken(new URLSearchParams(body), { accounts, userExists: (e) => workspace.emailExists(e), issued }) : apiError(405, 'Method Not Allowed', 'methodNotAllowed');
+      reply =
+        method === 'POST'
+          ? handleToken(new URLSearchParams(body), { accounts, userExists: (e) => workspace.emailExists(e), issued })
+          : apiError(405, 'Method Not Allowed', 'methodNotAllowed');
     } else {
       const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
       const token = auth ? issued.get(auth[1] as string) : undefined;
       if (token) entry.subject = token.subject;
       if (!auth) {
-        reply = apiError(401, 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'required', { location: { location: 'Authorization', locationType: 'header' } });
+        reply = apiError(
+          401,
+          'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+          'required',
+          { location: { location: 'Authorization', locationType: 'header' } },
+        );
       } else if (!token || token.expiresAt < Date.now()) {
-        reply = apiError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'authError', { location: { location: 'Authorization', locationType: 'header' } });
+        reply = apiError(
+          401,
+          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+          'authError',
+          { location: { location: 'Authorization', locationType: 'header' } },
+        );
       } else if (!apiEnabled) {
         reply = serviceDisabled(PROJECT_NUMBER);
       } else if (method !== 'GET') {

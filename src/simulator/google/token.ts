@@ -29,8 +29,10 @@ export interface TokenEnv {
   now?: () => number;
 }
 
-const UNAUTHORIZED_CLIENT = 'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.';
-const TIMEFRAME = 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.';
+const UNAUTHORIZED_CLIENT =
+  'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.';
+const TIMEFRAME =
+  'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.';
 
 function decodePart(part: string | undefined): Record<string, unknown> | undefined {
   if (part === undefined) return undefined;
@@ -49,7 +51,8 @@ export function handleToken(form: URLSearchParams, env: TokenEnv): JsonReply {
   const parts = assertion.split('.');
   const header = decodePart(parts[0]);
   const claims = decodePart(parts[1]);
-  if (parts.length !== 3 || !header || !claims) return oauthError(400, 'invalid_grant', 'Invalid JWT: the assertion is not a well-formed JWT.');
+  if (parts.length !== 3 || !header || !claims)
+    return oauthError(400, 'invalid_grant', 'Invalid JWT: the assertion is not a well-formed JWT.');
   if (header['alg'] !== 'RS256') return oauthError(400, 'invalid_grant', 'Invalid JWT Signature.');
   const iss = typeof claims['iss'] === 'string' ? claims['iss'] : '';
   const account = env.accounts.get(iss.toLowerCase());
@@ -57,7 +60,12 @@ export function handleToken(form: URLSearchParams, env: TokenEnv): JsonReply {
   const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
   const ok = verify('RSA-SHA256', signed, createPublicKey(account.publicKeyPem), Buffer.from(parts[2] as string, 'base64url'));
   if (!ok) return oauthError(400, 'invalid_grant', 'Invalid JWT Signature.');
-  if (claims['aud'] !== GOOGLE_TOKEN_AUDIENCE) return oauthError(400, 'invalid_grant', 'Invalid JWT: Failed audience check. The expected audience is https://oauth2.googleapis.com/token.');
+  if (claims['aud'] !== GOOGLE_TOKEN_AUDIENCE)
+    return oauthError(
+      400,
+      'invalid_grant',
+      'Invalid JWT: Failed audience check. The expected audience is https://oauth2.googleapis.com/token.',
+    );
   const now = Math.floor((env.now?.() ?? Date.now()) / 1000);
   const iat = Number(claims['iat']);
   const exp = Number(claims['exp']);
@@ -65,16 +73,24 @@ export function handleToken(form: URLSearchParams, env: TokenEnv): JsonReply {
     return oauthError(400, 'invalid_grant', TIMEFRAME);
   }
   const rawScope = claims['scope'];
-  const scopes = (Array.isArray(rawScope) ? rawScope.join(' ') : typeof rawScope === 'string' ? rawScope : '').split(/\s+/).filter((s) => s !== '');
+  const scopes = (Array.isArray(rawScope) ? rawScope.join(' ') : typeof rawScope === 'string' ? rawScope : '')
+    .split(/\s+/)
+    .filter((s) => s !== '');
   if (scopes.length === 0) return oauthError(400, 'invalid_scope', 'Empty or missing scope not allowed.');
   const sub = typeof claims['sub'] === 'string' && claims['sub'] !== '' ? claims['sub'] : undefined;
   if (sub !== undefined) {
     if (!env.userExists(sub.toLowerCase())) return oauthError(400, 'invalid_grant', 'Invalid email or User ID');
     const granted = new Set(account.delegatedScopes ?? []);
-    if (account.delegatedScopes === undefined || scopes.some((s) => !granted.has(s))) return oauthError(401, 'unauthorized_client', UNAUTHORIZED_CLIENT);
+    if (account.delegatedScopes === undefined || scopes.some((s) => !granted.has(s)))
+      return oauthError(401, 'unauthorized_client', UNAUTHORIZED_CLIENT);
   }
   const token = `ya29.sim-${randomBytes(24).toString('base64url')}`;
   const expiresIn = 3599;
-  env.issued.set(token, { clientEmail: account.clientEmail, subject: sub?.toLowerCase(), scopes: new Set(scopes), expiresAt: (now + expiresIn) * 1000 });
+  env.issued.set(token, {
+    clientEmail: account.clientEmail,
+    subject: sub?.toLowerCase(),
+    scopes: new Set(scopes),
+    expiresAt: (now + expiresIn) * 1000,
+  });
   return { status: 200, json: { access_token: token, expires_in: expiresIn, token_type: 'Bearer' } };
 }

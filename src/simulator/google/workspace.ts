@@ -167,7 +167,8 @@ export class GoogleWorkspace {
 
   private renderMember(m: MemberInput): GoogleMember {
     const base = { kind: 'admin#directory#member' as const, role: m.role ?? ('MEMBER' as const) };
-    if (m.type === 'CUSTOMER') return { ...base, etag: etag(`c:${this.customerId}`), id: this.customerId, type: 'CUSTOMER', status: 'ACTIVE' };
+    if (m.type === 'CUSTOMER')
+      return { ...base, etag: etag(`c:${this.customerId}`), id: this.customerId, type: 'CUSTOMER', status: 'ACTIVE' };
     const asUser = m.type === undefined || m.type === 'USER' ? this.user(m.key) : undefined;
     if (m.type === 'GROUP' || (m.type === undefined && !asUser && this.group(m.key))) {
       const g = this.group(m.key);

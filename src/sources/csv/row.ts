@@ -11,18 +11,26 @@ export interface RowIdentity {
 
 export type RowResult = { ok: true; user: NormalizedUser; groups: string[] } | { ok: false; reason: string; identity: RowIdentity };
 
-export interface RowMapper {
-  (row: string[]): RowResult;
-}
+export type RowMapper = (row: string[]) => RowResult
 
 export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>): RowMapper {
   const col = (name: string | undefined) => (name === undefined ? undefined : (index.get(name) as number));
   const cols = c.columns;
-  const emailCols = (cols.emails === undefined ? [] : Array.isArray(cols.emails) ? cols.emails : [cols.emails]).map((n) => col(n) as number);
+  const emailCols = (cols.emails === undefined ? [] : Array.isArray(cols.emails) ? cols.emails : [cols.emails]).map(
+    (n) => col(n) as number,
+  );
   const attrCols = Object.entries(cols.attributes).map(([k, n]) => [k, col(n) as number] as const);
   const trueValues = new Set(c.activeValues.true.map((v) => v.trim().toLowerCase()));
   const falseValues = new Set(c.activeValues.false.map((v) => v.trim().toLowerCase()));
-  const [iId, iName, iGiven, iFamily, iDisplay, iActive, iGroups] = [cols.externalId, cols.userName, cols.givenName, cols.familyName, cols.displayName, cols.active, cols.groups].map(col);
+  const [iId, iName, iGiven, iFamily, iDisplay, iActive, iGroups] = [
+    cols.externalId,
+    cols.userName,
+    cols.givenName,
+    cols.familyName,
+    cols.displayName,
+    cols.active,
+    cols.groups,
+  ].map(col);
 
   return (row) => {
     const cell = (i: number | undefined): string | undefined => {
@@ -36,7 +44,11 @@ export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>
       .split(c.groupSeparator)
       .map((g) => g.trim())
       .filter((g) => g !== '');
-    const identity: RowIdentity = { groups, ...(externalId !== undefined ? { externalId } : {}), ...(userName !== undefined ? { userName } : {}) };
+    const identity: RowIdentity = {
+      groups,
+      ...(externalId !== undefined ? { externalId } : {}),
+      ...(userName !== undefined ? { userName } : {}),
+    };
     if (externalId === undefined) return { ok: false, reason: `empty ${cols.externalId} (externalId)`, identity };
     if (userName === undefined) return { ok: false, reason: `empty ${cols.userName} (userName)`, identity };
     let active = true;
@@ -45,7 +57,12 @@ export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>
       const v = raw.toLowerCase();
       if (trueValues.has(v)) active = true;
       else if (falseValues.has(v)) active = false;
-      else return { ok: false, reason: `${cols.active} (active) is ${JSON.stringify(raw)}: expected one of ${[...trueValues, ...falseValues].join(', ')} (activeValues)`, identity };
+      else
+        return {
+          ok: false,
+          reason: `${cols.active} (active) is ${JSON.stringify(raw)}: expected one of ${[...trueValues, ...falseValues].join(', ')} (activeValues)`,
+          identity,
+        };
     }
     const emails: string[] = [];
     for (const i of emailCols) {

@@ -41,7 +41,9 @@ export class CsvSource implements Source {
       signal?.throwIfAborted();
       if (isSyncError(e)) throw e;
       const code = (e as { code?: string }).code;
-      throw new SourceError(`${this.path}: cannot read the CSV file (${code ?? (e instanceof Error ? e.message : String(e))})`, { cause: e });
+      throw new SourceError(`${this.path}: cannot read the CSV file (${code ?? (e instanceof Error ? e.message : String(e))})`, {
+        cause: e,
+      });
     }
   }
 
@@ -67,7 +69,10 @@ export class CsvSource implements Source {
         on_skip: (err: CsvError | undefined) => {
           const line = (err as { lines?: number } | undefined)?.lines;
           // An unterminated quote swallows every row after it: those users would vanish.
-          if (err?.code === 'CSV_QUOTE_NOT_CLOSED') fatal = new SourceError(`${this.path}: unterminated quoted field (reached the end of the file at line ${line ?? '?'}); the rows after the opening quote cannot be read`);
+          if (err?.code === 'CSV_QUOTE_NOT_CLOSED')
+            fatal = new SourceError(
+              `${this.path}: unterminated quoted field (reached the end of the file at line ${line ?? '?'}); the rows after the opening quote cannot be read`,
+            );
           else {
             skipped++;
             rejected.push({ kind: 'row', ref: `${this.path}:${line ?? '?'}`, reason: err?.message ?? 'malformed CSV' });
@@ -98,15 +103,30 @@ export class CsvSource implements Source {
       }
       const r = (map as RowMapper)(record);
       if (!r.ok) {
-        rejected.push({ kind: 'row', ref, reason: r.reason, ...rowIdentity(r.identity.externalId, r.identity.userName, r.identity.groups) });
+        rejected.push({
+          kind: 'row',
+          ref,
+          reason: r.reason,
+          ...rowIdentity(r.identity.externalId, r.identity.userName, r.identity.groups),
+        });
         continue;
       }
       if (ids.has(r.user.externalId)) {
-        rejected.push({ kind: 'row', ref, reason: `duplicate externalId ${r.user.externalId} (the first row wins)`, ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
+        rejected.push({
+          kind: 'row',
+          ref,
+          reason: `duplicate externalId ${r.user.externalId} (the first row wins)`,
+          ...rowIdentity(r.user.externalId, r.user.userName, r.groups),
+        });
         continue;
       }
       if (names.has(userKey(r.user.userName))) {
-        rejected.push({ kind: 'row', ref, reason: `duplicate userName ${r.user.userName} (the first row wins)`, ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
+        rejected.push({
+          kind: 'row',
+          ref,
+          reason: `duplicate userName ${r.user.userName} (the first row wins)`,
+          ...rowIdentity(r.user.externalId, r.user.userName, r.groups),
+        });
         continue;
       }
       ids.add(r.user.externalId);
@@ -122,9 +142,15 @@ export class CsvSource implements Source {
     if (fatal) throw fatal;
     if (header === undefined) throw new SourceError(`${this.path}: the file is empty (no header row)`);
     if (users.length === 0 && !c.allowEmpty) {
-      throw new SourceError(`${this.path}: no usable rows (${rows} data rows, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`);
+      throw new SourceError(
+        `${this.path}: no usable rows (${rows} data rows, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
+      );
     }
-    const out: NormalizedGroup[] = [...groups].map(([externalId, g]) => ({ externalId, displayName: g.displayName, members: [...g.members] }));
+    const out: NormalizedGroup[] = [...groups].map(([externalId, g]) => ({
+      externalId,
+      displayName: g.displayName,
+      members: [...g.members],
+    }));
     // The parser reports malformed rows ahead of the records it still buffers: order by line.
     const line = (r: SourceRejection): number => Number(/:(\d+)$/.exec(r.ref)?.[1] ?? 0);
     rejected.sort((a, b) => line(a) - line(b));

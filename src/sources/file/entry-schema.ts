@@ -9,7 +9,10 @@ import { z } from 'zod';
 /** Ids may be written as numbers in YAML (`externalId: 1001`); they are strings everywhere else. */
 const id = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().trim().min(1));
 const text = z.string().trim().min(1);
-const email = z.string().trim().regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address like alice@example.com');
+const email = z
+  .string()
+  .trim()
+  .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address like alice@example.com');
 
 /** An address with its SCIM `type` (work, home…), as `provisioning.emails` may send it. */
 const typedEmail = z.strictObject({ value: email, type: text.optional(), primary: z.boolean().optional() });

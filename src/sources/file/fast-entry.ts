@@ -26,7 +26,7 @@ const onlyKeys = (o: Obj, keys: Set<string>): boolean => {
   for (const k in o) if (!keys.has(k)) return false;
   return true;
 };
-const optionalText = (o: Obj, k: string): boolean => o[k] === undefined ? !(k in o) : isText(o[k]);
+const optionalText = (o: Obj, k: string): boolean => (o[k] === undefined ? !(k in o) : isText(o[k]));
 
 export function fastUserEntry(raw: unknown): UserEntry | undefined {
   if (!isObj(raw) || !onlyKeys(raw, USER_KEYS)) return undefined;
@@ -44,9 +44,19 @@ export function fastUserEntry(raw: unknown): UserEntry | undefined {
   if (active === undefined && 'active' in raw) return undefined;
   if (attributes !== undefined && !isObj(attributes)) return undefined;
   if (attributes === undefined && 'attributes' in raw) return undefined;
-  if (name !== undefined && (!isObj(name) || !onlyKeys(name, NAME_KEYS) || !optionalText(name, 'givenName') || !optionalText(name, 'familyName'))) return undefined;
+  if (
+    name !== undefined &&
+    (!isObj(name) || !onlyKeys(name, NAME_KEYS) || !optionalText(name, 'givenName') || !optionalText(name, 'familyName'))
+  )
+    return undefined;
   if (name === undefined && 'name' in raw) return undefined;
-  const entry: UserEntry = { externalId, userName, emails: list, active: active ?? true, attributes: (attributes as Record<string, unknown> | undefined) ?? {} };
+  const entry: UserEntry = {
+    externalId,
+    userName,
+    emails: list,
+    active: active ?? true,
+    attributes: (attributes as Record<string, unknown> | undefined) ?? {},
+  };
   for (const k of ['givenName', 'familyName', 'displayName'] as const) {
     const v = raw[k];
     if (typeof v === 'string') entry[k] = v;

@@ -89,7 +89,9 @@ export class FileSource implements Source {
     for (const key of Object.keys(record)) {
       if (TOP_LEVEL_KEYS.includes(key)) continue;
       const guess = closestMatch(key, TOP_LEVEL_KEYS);
-      throw new SourceError(`${this.describe}: unknown top-level key "${key}"${guess ? ` — did you mean "${guess}"?` : '; only `users` and `groups` are allowed'}`);
+      throw new SourceError(
+        `${this.describe}: unknown top-level key "${key}"${guess ? ` — did you mean "${guess}"?` : '; only `users` and `groups` are allowed'}`,
+      );
     }
     for (const key of TOP_LEVEL_KEYS) {
       if (!Array.isArray(record[key])) {

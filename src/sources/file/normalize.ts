@@ -35,7 +35,8 @@ function nameConflict(entry: UserEntry): string | undefined {
   for (const part of ['givenName', 'familyName'] as const) {
     const top = entry[part];
     const nested = entry.name?.[part];
-    if (top !== undefined && nested !== undefined && top !== nested) return `${part} and name.${part} differ ("${top}" vs "${nested}"); set only one`;
+    if (top !== undefined && nested !== undefined && top !== nested)
+      return `${part} and name.${part} differ ("${top}" vs "${nested}"); set only one`;
   }
   return undefined;
 }
@@ -93,7 +94,8 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
     const firstById = userById.get(entry.externalId);
     if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
     const firstByName = userByName.get(userKey(entry.userName));
-    if (firstByName) return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
+    if (firstByName)
+      return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
     userById.set(entry.externalId, ref);
     userByName.set(userKey(entry.userName), ref);
     rejectedUserRef.delete(entry.externalId);
@@ -118,7 +120,10 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
     const firstById = groupById.get(entry.externalId);
     if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
     const firstByName = groupByName.get(entry.displayName.toLowerCase());
-    if (firstByName) return reject(`duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
+    if (firstByName)
+      return reject(
+        `duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`,
+      );
     groupById.set(entry.externalId, ref);
     groupByName.set(entry.displayName.toLowerCase(), ref);
 
@@ -131,7 +136,14 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
       membersUnknown++;
       const badRef = rejectedUserRef.get(member);
       const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
-      rejected.push({ kind: 'group', ref, reason: `member "${member}" ${why}; the group is kept without it`, externalId: entry.externalId, displayName: entry.displayName, member });
+      rejected.push({
+        kind: 'group',
+        ref,
+        reason: `member "${member}" ${why}; the group is kept without it`,
+        externalId: entry.externalId,
+        displayName: entry.displayName,
+        member,
+      });
     }
     memberships += members.length;
     groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });

@@ -25,7 +25,12 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 export function googleErrorInfo(e: unknown): GoogleErrorInfo {
   const err = obj(e);
   const response = obj(err?.['response']);
-  const status = typeof response?.['status'] === 'number' ? (response['status'] as number) : typeof err?.['status'] === 'number' ? (err['status'] as number) : undefined;
+  const status =
+    typeof response?.['status'] === 'number'
+      ? (response['status'] as number)
+      : typeof err?.['status'] === 'number'
+        ? (err['status'] as number)
+        : undefined;
   const data = obj(response?.['data']);
   const headers = response?.['headers'] as { get?: (n: string) => string | null } | undefined;
   const ra = typeof headers?.get === 'function' ? headers.get('retry-after') : null;
@@ -40,13 +45,36 @@ export function googleErrorInfo(e: unknown): GoogleErrorInfo {
     const first = obj((apiErr['errors'] as unknown[] | undefined)?.[0]);
     const details = (apiErr['details'] as unknown[] | undefined) ?? [];
     const info = details.map(obj).find((d) => d?.['@type'] === 'type.googleapis.com/google.rpc.ErrorInfo');
-    return { ...base, reason: str(first?.['reason']), detailReason: str(info?.['reason']), message: str(apiErr['message']) ?? '', fromTokenEndpoint: false };
+    return {
+      ...base,
+      reason: str(first?.['reason']),
+      detailReason: str(info?.['reason']),
+      message: str(apiErr['message']) ?? '',
+      fromTokenEndpoint: false,
+    };
   }
-  return { ...base, reason: undefined, detailReason: undefined, message: e instanceof Error ? e.message : String(e), fromTokenEndpoint: false };
+  return {
+    ...base,
+    reason: undefined,
+    detailReason: undefined,
+    message: e instanceof Error ? e.message : String(e),
+    fromTokenEndpoint: false,
+  };
 }
 
 const RATE_LIMIT_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'quotaExceeded']);
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** Worth another attempt: rate limits (429, 403 with a rate-limit reason), 408, 5xx but 501, network failures. */
 export function isRetryable(e: unknown): boolean {
@@ -60,7 +88,10 @@ export function isRetryable(e: unknown): boolean {
   const code = errorCodeOf(e) ?? errorCodeOf((e as { cause?: unknown } | null)?.cause);
   if (code !== undefined && NETWORK_CODES.has(code)) return true;
   // fetch reports a connection dropped mid-body as a TypeError('terminated').
-  return e instanceof Error && /terminated|socket hang up|other side closed|fetch failed/i.test(`${e.message} ${String((e as { cause?: unknown }).cause ?? '')}`);
+  return (
+    e instanceof Error &&
+    /terminated|socket hang up|other side closed|fetch failed/i.test(`${e.message} ${String((e as { cause?: unknown }).cause ?? '')}`)
+  );
 }
 
 /** A 200 whose body is not the expected JSON object (cut short, or not JSON). */
@@ -90,19 +121,34 @@ export function googleError(e: unknown, ctx: ClassifyContext, attempts = 1): Syn
   if (i.fromTokenEndpoint) {
     const msg = i.message;
     if (i.reason === 'unauthorized_client') {
-      return fatal(ErrorCodes.AUTH_FORBIDDEN, `Google refused a token for ${ctx.subject}: domain-wide delegation is not granted to client ID ${ctx.clientId} (${ctx.clientEmail}) for all of ${ctx.scopes.join(', ')}. Fix: ${DELEGATION_PATH} → add client ID ${ctx.clientId} with exactly these scopes`);
+      return fatal(
+        ErrorCodes.AUTH_FORBIDDEN,
+        `Google refused a token for ${ctx.subject}: domain-wide delegation is not granted to client ID ${ctx.clientId} (${ctx.clientEmail}) for all of ${ctx.scopes.join(', ')}. Fix: ${DELEGATION_PATH} → add client ID ${ctx.clientId} with exactly these scopes`,
+      );
     }
     if (i.reason === 'invalid_grant' && /signature/i.test(msg)) {
-      return fatal(ErrorCodes.AUTH_INVALID, `Google rejected the signature of the service account key for ${ctx.clientEmail}: serviceAccountKeyFile is not a current key of that account (deleted or rotated?). Fix: create a key under IAM & Admin → Service accounts → ${ctx.clientEmail} → Keys and mount it${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `Google rejected the signature of the service account key for ${ctx.clientEmail}: serviceAccountKeyFile is not a current key of that account (deleted or rotated?). Fix: create a key under IAM & Admin → Service accounts → ${ctx.clientEmail} → Keys and mount it${said}`,
+      );
     }
     if (i.reason === 'invalid_grant' && /account not found/i.test(msg)) {
-      return fatal(ErrorCodes.AUTH_INVALID, `Google does not know the service account ${ctx.clientEmail} (deleted or disabled?): check serviceAccountKeyFile${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `Google does not know the service account ${ctx.clientEmail} (deleted or disabled?): check serviceAccountKeyFile${said}`,
+      );
     }
     if (i.reason === 'invalid_grant' && /email or user id/i.test(msg)) {
-      return fatal(ErrorCodes.AUTH_INVALID, `subject ${ctx.subject} is not a user of this Google Workspace: set subject to the primary e-mail of a Workspace administrator${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `subject ${ctx.subject} is not a user of this Google Workspace: set subject to the primary e-mail of a Workspace administrator${said}`,
+      );
     }
     if (i.reason === 'invalid_grant' && /iat and exp|timeframe/i.test(msg)) {
-      return fatal(ErrorCodes.AUTH_INVALID, `Google refused the token request's timestamps: this machine's clock is off; synchronise it (NTP)${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `Google refused the token request's timestamps: this machine's clock is off; synchronise it (NTP)${said}`,
+      );
     }
     if (i.reason === 'invalid_client' || i.reason === 'invalid_grant' || i.reason === 'invalid_scope') {
       return fatal(ErrorCodes.AUTH_INVALID, `Google refused a token for ${ctx.clientEmail} acting as ${ctx.subject}${said}`);
@@ -110,22 +156,39 @@ export function googleError(e: unknown, ctx: ClassifyContext, attempts = 1): Syn
   }
   if (i.status === 403 && (i.reason === 'accessNotConfigured' || i.detailReason === 'SERVICE_DISABLED')) {
     const project = /project (\d+)/.exec(i.message)?.[1];
-    return fatal(ErrorCodes.AUTH_FORBIDDEN, `the Admin SDK API is not enabled in the service account's Google Cloud project${project ? ` ${project}` : ''}: enable it (APIs & Services → Library → Admin SDK API${project ? `, https://console.developers.google.com/apis/api/admin.googleapis.com/overview?project=${project}` : ''}), wait a few minutes, retry`);
+    return fatal(
+      ErrorCodes.AUTH_FORBIDDEN,
+      `the Admin SDK API is not enabled in the service account's Google Cloud project${project ? ` ${project}` : ''}: enable it (APIs & Services → Library → Admin SDK API${project ? `, https://console.developers.google.com/apis/api/admin.googleapis.com/overview?project=${project}` : ''}), wait a few minutes, retry`,
+    );
   }
   if (i.status === 403 && (i.reason === 'insufficientPermissions' || i.detailReason === 'ACCESS_TOKEN_SCOPE_INSUFFICIENT')) {
-    return fatal(ErrorCodes.AUTH_FORBIDDEN, `${ctx.what}: the access token lacks a scope this read needs (${ctx.scopes.join(', ')}). Fix: ${DELEGATION_PATH} → client ID ${ctx.clientId} → add the scope`);
+    return fatal(
+      ErrorCodes.AUTH_FORBIDDEN,
+      `${ctx.what}: the access token lacks a scope this read needs (${ctx.scopes.join(', ')}). Fix: ${DELEGATION_PATH} → client ID ${ctx.clientId} → add the scope`,
+    );
   }
   if (i.status === 403 && (i.reason === 'forbidden' || /not authorized/i.test(i.message))) {
-    return fatal(ErrorCodes.AUTH_FORBIDDEN, `${ctx.what}: ${ctx.subject} may not read the directory: subject must be a Workspace administrator with read access to users and groups (and customer/domain must be this account's)${said}`);
+    return fatal(
+      ErrorCodes.AUTH_FORBIDDEN,
+      `${ctx.what}: ${ctx.subject} may not read the directory: subject must be a Workspace administrator with read access to users and groups (and customer/domain must be this account's)${said}`,
+    );
   }
   if (i.status === 401) return fatal(ErrorCodes.AUTH_INVALID, `${ctx.what}: Google refused the access token${said}`);
   if (i.status === 400 && !i.fromTokenEndpoint) {
-    return fatal(ErrorCodes.CONFIG_INVALID, `${ctx.what}: Google refused the request: check customer/domain and the users/groups query${said}`);
+    return fatal(
+      ErrorCodes.CONFIG_INVALID,
+      `${ctx.what}: Google refused the request: check customer/domain and the users/groups query${said}`,
+    );
   }
   if (i.status === 404) return new SourceError(`${ctx.what}: not found${said}`, opts);
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
-  if (e instanceof TruncatedPageError) return new SourceError(`${ctx.what}: the response was cut short or not JSON${tries}; nothing was changed`, opts);
-  if (i.status !== undefined) return new SourceError(`${ctx.what} failed${tries} (HTTP ${i.status}${i.reason ? ` ${i.reason}` : ''}); nothing was changed${said}`, opts);
+  if (e instanceof TruncatedPageError)
+    return new SourceError(`${ctx.what}: the response was cut short or not JSON${tries}; nothing was changed`, opts);
+  if (i.status !== undefined)
+    return new SourceError(
+      `${ctx.what} failed${tries} (HTTP ${i.status}${i.reason ? ` ${i.reason}` : ''}); nothing was changed${said}`,
+      opts,
+    );
   const code = errorCodeOf(e) ?? errorCodeOf((e as { cause?: unknown } | null)?.cause);
   return new SourceError(`${ctx.what} failed${tries}: ${code ?? i.message.split('\n')[0]}; nothing was changed`, opts);
 }

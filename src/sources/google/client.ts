@@ -26,10 +26,15 @@ export function parseServiceAccountKey(text: string, path: string): ServiceAccou
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new SourceError(`serviceAccountKeyFile ${path} is not JSON: download a JSON key (IAM & Admin → Service accounts → Keys → Add key → JSON)`);
+    throw new SourceError(
+      `serviceAccountKeyFile ${path} is not JSON: download a JSON key (IAM & Admin → Service accounts → Keys → Add key → JSON)`,
+    );
   }
   const k = raw as Record<string, unknown>;
-  if (k['type'] !== 'service_account') throw new SourceError(`serviceAccountKeyFile ${path} is not a service account key (type is ${JSON.stringify(k['type'] ?? null)}, expected "service_account")`);
+  if (k['type'] !== 'service_account')
+    throw new SourceError(
+      `serviceAccountKeyFile ${path} is not a service account key (type is ${JSON.stringify(k['type'] ?? null)}, expected "service_account")`,
+    );
   for (const f of ['client_email', 'private_key', 'client_id'] as const) {
     if (typeof k[f] !== 'string' || k[f] === '') throw new SourceError(`serviceAccountKeyFile ${path} has no ${f}`);
   }

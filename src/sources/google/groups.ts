@@ -38,7 +38,13 @@ export interface GroupsInput {
 
 export interface GroupsResult {
   groups: NormalizedGroup[];
-  stats: MembershipStats & { groupsRead: number; groupPages: number; memberPages: number; nestedGroupsRead: number; customerMembers: number };
+  stats: MembershipStats & {
+    groupsRead: number;
+    groupPages: number;
+    memberPages: number;
+    nestedGroupsRead: number;
+    customerMembers: number;
+  };
 }
 
 const GROUP_FIELDS = 'id,email,name';
@@ -52,9 +58,15 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
   if (spec.emails) {
     for (const email of spec.emails) {
       try {
-        selected.push(await callApi(`groups.get ${email}`, () => directory.groups.get({ groupKey: email, fields: GROUP_FIELDS }, opts), env));
+        selected.push(
+          await callApi(`groups.get ${email}`, () => directory.groups.get({ groupKey: email, fields: GROUP_FIELDS }, opts), env),
+        );
       } catch (e) {
-        if ((e as { status?: number }).status === 404) throw new SourceError(`groups.emails: group ${email} does not exist in this Workspace: fix the list (a missing group is never read as "no members")`, { cause: e });
+        if ((e as { status?: number }).status === 404)
+          throw new SourceError(
+            `groups.emails: group ${email} does not exist in this Workspace: fix the list (a missing group is never read as "no members")`,
+            { cause: e },
+          );
         throw e;
       }
       groupPages++;
@@ -64,7 +76,17 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
     groupPages = await listAll<Group>(
       'groups.list',
       'groups',
-      (pageToken) => directory.groups.list({ ...where, maxResults: 200, ...(spec.query ? { query: spec.query } : {}), ...(pageToken ? { pageToken } : {}), fields: `nextPageToken,groups(${GROUP_FIELDS})` }, opts),
+      (pageToken) =>
+        directory.groups.list(
+          {
+            ...where,
+            maxResults: 200,
+            ...(spec.query ? { query: spec.query } : {}),
+            ...(pageToken ? { pageToken } : {}),
+            fields: `nextPageToken,groups(${GROUP_FIELDS})`,
+          },
+          opts,
+        ),
       env,
       (items) => selected.push(...items),
     );
@@ -88,7 +110,8 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
     const pages = await listAll<Member>(
       `members.list ${emailOf.get(id) ?? id}`,
       'members',
-      (pageToken) => directory.members.list({ groupKey: id, maxResults: 200, ...(pageToken ? { pageToken } : {}), fields: MEMBER_FIELDS }, opts),
+      (pageToken) =>
+        directory.members.list({ groupKey: id, maxResults: 200, ...(pageToken ? { pageToken } : {}), fields: MEMBER_FIELDS }, opts),
       env,
       (items) => list.push(...items),
     );
@@ -110,7 +133,13 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
   return flatten(selected, members, input, groupPages, memberPages);
 }
 
-function flatten(selected: Group[], members: Map<string, Member[]>, input: GroupsInput, groupPages: number, memberPages: number): GroupsResult {
+function flatten(
+  selected: Group[],
+  members: Map<string, Member[]>,
+  input: GroupsInput,
+  groupPages: number,
+  memberPages: number,
+): GroupsResult {
   const allUsers = [...input.userIds];
   let customerMembers = 0;
   const valuesOf = (id: string): string[] => {
@@ -134,10 +163,17 @@ function flatten(selected: Group[], members: Map<string, Member[]>, input: Group
     let reason: string | undefined;
     if (typeof g.id !== 'string' || g.id === '') reason = 'missing id';
     else if (!name) reason = 'missing name and email';
-    else if (selectedIds.has(g.id)) continue; // the same group listed twice
+    else if (selectedIds.has(g.id))
+      continue; // the same group listed twice
     else if (names.has(name.toLowerCase())) reason = `duplicate group name ${name} (the platform needs unique names)`;
     if (reason !== undefined || typeof g.id !== 'string' || !name) {
-      input.rejected.push({ kind: 'group', ref, reason: reason ?? 'unreadable', ...(typeof g.id === 'string' && g.id !== '' ? { externalId: g.id } : {}), ...(name ? { displayName: name } : {}) });
+      input.rejected.push({
+        kind: 'group',
+        ref,
+        reason: reason ?? 'unreadable',
+        ...(typeof g.id === 'string' && g.id !== '' ? { externalId: g.id } : {}),
+        ...(name ? { displayName: name } : {}),
+      });
       continue;
     }
     selectedIds.add(g.id);
@@ -153,7 +189,14 @@ function flatten(selected: Group[], members: Map<string, Member[]>, input: Group
   }
   const userByDn = new Map(allUsers.map((id) => [id.toLowerCase(), id]));
   const rejectedUserDns = new Set([...input.rejectedUserIds].map((id) => id.toLowerCase()));
-  const r = resolveMemberships({ groups: raw, userByDn, userByUid: new Map(), rejectedUserDns, memberAttribute: 'member', flattenNested: input.spec.flattenNested });
+  const r = resolveMemberships({
+    groups: raw,
+    userByDn,
+    userByUid: new Map(),
+    rejectedUserDns,
+    memberAttribute: 'member',
+    flattenNested: input.spec.flattenNested,
+  });
   const groups = r.groups.filter((g) => selectedIds.has(g.externalId));
   return { groups, stats: { ...r.stats, groupsRead: selected.length, groupPages, memberPages, nestedGroupsRead, customerMembers } };
 }

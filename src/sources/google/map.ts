@@ -36,7 +36,14 @@ export function mapGoogleUser(u: GoogleUser): Mapped<NormalizedUser> {
   const suspended = u.suspended === true;
   const archived = u.archived === true;
   // Multi-valued as SCIM has them ({ value }), so scope filters can say `aliases.value eq "…"`.
-  const attributes: Record<string, unknown> = { googleId: u.id, orgUnitPath: u.orgUnitPath ?? '/', aliases: aliases.map((value) => ({ value })), suspended, archived, isAdmin: u.isAdmin === true };
+  const attributes: Record<string, unknown> = {
+    googleId: u.id,
+    orgUnitPath: u.orgUnitPath ?? '/',
+    aliases: aliases.map((value) => ({ value })),
+    suspended,
+    archived,
+    isAdmin: u.isAdmin === true,
+  };
   if (nonEditableAliases.length > 0) attributes['nonEditableAliases'] = nonEditableAliases.map((value) => ({ value }));
   const orgs = Array.isArray(u.organizations) ? (u.organizations as admin_directory_v1.Schema$UserOrganization[]) : [];
   const org = orgs.find((o) => o.primary) ?? orgs[0];

@@ -21,14 +21,20 @@ export async function callApi(what: string, fn: () => Promise<{ data: unknown }>
     try {
       const res = await fn();
       const data = res.data;
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new TruncatedPageError(`${what}: response body is not a JSON object`);
+      if (data === null || typeof data !== 'object' || Array.isArray(data))
+        throw new TruncatedPageError(`${what}: response body is not a JSON object`);
       return data as Record<string, unknown>;
     } catch (e) {
       env.signal?.throwIfAborted();
       if (!isRetryable(e) || attempt >= env.policy.maxAttempts) throw googleError(e, { ...env.classify, what }, attempt);
       const info = googleErrorInfo(e);
       const delay = backoffDelay(env.policy, attempt, info.retryAfterSeconds === undefined ? undefined : info.retryAfterSeconds * 1000);
-      env.onRetry?.(what, attempt, delay, e instanceof TruncatedPageError ? 'truncated' : (info.reason ?? String(info.status ?? 'network')));
+      env.onRetry?.(
+        what,
+        attempt,
+        delay,
+        e instanceof TruncatedPageError ? 'truncated' : (info.reason ?? String(info.status ?? 'network')),
+      );
       await sleep(delay, env.signal);
     }
   }
@@ -50,12 +56,14 @@ export async function listAll<T>(
   for (let page = 1; ; page++) {
     const data = await callApi(`${what} page ${page}`, () => fetchPage(token), env);
     const items = data[key];
-    if (items !== undefined && !Array.isArray(items)) throw googleError(new TruncatedPageError(`${key} is not a list`), { ...env.classify, what: `${what} page ${page}` });
+    if (items !== undefined && !Array.isArray(items))
+      throw googleError(new TruncatedPageError(`${key} is not a list`), { ...env.classify, what: `${what} page ${page}` });
     if (items) onItems(items as T[]);
     const next = data['nextPageToken'];
     if (typeof next !== 'string' || next === '') return page;
     // A server that hands back a token it already gave would loop forever.
-    if (seen.has(next)) throw googleError(new TruncatedPageError('repeated nextPageToken'), { ...env.classify, what: `${what} page ${page}` });
+    if (seen.has(next))
+      throw googleError(new TruncatedPageError('repeated nextPageToken'), { ...env.classify, what: `${what} page ${page}` });
     seen.add(next);
     token = next;
   }

@@ -16,7 +16,10 @@ const groupsSchema = z
     /** Members of nested groups become members of the parent (cycles are cut). */
     flattenNested: z.boolean().default(true),
   })
-  .refine((g) => g.query === undefined || g.emails === undefined, { message: 'set groups.query or groups.emails, not both', path: ['emails'] });
+  .refine((g) => g.query === undefined || g.emails === undefined, {
+    message: 'set groups.query or groups.emails, not both',
+    path: ['emails'],
+  });
 
 export const googleWorkspaceSourceSchema = z
   .strictObject({

@@ -126,18 +126,37 @@ export class GoogleWorkspaceSource implements Source {
       });
       groups = g.groups;
       Object.assign(stats, g.stats);
-      if (g.stats.membersOutsideScope > 0) this.ctx.logger?.info({ source: this.describe, count: g.stats.membersOutsideScope }, 'group members outside the user scope skipped');
+      if (g.stats.membersOutsideScope > 0)
+        this.ctx.logger?.info(
+          { source: this.describe, count: g.stats.membersOutsideScope },
+          'group members outside the user scope skipped',
+        );
     }
-    this.ctx.logger?.info({ source: this.describe, users: users.length, groups: groups.length, rejected: rejected.length, stats, ms: Math.round(performance.now() - started) }, 'Google Workspace directory read');
+    this.ctx.logger?.info(
+      {
+        source: this.describe,
+        users: users.length,
+        groups: groups.length,
+        rejected: rejected.length,
+        stats,
+        ms: Math.round(performance.now() - started),
+      },
+      'Google Workspace directory read',
+    );
     return { users, groups, rejected, stats };
   }
 
   /** A token for the delegated admin (all scopes), then one user: proves key, delegation, scopes, subject, API. */
   async check(signal?: AbortSignal): Promise<string> {
     const s = await this.open(signal);
-    const data = await callApi('users.list (probe)', () => s.directory.users.list({ ...this.where(), maxResults: 1, fields: 'users(primaryEmail)' }, this.callOptions(signal)), s.env);
+    const data = await callApi(
+      'users.list (probe)',
+      () => s.directory.users.list({ ...this.where(), maxResults: 1, fields: 'users(primaryEmail)' }, this.callOptions(signal)),
+      s.env,
+    );
     const first = (data['users'] as Array<{ primaryEmail?: string }> | undefined)?.[0]?.primaryEmail;
-    if (first === undefined && !this.config.allowEmpty) throw new SourceError(`${this.describe}: token obtained, but users.list returned no users: check customer/domain`);
+    if (first === undefined && !this.config.allowEmpty)
+      throw new SourceError(`${this.describe}: token obtained, but users.list returned no users: check customer/domain`);
     return `token for ${this.config.subject} via ${s.key.clientEmail} (scopes: ${this.scopes.map((x) => x.split('/').pop()).join(', ')}); users.list returned ${first ?? 'no users'}`;
   }
 
@@ -155,7 +174,12 @@ export class GoogleWorkspaceSource implements Source {
     const c = this.config;
     const key = await this.key();
     const classify = { clientEmail: key.clientEmail, clientId: key.clientId, subject: c.subject, scopes: this.scopes };
-    const policy: RetryPolicy = { maxAttempts: c.retry.maxAttempts, baseDelayMs: c.retry.baseDelayMs, maxDelayMs: c.retry.maxDelayMs, maxRetryAfterMs: c.retry.maxDelayMs };
+    const policy: RetryPolicy = {
+      maxAttempts: c.retry.maxAttempts,
+      baseDelayMs: c.retry.baseDelayMs,
+      maxDelayMs: c.retry.maxDelayMs,
+      maxRetryAfterMs: c.retry.maxDelayMs,
+    };
     const opts = { key, subject: c.subject, rootUrl: c.rootUrl, tokenUrl: c.tokenUrl, timeoutMs: c.timeoutSeconds * 1000 };
     try {
       const jwt = await createJwt({ ...opts, scopes: this.scopes });
@@ -173,7 +197,11 @@ export class GoogleWorkspaceSource implements Source {
   }
 
   /** unauthorized_client covers "no delegation" and "a scope missing": ask for each scope alone to tell which. */
-  private async diagnoseToken(e: unknown, opts: Omit<Parameters<typeof createJwt>[0], 'scopes'>, classify: { clientEmail: string; clientId: string; subject: string; scopes: string[] }): Promise<unknown> {
+  private async diagnoseToken(
+    e: unknown,
+    opts: Omit<Parameters<typeof createJwt>[0], 'scopes'>,
+    classify: { clientEmail: string; clientId: string; subject: string; scopes: string[] },
+  ): Promise<unknown> {
     if (!(e instanceof SyncError) || e.detail !== 'unauthorized_client' || this.scopes.length < 2) return e;
     const granted: string[] = [];
     for (const scope of this.scopes) {

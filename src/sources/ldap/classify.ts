@@ -51,7 +51,16 @@ const HINTS: Record<number, string> = {
   50: 'grant the bind account read access',
 };
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
 
 function resultCode(e: unknown): number | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -90,7 +99,10 @@ export function ldapError(e: unknown, stage: LdapStage, ctx: LdapErrorContext): 
   const server = said ? `; the server said: "${said}"` : '';
   if (stage === 'bind' && code !== undefined) {
     if (code === 49 || code === 48) {
-      return new SourceCredentialError(`LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${server}: check provisioning.source.bindDn and bindPassword / bindPasswordFile`, opts);
+      return new SourceCredentialError(
+        `LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${server}: check provisioning.source.bindDn and bindPassword / bindPasswordFile`,
+        opts,
+      );
     }
     const hint = HINTS[code] ? `: ${HINTS[code]}` : '';
     return new SourceError(`LDAP bind failed for ${ctx.bindDn}: ${describeResult(code)}${server}${hint}`, opts);

@@ -78,7 +78,10 @@ function computeDnKey(dn: string): string {
           const eq = ava.indexOf('=');
           if (eq < 0) return ava.trim().toLowerCase();
           const type = ava.slice(0, eq).trim().toLowerCase();
-          const value = unescapeDnValue(ava.slice(eq + 1)).normalize('NFC').toLowerCase().replace(/\s+/g, ' ');
+          const value = unescapeDnValue(ava.slice(eq + 1))
+            .normalize('NFC')
+            .toLowerCase()
+            .replace(/\s+/g, ' ');
           // Re-escape the separators so distinct DNs keep distinct keys.
           return `${type}=${value.replace(/[\\,+=]/g, (m) => `\\${m}`)}`;
         })

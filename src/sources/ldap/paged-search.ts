@@ -56,7 +56,13 @@ export async function pagedSearch(client: Client, s: LdapSettings, req: SearchRe
 }
 
 /** One entry read by DN (range retrieval, connectivity probe); undefined when it does not exist. */
-export async function readEntry(client: Client, s: LdapSettings, dn: string, attributes: string[], what: string): Promise<Entry | undefined> {
+export async function readEntry(
+  client: Client,
+  s: LdapSettings,
+  dn: string,
+  attributes: string[],
+  what: string,
+): Promise<Entry | undefined> {
   try {
     const res = await client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes, timeLimit: Math.ceil(s.timeoutSeconds) });
     return res.searchEntries[0];

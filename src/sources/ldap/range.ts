@@ -51,7 +51,13 @@ export interface RangeResult {
  * Complete a ranged attribute starting from the first slice the search returned.
  * `maxRequests` bounds the loop so a misbehaving server cannot keep us reading forever.
  */
-export async function collectRange(dn: string, attribute: string, first: RangeSlice, fetch: RangeFetcher, maxRequests = 10_000): Promise<RangeResult> {
+export async function collectRange(
+  dn: string,
+  attribute: string,
+  first: RangeSlice,
+  fetch: RangeFetcher,
+  maxRequests = 10_000,
+): Promise<RangeResult> {
   const where = `range retrieval of ${attribute} on ${dn}`;
   if (first.start !== 0) throw new SourceError(`${where}: first slice starts at ${first.start}, expected 0`);
   const values = [...first.values];

@@ -3,9 +3,7 @@ import { contentFile, secretFile } from '../../config/file-refs.ts';
 import { PRESET_NAMES } from './presets.ts';
 
 /** One base DN or several; always an array after parsing. */
-const baseDnSchema = z
-  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
-  .transform((v) => (Array.isArray(v) ? v : [v]));
+const baseDnSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 const idFormat = z.enum(['string', 'guid']);
 
@@ -102,7 +100,8 @@ export const ldapSourceSchema = z
     path: ['startTls'],
   })
   .refine((c) => /^ldaps:/i.test(c.url) || c.startTls || c.allowInsecure, {
-    message: 'ldap:// without TLS would send the bind password in clear: use ldaps://, set startTls: true, or (for a local test directory only) allowInsecure: true',
+    message:
+      'ldap:// without TLS would send the bind password in clear: use ldaps://, set startTls: true, or (for a local test directory only) allowInsecure: true',
     path: ['url'],
   });
 

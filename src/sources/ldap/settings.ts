@@ -58,7 +58,15 @@ export function resolveLdapSettings(c: LdapSourceConfig): LdapSettings {
   const binary = new Set<string>();
   if (userMap.externalIdFormat === 'guid') binary.add(userMap.externalId);
 
-  const userAttrs = [userMap.externalId, userMap.userName, userMap.givenName, userMap.familyName, userMap.displayName, ...emails, ...Object.values(c.users.attributes.extra)];
+  const userAttrs = [
+    userMap.externalId,
+    userMap.userName,
+    userMap.givenName,
+    userMap.familyName,
+    userMap.displayName,
+    ...emails,
+    ...Object.values(c.users.attributes.extra),
+  ];
   if (memberAttribute === 'memberUid') userAttrs.push(memberUidAttribute);
   if (disabled.userAccountControl) userAttrs.push('userAccountControl');
   if (disabled.attribute) userAttrs.push(disabled.attribute);

@@ -58,7 +58,14 @@ export class LdapSource implements Source {
       try {
         const state = await this.readAll(client, signal);
         this.ctx.logger?.info(
-          { source: this.describe, users: state.users.length, groups: state.groups.length, rejected: state.rejected.length, stats: state.stats, ms: Math.round(performance.now() - started) },
+          {
+            source: this.describe,
+            users: state.users.length,
+            groups: state.groups.length,
+            rejected: state.rejected.length,
+            stats: state.stats,
+            ms: Math.round(performance.now() - started),
+          },
           'LDAP directory read',
         );
         return state;
@@ -81,12 +88,19 @@ export class LdapSource implements Source {
       const what = `users under ${base}`;
       let found: number;
       try {
-        const res = await client.search(base, { scope: s.users.scope, filter: s.users.filter, sizeLimit: 1, attributes: ['1.1'], timeLimit: Math.ceil(s.timeoutSeconds) });
+        const res = await client.search(base, {
+          scope: s.users.scope,
+          filter: s.users.filter,
+          sizeLimit: 1,
+          attributes: ['1.1'],
+          timeLimit: Math.ceil(s.timeoutSeconds),
+        });
         found = res.searchEntries.length;
       } catch (e) {
         throw ldapError(e, 'search', errorContext(s, what));
       }
-      if (found === 0) throw new SourceError(`LDAP search of ${what} with ${s.users.filter} found no entries: check users.baseDn and users.filter`);
+      if (found === 0)
+        throw new SourceError(`LDAP search of ${what} with ${s.users.filter} found no entries: check users.baseDn and users.filter`);
       return `bound to ${this.config.url} as ${s.bindDn}; search of ${what} returned an entry`;
     } finally {
       await client.unbind().catch(() => undefined);
@@ -102,7 +116,10 @@ export class LdapSource implements Source {
       password = trimOneNewline(await readFileOrFail(path, 'bindPasswordFile'));
       if (password === '') throw new SourceError(`bindPasswordFile ${path} is empty`);
     }
-    const ca = c.caFile === undefined ? undefined : (this.ctx.secrets?.get('caFile')?.reveal() ?? (await readFileOrFail(resolveConfigPath(this.ctx.configDir, c.caFile), 'caFile')));
+    const ca =
+      c.caFile === undefined
+        ? undefined
+        : (this.ctx.secrets?.get('caFile')?.reveal() ?? (await readFileOrFail(resolveConfigPath(this.ctx.configDir, c.caFile), 'caFile')));
     return { password, ca };
   }
 
@@ -131,7 +148,12 @@ export class LdapSource implements Source {
       if (m.ok && byId.has(m.value.user.externalId)) reason = `duplicate externalId ${m.value.user.externalId}`;
       if (m.ok && byName.has(userKey(m.value.user.userName))) reason = `duplicate userName ${m.value.user.userName}`;
       if (reason !== undefined || !m.ok) {
-        rejected.push({ kind: 'user', ref: e.dn, reason: reason ?? 'unreadable', ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName) });
+        rejected.push({
+          kind: 'user',
+          ref: e.dn,
+          reason: reason ?? 'unreadable',
+          ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName),
+        });
         rejectedUserDns.add(key);
         continue;
       }
@@ -140,12 +162,16 @@ export class LdapSource implements Source {
       byId.add(u.externalId);
       byName.add(userKey(u.userName));
       userByDn.set(key, u.externalId);
-      if (s.memberAttribute === 'memberUid') for (const uid of e.strings(s.memberUidAttribute)) userByUid.set(uid.trim().toLowerCase(), u.externalId);
+      if (s.memberAttribute === 'memberUid')
+        for (const uid of e.strings(s.memberUidAttribute)) userByUid.set(uid.trim().toLowerCase(), u.externalId);
       if (!u.active) stats.usersDisabled = (stats.usersDisabled ?? 0) + 1;
       if (m.value.activeUnknown) stats.activeUnknown = (stats.activeUnknown ?? 0) + 1;
     }
     if (stats.activeUnknown) {
-      this.ctx.logger?.warn({ source: this.describe, count: stats.activeUnknown }, 'disabled-account attribute unreadable for some users: treated as active');
+      this.ctx.logger?.warn(
+        { source: this.describe, count: stats.activeUnknown },
+        'disabled-account attribute unreadable for some users: treated as active',
+      );
     }
     if (users.length === 0 && !s.allowEmpty) {
       throw new SourceError(
@@ -154,10 +180,20 @@ export class LdapSource implements Source {
     }
 
     const groups = s.groups ? await this.readGroups(client, rejected, stats, signal) : [];
-    const membership = resolveMemberships({ groups, userByDn, userByUid, rejectedUserDns, memberAttribute: s.memberAttribute, flattenNested: s.flattenNested });
+    const membership = resolveMemberships({
+      groups,
+      userByDn,
+      userByUid,
+      rejectedUserDns,
+      memberAttribute: s.memberAttribute,
+      flattenNested: s.flattenNested,
+    });
     Object.assign(stats, membership.stats, { usersRead: userEntries.length, groupsRead: groups.length });
     if (membership.stats.membersOutsideScope > 0) {
-      this.ctx.logger?.info({ source: this.describe, count: membership.stats.membersOutsideScope }, 'group members outside the user scope skipped');
+      this.ctx.logger?.info(
+        { source: this.describe, count: membership.stats.membersOutsideScope },
+        'group members outside the user scope skipped',
+      );
     }
     return { users, groups: membership.groups, rejected, stats };
   }
@@ -173,13 +209,22 @@ export class LdapSource implements Source {
   ) {
     const all = [];
     for (const baseDn of spec.baseDns) {
-      const r = await pagedSearch(client, this.settings, { baseDn, filter: spec.filter, scope: spec.scope, attributes, what: `${label} under ${baseDn}` }, signal);
+      const r = await pagedSearch(
+        client,
+        this.settings,
+        { baseDn, filter: spec.filter, scope: spec.scope, attributes, what: `${label} under ${baseDn}` },
+        signal,
+      );
       for (const e of r.entries) all.push(e);
       // Present but unread: whatever lies under a referral we did not follow may include
       // people we manage. Reported without an identity, so the planner holds deprovisioning.
       const kind = label === 'groups' ? 'group' : 'user';
       for (const uri of r.referenceUris.filter((u) => !isAdApplicationPartition(u))) {
-        rejected?.push({ kind, ref: uri, reason: `search reference (referral) returned by the search of ${label} under ${baseDn} was not followed: the ${label} under it were not read` });
+        rejected?.push({
+          kind,
+          ref: uri,
+          reason: `search reference (referral) returned by the search of ${label} under ${baseDn} was not followed: the ${label} under it were not read`,
+        });
       }
       stats.ldapPages = (stats.ldapPages ?? 0) + r.pages;
       stats.referencesIgnored = (stats.referencesIgnored ?? 0) + r.references;
@@ -198,7 +243,12 @@ export class LdapSource implements Source {
     return out;
   }
 
-  private async readGroups(client: Client, rejected: SourceRejection[], stats: Stats, signal: AbortSignal | undefined): Promise<RawGroup[]> {
+  private async readGroups(
+    client: Client,
+    rejected: SourceRejection[],
+    stats: Stats,
+    signal: AbortSignal | undefined,
+  ): Promise<RawGroup[]> {
     const s = this.settings;
     const g = s.groups as NonNullable<LdapSettings['groups']>;
     const entries = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, rejected);
@@ -226,7 +276,12 @@ export class LdapSource implements Source {
       if (m.ok && ids.has(m.value.externalId)) reason = `duplicate externalId ${m.value.externalId}`;
       if (m.ok && names.has(m.value.displayName.toLowerCase())) reason = `duplicate displayName ${m.value.displayName}`;
       if (reason !== undefined || !m.ok) {
-        rejected.push({ kind: 'group', ref: e.dn, reason: reason ?? 'unreadable', ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName) });
+        rejected.push({
+          kind: 'group',
+          ref: e.dn,
+          reason: reason ?? 'unreadable',
+          ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
+        });
         continue;
       }
       ids.add(m.value.externalId);
@@ -238,7 +293,13 @@ export class LdapSource implements Source {
 }
 
 /** What a rejected entry still shows (SourceRejection): its id and name when readable, and its DN. */
-function entryIdentity(e: EntryView, idAttr: string, idFormat: IdFormat, nameKey: 'userName' | 'displayName', nameAttr: string): Partial<SourceRejection> {
+function entryIdentity(
+  e: EntryView,
+  idAttr: string,
+  idFormat: IdFormat,
+  nameKey: 'userName' | 'displayName',
+  nameAttr: string,
+): Partial<SourceRejection> {
   const id = readId(e, idAttr, idFormat);
   const name = e.first(nameAttr)?.trim();
   return { dn: e.dn, ...(id.ok ? { externalId: id.value } : {}), ...(name ? { [nameKey]: name } : {}) };

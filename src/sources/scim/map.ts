@@ -15,10 +15,12 @@ export function mapScimUser(u: ScimUser): MappedUser {
     .sort((a, b) => Number(b.primary === true) - Number(a.primary === true))
     .map((e) => e.value.trim());
   const attributes: Record<string, unknown> = { scimId: u.id };
-  for (const k of ['title', 'userType', 'preferredLanguage', 'locale', 'timezone'] as const) if (typeof u[k] === 'string') attributes[k] = u[k];
+  for (const k of ['title', 'userType', 'preferredLanguage', 'locale', 'timezone'] as const)
+    if (typeof u[k] === 'string') attributes[k] = u[k];
   const ent = u[SCHEMA_ENTERPRISE_USER] as Record<string, unknown> | undefined;
   if (ent && typeof ent === 'object') {
-    for (const k of ['employeeNumber', 'costCenter', 'organization', 'division', 'department'] as const) if (typeof ent[k] === 'string') attributes[k] = ent[k];
+    for (const k of ['employeeNumber', 'costCenter', 'organization', 'division', 'department'] as const)
+      if (typeof ent[k] === 'string') attributes[k] = ent[k];
     const manager = ent['manager'] as { value?: unknown } | undefined;
     if (typeof manager?.value === 'string') attributes['manager'] = manager.value;
   }
@@ -29,7 +31,11 @@ export function mapScimUser(u: ScimUser): MappedUser {
     active: u.active !== false,
     attributes,
   };
-  const types = Object.fromEntries((u.emails ?? []).filter((e) => typeof e?.type === 'string' && e.type !== '' && typeof e.value === 'string').map((e) => [e.value.trim(), e.type as string]));
+  const types = Object.fromEntries(
+    (u.emails ?? [])
+      .filter((e) => typeof e?.type === 'string' && e.type !== '' && typeof e.value === 'string')
+      .map((e) => [e.value.trim(), e.type as string]),
+  );
   if (Object.keys(types).length > 0) user.emailTypes = types;
   if (u.name?.givenName) user.givenName = u.name.givenName;
   if (u.name?.familyName) user.familyName = u.name.familyName;
@@ -75,7 +81,11 @@ export function mapScimGroups(groups: ScimGroup[], userIds: ReadonlyMap<string, 
       stack.push(...(d?.kids ?? []));
     }
     if (cycle) groupsInCycles++;
-    return { externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id, displayName: g.displayName, members: [...members] };
+    return {
+      externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id,
+      displayName: g.displayName,
+      members: [...members],
+    };
   });
   return { groups: out, membersOutsideScope, groupsInCycles };
 }

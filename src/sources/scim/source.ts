@@ -57,18 +57,29 @@ export class ScimSource implements Source {
         seenName.add(userKey(m.user.userName));
       }
       if (users.length === 0 && !this.config.allowEmpty) {
-        throw new SourceError(`${this.describe}: the source lists no usable users (${raw.length} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`);
+        throw new SourceError(
+          `${this.describe}: the source lists no usable users (${raw.length} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
+        );
       }
       const stats: Record<string, number> = { usersListed: raw.length, groupsListed: 0, membersOutsideScope: 0, groupsInCycles: 0 };
       if (!this.config.groups) return { users, groups: [], rejected, stats };
       const rawGroups = await scim.listGroups(signal);
       const valid = rawGroups.filter((g) => {
         if (typeof g.displayName === 'string' && g.displayName.trim() !== '') return true;
-        rejected.push({ kind: 'group', ref: `Groups/${g.id}`, reason: 'missing displayName', externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id });
+        rejected.push({
+          kind: 'group',
+          ref: `Groups/${g.id}`,
+          reason: 'missing displayName',
+          externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id,
+        });
         return false;
       });
       const mapped = mapScimGroups(valid, ids);
-      Object.assign(stats, { groupsListed: rawGroups.length, membersOutsideScope: mapped.membersOutsideScope, groupsInCycles: mapped.groupsInCycles });
+      Object.assign(stats, {
+        groupsListed: rawGroups.length,
+        membersOutsideScope: mapped.membersOutsideScope,
+        groupsInCycles: mapped.groupsInCycles,
+      });
       return { users, groups: mapped.groups, rejected, stats };
     }, signal);
   }
@@ -77,7 +88,12 @@ export class ScimSource implements Source {
     return this.withClient(async (_scim, http) => {
       // One small read proves URL, TLS, token and path without listing everything.
       const path = `${this.config.scimPath.replace(/\/+$/, '')}/Users`;
-      const res = await http.requestJson<{ totalResults?: unknown }>('GET', path, { route: 'scim_users', query: { count: 1, startIndex: 1 }, what: 'probe source users', ...(signal ? { signal } : {}) });
+      const res = await http.requestJson<{ totalResults?: unknown }>('GET', path, {
+        route: 'scim_users',
+        query: { count: 1, startIndex: 1 },
+        what: 'probe source users',
+        ...(signal ? { signal } : {}),
+      });
       const total = typeof res.body?.totalResults === 'number' ? res.body.totalResults : undefined;
       return `${this.describe}: readable${total === undefined ? '' : `, ${total} users`}`;
     }, signal);
@@ -100,13 +116,23 @@ export class ScimSource implements Source {
         ...(c.caFile !== undefined ? { ca: await this.secret('caFile') } : {}),
       });
       // Only listing is used: the write-side options are irrelevant here.
-      const scim = new ScimClient(http, { scimPath: c.scimPath, pageSize: c.pageSize, maxMembersPerPatch: 100, memberRemoveDialect: 'filter', updateMethod: 'auto', discover: true });
+      const scim = new ScimClient(http, {
+        scimPath: c.scimPath,
+        pageSize: c.pageSize,
+        maxMembersPerPatch: 100,
+        memberRemoveDialect: 'filter',
+        updateMethod: 'auto',
+        discover: true,
+      });
       return await fn(scim, http);
     } catch (e) {
       signal?.throwIfAborted();
       if (e instanceof SourceError) throw e;
       const msg = e instanceof Error ? e.message : String(e);
-      throw new SourceError(`${this.describe}: ${msg}`, { cause: e, ...(isSyncError(e) && e.status !== undefined ? { status: e.status } : {}) });
+      throw new SourceError(`${this.describe}: ${msg}`, {
+        cause: e,
+        ...(isSyncError(e) && e.status !== undefined ? { status: e.status } : {}),
+      });
     } finally {
       await http?.close();
     }

@@ -15,7 +15,15 @@ afterEach(async () => {
 });
 
 function base(extra: Record<string, unknown> = {}) {
-  return { name: 'es', type: 'elasticsearch' as const, url: es.url, allowInsecureHttp: true, retry: FAST_RETRY, auth: { type: 'api-key' as const, apiKey: API_KEY }, ...extra };
+  return {
+    name: 'es',
+    type: 'elasticsearch' as const,
+    url: es.url,
+    allowInsecureHttp: true,
+    retry: FAST_RETRY,
+    auth: { type: 'api-key' as const, apiKey: API_KEY },
+    ...extra,
+  };
 }
 
 describe('elasticsearch sink', () => {
@@ -56,7 +64,10 @@ describe('elasticsearch sink', () => {
     expect(res.rejected[0]!.reason).toContain('failed to parse field [bad]');
     // The retry carried only the two throttled items.
     expect(es.http.requests).toHaveLength(2);
-    const retried = es.http.requests[1]!.body.toString().trimEnd().split('\n').filter((_, i) => i % 2 === 0);
+    const retried = es.http.requests[1]!.body.toString()
+      .trimEnd()
+      .split('\n')
+      .filter((_, i) => i % 2 === 0);
     expect(retried.map((l) => (JSON.parse(l) as { create: { _id: string } }).create._id)).toEqual(['evt-2', 'evt-4']);
     expect(observer.retries).toHaveLength(1);
     expect(observer.retries[0]!.reason).toContain('2 throttled');
@@ -66,7 +77,10 @@ describe('elasticsearch sink', () => {
   });
 
   it('retries a whole-request 429 with Retry-After and a 503, then delivers', async () => {
-    es.script.push({ status: 429, headers: { 'retry-after': '0' }, body: { error: 'too many requests' } }, { status: 503, body: { error: 'unavailable' } });
+    es.script.push(
+      { status: 429, headers: { 'retry-after': '0' }, body: { error: 'too many requests' } },
+      { status: 503, body: { error: 'unavailable' } },
+    );
     const sink = await openSink(base());
     expect((await sink.write(makeEvents(2))).delivered).toBe(2);
     expect(es.http.requests).toHaveLength(3);
@@ -94,7 +108,14 @@ describe('elasticsearch sink', () => {
 
   it('sends basic auth, gzip and an ingest pipeline when configured', async () => {
     es.authorization = `Basic ${Buffer.from('elastic:changeme-secret').toString('base64')}`;
-    const sink = await openSink(base({ auth: { type: 'basic', username: 'elastic', password: 'changeme-secret' }, compression: 'gzip', pipeline: 'audit-pipe', flavor: 'opensearch' }));
+    const sink = await openSink(
+      base({
+        auth: { type: 'basic', username: 'elastic', password: 'changeme-secret' },
+        compression: 'gzip',
+        pipeline: 'audit-pipe',
+        flavor: 'opensearch',
+      }),
+    );
     expect((await sink.write(makeEvents(3))).delivered).toBe(3);
     expect(es.http.requests[0]!.path).toBe('/_bulk?pipeline=audit-pipe');
     expect(es.http.requests[0]!.headers['content-encoding']).toBe('gzip');

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, sta
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FileSink } from '../../../src/audit/sinks/file/sink.ts';
+import type { FileSink } from '../../../src/audit/sinks/file/sink.ts';
 import type { Sink } from '../../../src/audit/sinks/sink.ts';
 import { T0, makeEvent, makeEvents, memoryLogger, openSink } from './fixtures.ts';
 import { eventDoc } from '../../../src/audit/event.ts';
@@ -67,7 +67,10 @@ describe('file sink', () => {
     await sink.write(events);
     await sink.close();
     const files = readdirSync(join(dir, 'out'));
-    const all = files.filter((f) => f !== 'audit.ndjson').sort(byRotation).concat('audit.ndjson');
+    const all = files
+      .filter((f) => f !== 'audit.ndjson')
+      .sort(byRotation)
+      .concat('audit.ndjson');
     for (const f of all) {
       const bytes = readFileSync(join(dir, 'out', f));
       // Either within the limit, or a single line that is larger than the limit on its own.

@@ -15,7 +15,15 @@ afterEach(async () => {
 });
 
 function base(extra: Record<string, unknown> = {}) {
-  return { name: 'collector', type: 'http' as const, url: `${rx.url}/ingest`, allowInsecureHttp: true, retry: FAST_RETRY, auth: { type: 'bearer' as const, token: TOKEN }, ...extra };
+  return {
+    name: 'collector',
+    type: 'http' as const,
+    url: `${rx.url}/ingest`,
+    allowInsecureHttp: true,
+    retry: FAST_RETRY,
+    auth: { type: 'bearer' as const, token: TOKEN },
+    ...extra,
+  };
 }
 
 describe('http sink', () => {
@@ -143,6 +151,8 @@ describe('http sink', () => {
 
   it('refuses plain http unless allowed', async () => {
     // The sink's config schema refuses it at load (so `validate` and the daemon's start do too).
-    await expect(openSink(base({ allowInsecureHttp: false }))).rejects.toThrow(/uses plain http:\/\/; use https:\/\/ or set allowInsecureHttp: true/);
+    await expect(openSink(base({ allowInsecureHttp: false }))).rejects.toThrow(
+      /uses plain http:\/\/; use https:\/\/ or set allowInsecureHttp: true/,
+    );
   });
 });

@@ -49,7 +49,12 @@ const VARIED: AuditEvent[] = [
   // Unmarked, but no reserved member: written as it is.
   { key: 'plain-unmarked', timestampMs: T0 + 9, json: JSON.stringify({ a: '"_k"' }) },
   // Keys and values that need JSON escaping, in the key too.
-  { key: 'quote"back\\slash\nnl\u0001ctl\u2028ls é', timestampMs: T0 + 10.9, json: JSON.stringify({ 'we"ird\\key\n': 'tab\there', 'ü': '\u0000' }), noReservedMembers: true },
+  {
+    key: 'quote"back\\slash\nnl\u0001ctl\u2028ls é',
+    timestampMs: T0 + 10.9,
+    json: JSON.stringify({ 'we"ird\\key\n': 'tab\there', ü: '\u0000' }),
+    noReservedMembers: true,
+  },
   // A fractional and a negative time are truncated the same way.
   { key: 'neg', timestampMs: -1234.7, json: JSON.stringify({ a: 1 }), noReservedMembers: true },
 ];

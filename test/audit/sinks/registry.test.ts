@@ -32,7 +32,10 @@ describe('sink registry and config', () => {
   });
 
   it('refuses duplicate names, misspelled keys, missing secrets and bad index patterns with actionable messages', () => {
-    const dup = sinksConfigSchema.safeParse([{ name: 'a', type: 'stdout' }, { name: 'a', type: 'stdout' }]);
+    const dup = sinksConfigSchema.safeParse([
+      { name: 'a', type: 'stdout' },
+      { name: 'a', type: 'stdout' },
+    ]);
     expect(dup.error?.issues[0]?.message).toContain('duplicate sink name "a"');
     const typo = sinkConfigSchema.safeParse({ name: 'f', type: 'file', path: 'x', rotateMinutes: 5 });
     expect(typo.error?.issues[0]?.code).toBe('unrecognized_keys');
@@ -46,18 +49,30 @@ describe('sink registry and config', () => {
 
   it('refuses insecure or credential-bearing URLs in the schema (load time) and at build time, with the same rule', () => {
     const insecure = sinkConfigSchema.safeParse({ name: 'h', type: 'http', url: 'http://collector.internal/in' });
-    expect(insecure.success ? [] : insecure.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', 'uses plain http://; use https:// or set allowInsecureHttp: true for a trusted network']]);
+    expect(insecure.success ? [] : insecure.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['url', 'uses plain http://; use https:// or set allowInsecureHttp: true for a trusted network'],
+    ]);
     const withCreds = sinkConfigSchema.safeParse({ name: 'e', type: 'elasticsearch', url: 'https://elastic:pw@es.internal' });
-    expect(withCreds.success ? [] : withCreds.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', "must not contain credentials: use the sink's auth settings"]]);
+    expect(withCreds.success ? [] : withCreds.error.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['url', "must not contain credentials: use the sink's auth settings"],
+    ]);
     // A config that skipped the schema is still refused by the sink's constructor.
-    const http = { ...sinkConfigSchema.parse({ name: 'h', type: 'http', url: 'https://collector.internal/in' }), url: 'http://collector.internal/in' };
+    const http = {
+      ...sinkConfigSchema.parse({ name: 'h', type: 'http', url: 'https://collector.internal/in' }),
+      url: 'http://collector.internal/in',
+    };
     expect(() => createSink(http, ctx)).toThrow(/allowInsecureHttp/);
-    const creds = { ...sinkConfigSchema.parse({ name: 'e', type: 'elasticsearch', url: 'https://es.internal' }), url: 'https://elastic:pw@es.internal' };
+    const creds = {
+      ...sinkConfigSchema.parse({ name: 'e', type: 'elasticsearch', url: 'https://es.internal' }),
+      url: 'https://elastic:pw@es.internal',
+    };
     expect(() => createSink(creds, ctx)).toThrow(/must not contain credentials/);
   });
 
   it('a missing secret file fails open() naming the key, never a value', async () => {
-    await expect(openSink({ name: 's', type: 'splunk-hec', url: 'https://s.example.com', tokenFile: 'nope/token' }, { configDir: '/tmp' })).rejects.toMatchObject({
+    await expect(
+      openSink({ name: 's', type: 'splunk-hec', url: 'https://s.example.com', tokenFile: 'nope/token' }, { configDir: '/tmp' }),
+    ).rejects.toMatchObject({
       code: 'E_CONFIG_INVALID',
       message: expect.stringContaining('tokenFile cannot be read (ENOENT)'),
     });
@@ -66,11 +81,17 @@ describe('sink registry and config', () => {
   it('splits batches by events and bytes, alone for an oversized event, rejecting what cannot be encoded', () => {
     const events = makeEvents(5);
     const sizes = [10, 10, 50, 10, 10];
-    const chunks = [...chunkEvents(events, (e) => {
-      const i = Number(e.key.slice(4));
-      if (i === 4) throw new Error('boom');
-      return Buffer.alloc(sizes[i]!);
-    }, { maxEvents: 2, maxBytes: 30 })];
+    const chunks = [
+      ...chunkEvents(
+        events,
+        (e) => {
+          const i = Number(e.key.slice(4));
+          if (i === 4) throw new Error('boom');
+          return Buffer.alloc(sizes[i]!);
+        },
+        { maxEvents: 2, maxBytes: 30 },
+      ),
+    ];
     expect(chunks.map((c) => c.events.map((e) => e.key))).toEqual([['evt-0', 'evt-1'], ['evt-2'], ['evt-3']]);
     expect(chunks.flatMap((c) => c.rejected.map((r) => [r.event.key, r.code]))).toEqual([['evt-4', 'encode_failed']]);
   });

@@ -14,7 +14,17 @@ afterEach(async () => {
 });
 
 function base(extra: Record<string, unknown> = {}) {
-  return { name: 'splunk', type: 'splunk-hec' as const, url: hec.url, token: TOKEN, allowInsecureHttp: true, retry: FAST_RETRY, index: 'audit', sourcetype: '_json', ...extra };
+  return {
+    name: 'splunk',
+    type: 'splunk-hec' as const,
+    url: hec.url,
+    token: TOKEN,
+    allowInsecureHttp: true,
+    retry: FAST_RETRY,
+    index: 'audit',
+    sourcetype: '_json',
+    ...extra,
+  };
 }
 
 describe('splunk-hec sink', () => {
@@ -23,7 +33,13 @@ describe('splunk-hec sink', () => {
     const events = makeEvents(3);
     expect(await sink.write(events)).toEqual({ delivered: 3, rejected: [] });
     expect(hec.events).toHaveLength(3);
-    expect(hec.events[0]).toEqual({ time: events[0]!.timestampMs / 1000, source: 'scim-audit-sync', sourcetype: '_json', index: 'audit', event: eventDoc(events[0]!) });
+    expect(hec.events[0]).toEqual({
+      time: events[0]!.timestampMs / 1000,
+      source: 'scim-audit-sync',
+      sourcetype: '_json',
+      index: 'audit',
+      event: eventDoc(events[0]!),
+    });
     expect(hec.http.requests[0]!.path).toBe('/services/collector/event');
     expect(hec.http.requests[0]!.headers['authorization']).toBe(`Splunk ${TOKEN}`);
     expect(hec.channels.size).toBe(1);
@@ -45,7 +61,14 @@ describe('splunk-hec sink', () => {
 
   it('rejects only the event HEC names in invalid-event-number and delivers all the others', async () => {
     const sink = await openSink(base());
-    const events = [makeEvent(0), makeEvent(1), makeEvent(2, { poison: true }), makeEvent(3), makeEvent(4, { poison: 'again' }), makeEvent(5)];
+    const events = [
+      makeEvent(0),
+      makeEvent(1),
+      makeEvent(2, { poison: true }),
+      makeEvent(3),
+      makeEvent(4, { poison: 'again' }),
+      makeEvent(5),
+    ];
     const res = await sink.write(events);
     expect(res.delivered).toBe(4);
     expect(res.rejected.map((r) => [r.event.key, r.code])).toEqual([
@@ -69,11 +92,17 @@ describe('splunk-hec sink', () => {
   });
 
   it('retries server busy (code 9, 503) and internal error (code 8)', async () => {
-    hec.script.push({ status: 503, body: { text: 'Server is busy', code: 9 } }, { status: 500, body: { text: 'Internal server error', code: 8 } });
+    hec.script.push(
+      { status: 503, body: { text: 'Server is busy', code: 9 } },
+      { status: 500, body: { text: 'Internal server error', code: 8 } },
+    );
     const observer = recordingObserver();
     const sink = await openSink(base(), { observer });
     expect((await sink.write(makeEvents(2))).delivered).toBe(2);
-    expect(observer.retries.map((r) => r.reason)).toEqual(['HTTP 503 HEC code 9 (Server is busy)', 'HTTP 500 HEC code 8 (Internal server error)']);
+    expect(observer.retries.map((r) => r.reason)).toEqual([
+      'HTTP 503 HEC code 9 (Server is busy)',
+      'HTTP 500 HEC code 8 (Internal server error)',
+    ]);
     expect(hec.events).toHaveLength(2);
     await sink.close();
   });
@@ -117,7 +146,12 @@ describe('splunk-hec sink', () => {
     it('resends the batch when the ack does not come in time, then gives up transiently', async () => {
       hec.ack.enabled = true;
       hec.ack.never = true;
-      const sink = await openSink(base({ retry: { ...FAST_RETRY, maxAttempts: 2 }, indexerAcknowledgement: { enabled: true, pollIntervalMs: 10, timeoutSeconds: 0.1 } }));
+      const sink = await openSink(
+        base({
+          retry: { ...FAST_RETRY, maxAttempts: 2 },
+          indexerAcknowledgement: { enabled: true, pollIntervalMs: 10, timeoutSeconds: 0.1 },
+        }),
+      );
       const err = await rejectionOf(sink.write(makeEvents(1)));
       expect(err.kind).toBe('transient');
       expect(err.message).toContain('indexer acknowledgement');

@@ -36,7 +36,12 @@ describe('stdout sink', () => {
     expect(res).toEqual({ delivered: 6, rejected: [] });
     // Every chunk reached the slow consumer before the ack.
     const text = Buffer.concat(out.received).toString('utf8');
-    expect(text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as Record<string, unknown>)['event.id'])).toEqual(events.map((e) => eventDoc(e)['event.id']));
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as Record<string, unknown>)['event.id']),
+    ).toEqual(events.map((e) => eventDoc(e)['event.id']));
     // Backpressure: each 2-event chunk overflowed the 64-byte buffer and was waited for.
     expect(out.stats().drains).toBe(3);
     // Never more than one chunk in flight.

@@ -39,7 +39,11 @@ describe('CEF encoding', () => {
 
   it('finds fields in the ecs (nested) and plain document styles alike', () => {
     const base = makeEvent(3);
-    const ecs = eventFromDoc(base.key, base.timestampMs, { event: { action: 'group.update' }, user: { email: 'e@example.com' }, source: { ip: '10.1.1.1' } });
+    const ecs = eventFromDoc(base.key, base.timestampMs, {
+      event: { action: 'group.update' },
+      user: { email: 'e@example.com' },
+      source: { ip: '10.1.1.1' },
+    });
     const plain = eventFromDoc(base.key, base.timestampMs, { action: 'group.update', email: 'e@example.com', ip: '10.1.1.1' });
     const opts = { ...CEF, extensions: { act: 'event.action', suser: 'user.email', src: 'source.ip' } };
     const tail = `|3|rt=${base.timestampMs} externalId=evt-3 act=group.update suser=e@example.com src=10.1.1.1`;
@@ -60,7 +64,17 @@ describe('syslog sink over TCP', () => {
 
   it('writes RFC 5424 messages in octet-counted frames', async () => {
     rx = await startSyslogReceiver();
-    const sink = await openSink({ name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: rx.port, hostname: 'sync-1', facility: 'local4', severity: 'notice', retry: FAST_RETRY });
+    const sink = await openSink({
+      name: 'siem',
+      type: 'syslog',
+      protocol: 'tcp',
+      host: '127.0.0.1',
+      port: rx.port,
+      hostname: 'sync-1',
+      facility: 'local4',
+      severity: 'notice',
+      retry: FAST_RETRY,
+    });
     const events = makeEvents(5);
     events[2] = makeEvent(2, { note: 'multi\nline "quoted" ]' });
     expect(await sink.write(events)).toEqual({ delivered: 5, rejected: [] });
@@ -79,11 +93,22 @@ describe('syslog sink over TCP', () => {
 
   it('sends CEF payloads when format is cef', async () => {
     rx = await startSyslogReceiver();
-    const sink = await openSink({ name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: rx.port, format: 'cef', structuredData: false, retry: FAST_RETRY });
+    const sink = await openSink({
+      name: 'siem',
+      type: 'syslog',
+      protocol: 'tcp',
+      host: '127.0.0.1',
+      port: rx.port,
+      format: 'cef',
+      structuredData: false,
+      retry: FAST_RETRY,
+    });
     await sink.write([makeEvent(7)]);
     await sink.close();
     await expect.poll(() => rx.messages.length).toBe(1);
-    expect(rx.messages[0]).toMatch(/ user\.login - CEF:0\|analytics-platform\|audit-log\|1\|user\.login\|user\.login\|3\|rt=\d+ externalId=evt-7 act=user\.login suser=user7@example\.com src=10\.0\.0\.1 cs1Label=auditEvent cs1=\{/);
+    expect(rx.messages[0]).toMatch(
+      / user\.login - CEF:0\|analytics-platform\|audit-log\|1\|user\.login\|user\.login\|3\|rt=\d+ externalId=evt-7 act=user\.login suser=user7@example\.com src=10\.0\.0\.1 cs1Label=auditEvent cs1=\{/,
+    );
   });
 
   it('reconnects when the receiver closed the connection between batches', async () => {
@@ -105,7 +130,16 @@ describe('syslog sink over TCP', () => {
     rx.stallConnections = 1; // the first connection hangs: the kernel buffers fill, the write stalls
     const observer = recordingObserver();
     const sink = await openSink(
-      { name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: rx.port, timeoutSeconds: 0.3, batch: { maxEvents: 100_000, maxBytes: 16 * 1024 * 1024 }, retry: FAST_RETRY },
+      {
+        name: 'siem',
+        type: 'syslog',
+        protocol: 'tcp',
+        host: '127.0.0.1',
+        port: rx.port,
+        timeoutSeconds: 0.3,
+        batch: { maxEvents: 100_000, maxBytes: 16 * 1024 * 1024 },
+        retry: FAST_RETRY,
+      },
       { observer },
     );
     const events = Array.from({ length: 30_000 }, (_, i) => makeEvent(i, { pad: 'x'.repeat(200) }));
@@ -122,7 +156,14 @@ describe('syslog sink over TCP', () => {
     rx = await startSyslogReceiver();
     const port = rx.port;
     await rx.close();
-    const sink = await openSink({ name: 'siem', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port, retry: { ...FAST_RETRY, maxAttempts: 2 } });
+    const sink = await openSink({
+      name: 'siem',
+      type: 'syslog',
+      protocol: 'tcp',
+      host: '127.0.0.1',
+      port,
+      retry: { ...FAST_RETRY, maxAttempts: 2 },
+    });
     const err = await rejectionOf(sink.write(makeEvents(1)));
     expect(err).toMatchObject({ kind: 'transient', code: 'E_TRANSIENT' });
     expect(err.message).toContain('ECONNREFUSED');
@@ -142,24 +183,53 @@ describe('syslog sink over TLS', () => {
   });
 
   it('delivers over TLS when the test CA is trusted', async () => {
-    const sink = await openSink({ name: 'tls', type: 'syslog', protocol: 'tls', host: '127.0.0.1', port: rx.port, tls: { caFile: pki.caFile }, retry: FAST_RETRY });
+    const sink = await openSink({
+      name: 'tls',
+      type: 'syslog',
+      protocol: 'tls',
+      host: '127.0.0.1',
+      port: rx.port,
+      tls: { caFile: pki.caFile },
+      retry: FAST_RETRY,
+    });
     expect((await sink.write(makeEvents(2, 100))).delivered).toBe(2);
     await sink.close();
     await expect.poll(() => rx.messages.filter((m) => m.includes('evt-10')).length).toBe(2);
   });
 
   it('verifies the server name against the certificate (localhost)', async () => {
-    const sink = await openSink({ name: 'tls', type: 'syslog', protocol: 'tls', host: 'localhost', port: rx.port, tls: { caFile: pki.caFile }, retry: FAST_RETRY });
+    const sink = await openSink({
+      name: 'tls',
+      type: 'syslog',
+      protocol: 'tls',
+      host: 'localhost',
+      port: rx.port,
+      tls: { caFile: pki.caFile },
+      retry: FAST_RETRY,
+    });
     expect((await sink.write([makeEvent(300)])).delivered).toBe(1);
     await sink.close();
   });
 
   it('fails fatally, without retrying, when the CA does not match', async () => {
     const observer = recordingObserver();
-    const sink = await openSink({ name: 'tls', type: 'syslog', protocol: 'tls', host: '127.0.0.1', port: rx.port, tls: { caFile: pki.otherCaFile }, retry: FAST_RETRY }, { observer });
+    const sink = await openSink(
+      {
+        name: 'tls',
+        type: 'syslog',
+        protocol: 'tls',
+        host: '127.0.0.1',
+        port: rx.port,
+        tls: { caFile: pki.otherCaFile },
+        retry: FAST_RETRY,
+      },
+      { observer },
+    );
     const err = await rejectionOf(sink.write(makeEvents(1)));
     expect(err).toMatchObject({ kind: 'fatal', code: 'E_CONFIG_INVALID' });
-    expect(err.message).toMatch(/TLS verification .* failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\)/);
+    expect(err.message).toMatch(
+      /TLS verification .* failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\)/,
+    );
     expect(observer.retries).toHaveLength(0);
     await sink.close();
   });

@@ -25,7 +25,12 @@ interface ChildArgs {
 
 const args = JSON.parse(process.argv[2] ?? '{}') as ChildArgs;
 const config = auditSchema.parse({ ...args.audit, sinks: [{ type: 'file', name: 'file', path: args.sinkPath }] });
-const platform = new PlatformClient({ baseUrl: args.url, token: args.token, allowInsecureHttp: true, retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50 } });
+const platform = new PlatformClient({
+  baseUrl: args.url,
+  token: args.token,
+  allowInsecureHttp: true,
+  retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50 },
+});
 const sinks = [...config.sinks.map((c) => createSink(c, { configDir: process.cwd() })), new JsonlSink('plain', args.plainPath)];
 const out = (o: unknown): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 

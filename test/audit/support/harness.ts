@@ -130,7 +130,16 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
       ];
       h.lastSinks = sinks;
       return runAuditExport(
-        { platform: extra.platform ?? platform, config, tenant, state, deadLetters, sinks, now: () => h.nowMs, ...(extra.signal ? { signal: extra.signal } : {}) },
+        {
+          platform: extra.platform ?? platform,
+          config,
+          tenant,
+          state,
+          deadLetters,
+          sinks,
+          now: () => h.nowMs,
+          ...(extra.signal ? { signal: extra.signal } : {}),
+        },
         runOpts,
       );
     },
@@ -147,7 +156,12 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     },
     client(token) {
-      const c = new PlatformClient({ baseUrl: sim.url, token, allowInsecureHttp: true, retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } });
+      const c = new PlatformClient({
+        baseUrl: sim.url,
+        token,
+        allowInsecureHttp: true,
+        retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 },
+      });
       clients.push(c);
       return c;
     },

@@ -24,7 +24,7 @@ export interface HecReceiver {
   events: HecEvent[];
   /** Scripted answers for the next event POSTs, consumed first-in first-out. */
   script: Reply[];
-  ack: { enabled: boolean; /** polls answered `false` before `true` */ pollsBeforeTrue: number; never: boolean };
+  ack: { enabled: boolean /** polls answered `false` before `true` */; pollsBeforeTrue: number; never: boolean };
   ackPolls: number;
   channels: Set<string>;
   close(): Promise<void>;
@@ -63,7 +63,8 @@ export async function startHecReceiver(token: string): Promise<HecReceiver> {
       }
       return { status: 200, body: { acks } };
     }
-    if (req.path !== '/services/collector/event') return { status: 404, body: { text: 'The requested URL was not found on this server.', code: 404 } };
+    if (req.path !== '/services/collector/event')
+      return { status: 404, body: { text: 'The requested URL was not found on this server.', code: 404 } };
     const scripted = r.script.shift();
     if (scripted) return scripted;
     let events: HecEvent[];

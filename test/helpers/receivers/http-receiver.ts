@@ -42,7 +42,14 @@ export async function startHttpReceiver(handler: Handler = () => ({ status: 200,
       void (async () => {
         const raw = Buffer.concat(chunks);
         const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
-        const rec: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, rawBytes: raw.length, at: Date.now() };
+        const rec: ReceivedRequest = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body,
+          rawBytes: raw.length,
+          at: Date.now(),
+        };
         const index = requests.push(rec) - 1;
         let reply: Reply;
         try {

@@ -44,7 +44,8 @@ function tidy(node: unknown): unknown {
   for (const [k, v] of Object.entries(node)) {
     if (k === 'format' && typeof v === 'string') continue;
     if ((k === 'maximum' && v === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && v === Number.MIN_SAFE_INTEGER)) continue;
-    out[k] = k === 'properties' || k === 'definitions' ? Object.fromEntries(Object.entries(v as object).map(([n, s]) => [n, tidy(s)])) : tidy(v);
+    out[k] =
+      k === 'properties' || k === 'definitions' ? Object.fromEntries(Object.entries(v as object).map(([n, s]) => [n, tidy(s)])) : tidy(v);
   }
   return out;
 }
@@ -110,9 +111,23 @@ export function chartConfigSchema(): ChartConfigSchema {
   names.add(shape.tenant, { id: 'config.tenant', description: SECTION_DOCS.tenant });
   for (const s of SECTIONS) names.add(shape[s], { id: `config.${s}`, description: SECTION_DOCS[s] });
 
-  const tenantEntry = z.strictObject({ tenant: shape.tenant.unwrap(), platform: shape.platform, provisioning: shape.provisioning, audit: shape.audit, schedules: shape.schedules });
-  const multiTenant = z.strictObject({ tenants: z.array(tenantEntry).min(1), state: shape.state, redis: shape.redis, logging: shape.logging, daemon: shape.daemon });
-  const generated = tidy(z.toJSONSchema(z.union([configSchema, multiTenant]), { io: 'input', target: 'draft-7', metadata: names, unrepresentable: 'throw' })) as JsonSchema;
+  const tenantEntry = z.strictObject({
+    tenant: shape.tenant.unwrap(),
+    platform: shape.platform,
+    provisioning: shape.provisioning,
+    audit: shape.audit,
+    schedules: shape.schedules,
+  });
+  const multiTenant = z.strictObject({
+    tenants: z.array(tenantEntry).min(1),
+    state: shape.state,
+    redis: shape.redis,
+    logging: shape.logging,
+    daemon: shape.daemon,
+  });
+  const generated = tidy(
+    z.toJSONSchema(z.union([configSchema, multiTenant]), { io: 'input', target: 'draft-7', metadata: names, unrepresentable: 'throw' }),
+  ) as JsonSchema;
 
   const definitions = { ...(generated['definitions'] as Record<string, JsonSchema>) };
   for (const section of ['daemon', 'redis'] as const) {
@@ -126,7 +141,8 @@ export function chartConfigSchema(): ChartConfigSchema {
   const { required: _platform, ...singleTenant } = single;
   return {
     config: {
-      description: 'The daemon configuration (config.yaml). One tenant: tenant, platform, provisioning, audit, schedules at the top; several: a tenants list. Validated again by the daemon at start.',
+      description:
+        'The daemon configuration (config.yaml). One tenant: tenant, platform, provisioning, audit, schedules at the top; several: a tenants list. Validated again by the daemon at start.',
       anyOf: [
         { description: 'One tenant.', ...singleTenant },
         { description: 'Several tenants sharing state, redis, logging and daemon.', ...multi },

@@ -108,7 +108,10 @@ export function execForm(args: string): string[] | undefined {
 
 /** `${NAME}` / `$NAME` in a FROM line, expanded with the global ARG defaults. */
 export function expandArgs(value: string, args: Record<string, string | undefined>): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_, a: string | undefined, b: string | undefined) => args[(a ?? b) as string] ?? '');
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_, a: string | undefined, b: string | undefined) => args[(a ?? b) as string] ?? '',
+  );
 }
 
 /** KEY=VALUE pairs of an ENV or LABEL instruction (quoted values allowed; the legacy `ENV KEY value` form too). */

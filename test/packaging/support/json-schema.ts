@@ -16,9 +16,28 @@ export interface SchemaIssue {
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'definitions']);
 
 const ASSERTIONS = new Set([
-  'type', 'properties', 'additionalProperties', 'required', 'propertyNames', 'enum', 'const',
-  'items', 'minItems', 'maxItems', 'uniqueItems', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'anyOf', 'oneOf', 'allOf', '$ref',
+  'type',
+  'properties',
+  'additionalProperties',
+  'required',
+  'propertyNames',
+  'enum',
+  'const',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
 ]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,7 +54,8 @@ function matchesType(v: unknown, type: string): boolean {
   return actual === type || (type === 'number' && actual === 'integer');
 }
 
-const join = (path: string, key: string | number): string => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`);
+const join = (path: string, key: string | number): string =>
+  typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
 const shown = (path: string): string => path || '(root)';
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -92,20 +112,26 @@ function check(schema: JsonSchema, value: unknown, path: string, root: JsonSchem
 
   if (typeof value === 'string') {
     const length = [...value].length;
-    if (typeof schema['minLength'] === 'number' && length < schema['minLength']) issue(`must have at least ${schema['minLength']} characters`);
-    if (typeof schema['maxLength'] === 'number' && length > schema['maxLength']) issue(`must have at most ${schema['maxLength']} characters`);
+    if (typeof schema['minLength'] === 'number' && length < schema['minLength'])
+      issue(`must have at least ${schema['minLength']} characters`);
+    if (typeof schema['maxLength'] === 'number' && length > schema['maxLength'])
+      issue(`must have at most ${schema['maxLength']} characters`);
     if (typeof schema['pattern'] === 'string' && !new RegExp(schema['pattern'], 'u').test(value)) issue(`must match ${schema['pattern']}`);
   }
   if (typeof value === 'number') {
     if (typeof schema['minimum'] === 'number' && value < schema['minimum']) issue(`must be >= ${schema['minimum']}`);
     if (typeof schema['maximum'] === 'number' && value > schema['maximum']) issue(`must be <= ${schema['maximum']}`);
-    if (typeof schema['exclusiveMinimum'] === 'number' && value <= schema['exclusiveMinimum']) issue(`must be > ${schema['exclusiveMinimum']}`);
-    if (typeof schema['exclusiveMaximum'] === 'number' && value >= schema['exclusiveMaximum']) issue(`must be < ${schema['exclusiveMaximum']}`);
+    if (typeof schema['exclusiveMinimum'] === 'number' && value <= schema['exclusiveMinimum'])
+      issue(`must be > ${schema['exclusiveMinimum']}`);
+    if (typeof schema['exclusiveMaximum'] === 'number' && value >= schema['exclusiveMaximum'])
+      issue(`must be < ${schema['exclusiveMaximum']}`);
   }
   if (Array.isArray(value)) {
-    if (typeof schema['minItems'] === 'number' && value.length < schema['minItems']) issue(`must have at least ${schema['minItems']} items`);
+    if (typeof schema['minItems'] === 'number' && value.length < schema['minItems'])
+      issue(`must have at least ${schema['minItems']} items`);
     if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems']) issue(`must have at most ${schema['maxItems']} items`);
-    if (schema['uniqueItems'] === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) issue('must not repeat items');
+    if (schema['uniqueItems'] === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+      issue('must not repeat items');
     if (isObject(schema['items'])) value.forEach((item, i) => check(schema['items'] as JsonSchema, item, join(path, i), root, out));
   }
   if (isObject(value)) {
@@ -126,11 +152,12 @@ function check(schema: JsonSchema, value: unknown, path: string, root: JsonSchem
     }
   }
 
-  const branches = (k: string): SchemaIssue[][] => ((schema[k] as JsonSchema[] | undefined) ?? []).map((b) => {
-    const o: SchemaIssue[] = [];
-    check(b, value, path, root, o);
-    return o;
-  });
+  const branches = (k: string): SchemaIssue[][] =>
+    ((schema[k] as JsonSchema[] | undefined) ?? []).map((b) => {
+      const o: SchemaIssue[] = [];
+      check(b, value, path, root, o);
+      return o;
+    });
   if (schema['allOf'] !== undefined) for (const b of branches('allOf')) out.push(...b);
   if (schema['anyOf'] !== undefined) {
     const results = branches('anyOf');

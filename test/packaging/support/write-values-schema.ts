@@ -14,7 +14,9 @@ export const VALUES_SCHEMA_PATH = fileURLToPath(new URL('../../../helm/scim-audi
 /** `current` with its `config` property and `config.*` definitions replaced by the generated ones. */
 export function spliceConfigSchema(current: JsonSchema): JsonSchema {
   const { config, definitions } = chartConfigSchema();
-  const own = Object.entries((current['definitions'] as Record<string, JsonSchema> | undefined) ?? {}).filter(([k]) => !k.startsWith('config.'));
+  const own = Object.entries((current['definitions'] as Record<string, JsonSchema> | undefined) ?? {}).filter(
+    ([k]) => !k.startsWith('config.'),
+  );
   return {
     ...current,
     properties: { ...(current['properties'] as Record<string, JsonSchema>), config },

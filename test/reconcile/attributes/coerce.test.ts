@@ -47,7 +47,13 @@ describe('coerce', () => {
   });
 
   it('a coerced value is a fixed point: coercing it again changes nothing (so platform values compare stably)', () => {
-    const raw = fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 4 }));
+    const raw = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.boolean(),
+      fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 4 }),
+    );
     const type = fc.constantFrom('string', 'number', 'boolean', 'string_array', 'number_array' as const);
     fc.assert(
       fc.property(raw, type, (r, t) => {
@@ -81,7 +87,10 @@ describe('comparison', () => {
 
 describe('config', () => {
   const base = (attrs: unknown, platform: Record<string, unknown> = {}): string =>
-    JSON.stringify({ platform: { baseUrl: 'https://acme.example.com', token: 't', ...platform }, provisioning: { source: { type: 'file', path: 'd.yaml' }, userAttributes: attrs } });
+    JSON.stringify({
+      platform: { baseUrl: 'https://acme.example.com', token: 't', ...platform },
+      provisioning: { source: { type: 'file', path: 'd.yaml' }, userAttributes: attrs },
+    });
   const issues = async (text: string): Promise<string[]> => {
     try {
       await parseConfig(text, '/tmp', {});
@@ -94,16 +103,33 @@ describe('config', () => {
 
   it('defaults: whenMissing clear, accessRelevant true, reread every 24 h, guard limits 50 / 20 %', async () => {
     const { config } = await parseConfig(base([{ name: 'region', type: 'string', from: 'attributes.l' }]), '/tmp', {});
-    expect(config.provisioning?.userAttributes).toEqual([{ name: 'region', type: 'string', from: 'attributes.l', whenMissing: 'clear', accessRelevant: true }]);
+    expect(config.provisioning?.userAttributes).toEqual([
+      { name: 'region', type: 'string', from: 'attributes.l', whenMissing: 'clear', accessRelevant: true },
+    ]);
     expect(config.provisioning?.userAttributeSync).toEqual({ rereadAfterHours: 24 });
     expect(config.provisioning?.guards).toMatchObject({ maxAttributeClears: 50, maxAttributeClearPercent: 20 });
   });
 
   it('names the key and the fix for every mistake', async () => {
-    expect((await issues(base([{ name: 'a', type: 'string' }]))).join('\n')).toContain('a user attribute needs exactly one of `from`, `template` or `value`');
+    expect((await issues(base([{ name: 'a', type: 'string' }]))).join('\n')).toContain(
+      'a user attribute needs exactly one of `from`, `template` or `value`',
+    );
     expect((await issues(base([{ name: 'a', type: 'date', from: 'x' }]))).join('\n')).toMatch(/provisioning\.userAttributes\[0\]\.type/);
-    expect((await issues(base([{ name: 'a', type: 'string', from: 'x', split: ';' }]))).join('\n')).toContain('`split` only applies to string_array and number_array');
-    expect((await issues(base([{ name: 'a', type: 'string', from: 'x' }, { name: 'a', type: 'number', from: 'y' }]))).join('\n')).toContain('duplicate user attribute "a"');
-    expect((await issues(base([], { apiToken: 'x', apiTokenFile: '/nope' }))).join('\n')).toContain('set at most one of platform.apiToken or platform.apiTokenFile');
+    expect((await issues(base([{ name: 'a', type: 'string', from: 'x', split: ';' }]))).join('\n')).toContain(
+      '`split` only applies to string_array and number_array',
+    );
+    expect(
+      (
+        await issues(
+          base([
+            { name: 'a', type: 'string', from: 'x' },
+            { name: 'a', type: 'number', from: 'y' },
+          ]),
+        )
+      ).join('\n'),
+    ).toContain('duplicate user attribute "a"');
+    expect((await issues(base([], { apiToken: 'x', apiTokenFile: '/nope' }))).join('\n')).toContain(
+      'set at most one of platform.apiToken or platform.apiTokenFile',
+    );
   });
 });

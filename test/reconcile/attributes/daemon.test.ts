@@ -44,9 +44,15 @@ describe('daemon: user attributes in the tenant reconcile', () => {
     expect(d.logs.filter((l) => l.msg === 'user attribute change applied' && l['action'] === 'user.attributes')).toHaveLength(6);
 
     const metrics = (await httpGet(`${d.url}/metrics`)).body;
-    expect(metricValue(metrics, 'scimsync_user_attribute_operations_total', { tenant: 'acme', operation: 'write_values', result: 'ok' })).toBe(6);
-    expect(metricValue(metrics, 'scimsync_user_attribute_operations_total', { tenant: 'acme', operation: 'create_definition', result: 'ok' })).toBe(5);
-    expect(metricValue(metrics, 'scimsync_user_attribute_changes_planned_total', { tenant: 'acme', attribute: 'region', kind: 'set' })).toBe(6);
+    expect(
+      metricValue(metrics, 'scimsync_user_attribute_operations_total', { tenant: 'acme', operation: 'write_values', result: 'ok' }),
+    ).toBe(6);
+    expect(
+      metricValue(metrics, 'scimsync_user_attribute_operations_total', { tenant: 'acme', operation: 'create_definition', result: 'ok' }),
+    ).toBe(5);
+    expect(
+      metricValue(metrics, 'scimsync_user_attribute_changes_planned_total', { tenant: 'acme', attribute: 'region', kind: 'set' }),
+    ).toBe(6);
     // The per-user operations carry no attribute label; no metric carries a user.
     expect(metrics).not.toMatch(/user_attribute_operations_total\{[^}]*attribute=/);
     expect(metrics).not.toContain('user1@example.com');
@@ -96,8 +102,14 @@ describe('daemon: user attributes in the tenant reconcile', () => {
 
     // Someone set up the region attribute by hand before attributes were configured.
     const region = sim.attributes.createDefinition({ name: 'region', type: 'string' });
-    for (const n of four) sim.attributes.setValue(sim.store.getUserByUserName(`user${n}@example.com`)!.id, region.id, n === 1 ? 'US' : 'EU');
-    ws.writeConfig({ provisioning: { userAttributes: [{ name: 'region', type: 'string', from: 'attributes.l', transform: 'upper' }], guards: { maxAttributeClearPercent: 100 } } });
+    for (const n of four)
+      sim.attributes.setValue(sim.store.getUserByUserName(`user${n}@example.com`)!.id, region.id, n === 1 ? 'US' : 'EU');
+    ws.writeConfig({
+      provisioning: {
+        userAttributes: [{ name: 'region', type: 'string', from: 'attributes.l', transform: 'upper' }],
+        guards: { maxAttributeClearPercent: 100 },
+      },
+    });
     const d2 = await ws.spawnDaemon();
     sim.clearRequests();
     expect((await nextRun(d2, () => ws.trigger()))['result']).toBe('success');

@@ -31,16 +31,24 @@ const dn = (uid: string): string => `uid=${uid},${PEOPLE}`;
 function entries(): LdifEntry[] {
   return [
     { dn: PEOPLE, attrs: { objectClass: 'organizationalUnit', ou: 'people' } },
-    ...people.map((p) => ({ dn: dn(p.uid), attrs: { objectClass: 'inetOrgPerson', uid: p.uid, cn: p.uid, sn: p.uid, mail: `${p.uid}@example.org`, ...p.attrs } })),
+    ...people.map((p) => ({
+      dn: dn(p.uid),
+      attrs: { objectClass: 'inetOrgPerson', uid: p.uid, cn: p.uid, sn: p.uid, mail: `${p.uid}@example.org`, ...p.attrs },
+    })),
   ];
 }
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 99) : 0;
-      res({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 99) : 0;
+        res({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -60,8 +68,19 @@ beforeAll(async () => {
     platform: { baseUrl: sim.url, token: 'test-token', allowInsecureHttp: true },
     provisioning: {
       source: {
-        type: 'ldap', url: sl.url, allowInsecure: true, bindDn: sl.readerDn, bindPasswordFile: 'ldap-password', timeoutSeconds: 5, connectTimeoutSeconds: 2,
-        users: { baseDn: PEOPLE, attributes: { extra: { l: 'l', department: 'departmentNumber', categories: 'businessCategory', employeeNumber: 'employeeNumber' } } },
+        type: 'ldap',
+        url: sl.url,
+        allowInsecure: true,
+        bindDn: sl.readerDn,
+        bindPasswordFile: 'ldap-password',
+        timeoutSeconds: 5,
+        connectTimeoutSeconds: 2,
+        users: {
+          baseDn: PEOPLE,
+          attributes: {
+            extra: { l: 'l', department: 'departmentNumber', categories: 'businessCategory', employeeNumber: 'employeeNumber' },
+          },
+        },
       },
       userAttributes: [
         { name: 'region', type: 'string', from: 'attributes.l', transform: 'lower' },
@@ -96,21 +115,38 @@ describe('LDAP directory attributes → platform user attributes', () => {
     expect(values('bert')).toEqual({ region: 'boston', department: '12', employeeNo: 1002 });
     expect(values('carl')).toEqual({ region: 'berlin' });
     expect(values('dora')).toEqual({ region: 'boston' });
-    expect(plan.attributes?.rejected).toEqual([{ externalId: expect.any(String) as unknown as string, userName: 'dora', attribute: 'employeeNo', reason: 'number: "E-17" is not a number' }]);
+    expect(plan.attributes?.rejected).toEqual([
+      {
+        externalId: expect.any(String) as unknown as string,
+        userName: 'dora',
+        attribute: 'employeeNo',
+        reason: 'number: "E-17" is not a number',
+      },
+    ]);
   });
 
   it('the directory changes (anna moves to Boston, bert loses departmentNumber): one apply updates and clears, then nothing is left to do or read', async () => {
     const admin = new Client({ url: sl.url });
     await admin.bind(sl.adminDn, sl.adminPassword);
     await admin.modify(dn('anna'), new Change({ operation: 'replace', modification: new Attribute({ type: 'l', values: ['Boston'] }) }));
-    await admin.modify(dn('bert'), new Change({ operation: 'delete', modification: new Attribute({ type: 'departmentNumber', values: [] }) }));
+    await admin.modify(
+      dn('bert'),
+      new Change({ operation: 'delete', modification: new Attribute({ type: 'departmentNumber', values: [] }) }),
+    );
     await admin.unbind();
 
     const second = await run(['apply', '--config', config, '--json']);
     expect(second.code, second.stderr).toBe(0);
     const plan = (JSON.parse(second.stdout) as { plan: Plan }).plan;
-    expect(plan.attributes?.movers.map((m) => [m.userName, m.changes])).toEqual([['anna', [{ attribute: 'region', before: 'berlin', after: 'boston' }]]]);
-    expect(plan.attributes?.users.map((u) => [u.userName, u.changes.map((c) => `${c.attribute}:${JSON.stringify(c.before)}→${JSON.stringify(c.after)}`)])).toEqual([
+    expect(plan.attributes?.movers.map((m) => [m.userName, m.changes])).toEqual([
+      ['anna', [{ attribute: 'region', before: 'berlin', after: 'boston' }]],
+    ]);
+    expect(
+      plan.attributes?.users.map((u) => [
+        u.userName,
+        u.changes.map((c) => `${c.attribute}:${JSON.stringify(c.before)}→${JSON.stringify(c.after)}`),
+      ]),
+    ).toEqual([
       ['anna', ['region:"berlin"→"boston"']],
       ['bert', ['department:"12"→null']],
     ]);

@@ -16,7 +16,11 @@ const DANA = 'user4@example.com';
 
 function directory(edit: (users: Directory['users']) => void = () => undefined): Directory {
   const users = [
-    staff(1, { l: 'eu', department: 'Finance', costCentre: '4711', clearance: 'TRUE', customers: 'acme;globex' }, { displayName: 'Ana One' }),
+    staff(
+      1,
+      { l: 'eu', department: 'Finance', costCentre: '4711', clearance: 'TRUE', customers: 'acme;globex' },
+      { displayName: 'Ana One' },
+    ),
     staff(2, { l: 'us', department: 'Sales', costCentre: 12, clearance: false, customers: ['initech'] }),
     staff(3, { l: 'eu' }),
   ];
@@ -40,11 +44,28 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     const { plan, result } = run.out;
     expect(plan.schemaVersion).toBe(2);
     expect(result.failed).toEqual([]);
-    expect(plan.attributes?.definitions.create.map((d) => `${d.name}:${d.type}`)).toEqual(['region:string', 'department:string', 'costCentre:number', 'clearance:boolean', 'customers:string_array']);
-    expect(sim.attributes.definitions().map((d) => `${d.name}:${d.type}`).sort()).toEqual(['clearance:boolean', 'costCentre:number', 'customers:string_array', 'department:string', 'region:string']);
+    expect(plan.attributes?.definitions.create.map((d) => `${d.name}:${d.type}`)).toEqual([
+      'region:string',
+      'department:string',
+      'costCentre:number',
+      'clearance:boolean',
+      'customers:string_array',
+    ]);
+    expect(
+      sim.attributes
+        .definitions()
+        .map((d) => `${d.name}:${d.type}`)
+        .sort(),
+    ).toEqual(['clearance:boolean', 'costCentre:number', 'customers:string_array', 'department:string', 'region:string']);
     expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith(ATTRS_PATH))).toHaveLength(5);
 
-    expect(valuesOf(sim, ANA)).toEqual({ region: 'EU', department: 'Finance', costCentre: 4711, clearance: true, customers: ['acme', 'globex'] });
+    expect(valuesOf(sim, ANA)).toEqual({
+      region: 'EU',
+      department: 'Finance',
+      costCentre: 4711,
+      clearance: true,
+      customers: ['acme', 'globex'],
+    });
     expect(valuesOf(sim, BEN)).toEqual({ region: 'US', department: 'Sales', costCentre: 12, clearance: false, customers: ['initech'] });
     expect(valuesOf(sim, CLEO)).toEqual({ region: 'EU' });
     // New users on new definitions: nothing to read.
@@ -62,9 +83,21 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     expect(Math.max(...upserts)).toBeLessThan(Math.min(...groupWrites));
 
     const ledger = ws.readLedger();
-    expect(Object.keys(ledger?.attributes?.definitions ?? {}).sort()).toEqual(['clearance', 'costCentre', 'customers', 'department', 'region']);
+    expect(Object.keys(ledger?.attributes?.definitions ?? {}).sort()).toEqual([
+      'clearance',
+      'costCentre',
+      'customers',
+      'department',
+      'region',
+    ]);
     expect(Object.values(ledger?.attributes?.definitions ?? {}).every((d) => d.created)).toBe(true);
-    expect(ledger?.attributes?.values[userId(sim, CLEO)]?.values).toEqual({ region: 'EU', department: null, costCentre: null, clearance: null, customers: null });
+    expect(ledger?.attributes?.values[userId(sim, CLEO)]?.values).toEqual({
+      region: 'EU',
+      department: null,
+      costCentre: null,
+      clearance: null,
+      customers: null,
+    });
   });
 
   it('second run: zero writes and, with the ledger, zero value reads', async () => {
@@ -103,8 +136,18 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     const { plan, result } = run.out;
     expect(plan.users.update.map((u) => u.userName)).toEqual([ANA]);
     expect(plan.attributes?.users).toEqual([
-      { id: userId(sim, ANA), externalId: 'u-1', userName: ANA, changes: [{ attribute: 'region', before: 'EU', after: 'US', takesAway: true }] },
-      { id: userId(sim, BEN), externalId: 'u-2', userName: BEN, changes: [{ attribute: 'department', before: 'Sales', after: 'Marketing', takesAway: true }] },
+      {
+        id: userId(sim, ANA),
+        externalId: 'u-1',
+        userName: ANA,
+        changes: [{ attribute: 'region', before: 'EU', after: 'US', takesAway: true }],
+      },
+      {
+        id: userId(sim, BEN),
+        externalId: 'u-2',
+        userName: BEN,
+        changes: [{ attribute: 'department', before: 'Sales', after: 'Marketing', takesAway: true }],
+      },
     ]);
     expect(plan.attributes?.movers.map((m) => [m.userName, m.changes])).toEqual([
       [ANA, [{ attribute: 'region', before: 'EU', after: 'US' }]],
@@ -113,11 +156,19 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     expect(result.failed).toEqual([]);
     const anaId = userId(sim, ANA);
     const patch = sim.requests.findIndex((r) => r.method === 'PATCH' && r.path === `/api/scim/v2/Users/${anaId}`);
-    const upsert = sim.requests.findIndex((r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH) && (r.body as { userId?: string }).userId === anaId);
+    const upsert = sim.requests.findIndex(
+      (r) => r.method === 'POST' && r.path.startsWith(VALUES_PATH) && (r.body as { userId?: string }).userId === anaId,
+    );
     expect(patch).toBeGreaterThanOrEqual(0);
     expect(upsert).toBeGreaterThan(patch);
     expect(sim.store.getUser(anaId)?.displayName).toBe('Ana Moved');
-    expect(valuesOf(sim, ANA)).toEqual({ region: 'US', department: 'Finance', costCentre: 4711, clearance: true, customers: ['acme', 'globex'] });
+    expect(valuesOf(sim, ANA)).toEqual({
+      region: 'US',
+      department: 'Finance',
+      costCentre: 4711,
+      clearance: true,
+      customers: ['acme', 'globex'],
+    });
     expect(valuesOf(sim, BEN)).toMatchObject({ department: 'Marketing' });
     expect((await ws.plan()).out.summary.changes).toBe(0);
   });
@@ -133,7 +184,14 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     );
     const { plan, result } = await ws.applyInProcess();
     expect(result.failed).toEqual([]);
-    expect(plan.attributes?.users).toEqual([{ id: userId(sim, CLEO), externalId: 'u-3', userName: CLEO, changes: [{ attribute: 'region', before: 'EU', after: null, takesAway: true }] }]);
+    expect(plan.attributes?.users).toEqual([
+      {
+        id: userId(sim, CLEO),
+        externalId: 'u-3',
+        userName: CLEO,
+        changes: [{ attribute: 'region', before: 'EU', after: null, takesAway: true }],
+      },
+    ]);
     expect(plan.guard.attributes).toMatchObject({ attributeClears: 1, attributeClearUsers: 1, attributeUsers: 3 });
     expect(valuesOf(sim, CLEO)).toEqual({});
     expect(valuesOf(sim, BEN)).toMatchObject({ department: 'Marketing' });
@@ -179,7 +237,9 @@ describe('user attributes: joiner → second run → mover → value gone → ba
     expect(result.failed).toEqual([]);
     expect(plan.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: DANA }));
     expect(plan.attributes?.users.map((u) => u.userName)).toEqual([]);
-    const touched = sim.requests.filter((r) => r.path.includes(dana.id) || r.path.includes(stranger.id) || JSON.stringify(r.body ?? '').includes(dana.id));
+    const touched = sim.requests.filter(
+      (r) => r.path.includes(dana.id) || r.path.includes(stranger.id) || JSON.stringify(r.body ?? '').includes(dana.id),
+    );
     expect(touched).toEqual([]);
     expect(sim.attributes.valuesOf(dana.id)).toEqual({ region: 'APAC' });
     expect(sim.attributes.valuesOf(stranger.id)).toEqual({ region: 'APAC' });

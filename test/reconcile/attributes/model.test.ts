@@ -37,8 +37,18 @@ const driftValue: Record<AttrName, fc.Arbitrary<unknown>> = {
 };
 const attr = fc.constantFrom<AttrName>('region', 'teams', 'level');
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ user: fc.constantFrom(...USERS), attr }).chain(({ user, attr: a }) => sourceValue[a].map((value): Step => ({ kind: 'source', user, attr: a, value }))) },
-  { weight: 1, arbitrary: fc.record({ user: fc.constantFrom(...USERS), attr }).chain(({ user, attr: a }) => driftValue[a].map((value): Step => ({ kind: 'drift', user, attr: a, value }))) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ user: fc.constantFrom(...USERS), attr })
+      .chain(({ user, attr: a }) => sourceValue[a].map((value): Step => ({ kind: 'source', user, attr: a, value }))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ user: fc.constantFrom(...USERS), attr })
+      .chain(({ user, attr: a }) => driftValue[a].map((value): Step => ({ kind: 'drift', user, attr: a, value }))),
+  },
 );
 
 /** What the platform must hold for one attribute after apply, from the source value and the value before apply. */
@@ -60,10 +70,19 @@ describe('user attributes model', () => {
         const sim: Simulator = await startSim();
         try {
           const attrs = new Map<number, Record<string, unknown>>(USERS.map((n) => [n, { l: 'eu' }]));
-          const directory = (): { users: DirUser[]; groups: [] } => ({ users: USERS.map((n) => staff(n, { ...attrs.get(n) })), groups: [] });
+          const directory = (): { users: DirUser[]; groups: [] } => ({
+            users: USERS.map((n) => staff(n, { ...attrs.get(n) })),
+            groups: [],
+          });
           const ws = createWorkspace(sim, {
             directory: directory(),
-            config: { provisioning: { userAttributes: RULES, userAttributeSync: { rereadAfterHours: 0 }, guards: { maxAttributeClears: 1000, maxAttributeClearPercent: 100 } } },
+            config: {
+              provisioning: {
+                userAttributes: RULES,
+                userAttributeSync: { rereadAfterHours: 0 },
+                guards: { maxAttributeClears: 1000, maxAttributeClearPercent: 100 },
+              },
+            },
           });
           // A hand-made region definition and an unmanaged user holding a value.
           sim.attributes.createDefinition({ name: 'region', type: 'string' });

@@ -29,12 +29,22 @@ describe('provisioning log: user attributes', () => {
   it('one-shot: definitions and values written, a mover, and take-aways held by the guard', async () => {
     const sim: Simulator = await startSim();
     cleanups.push(() => sim.close());
-    const ws = createWorkspace(sim, { directory: { users: [staff(1, { l: 'eu' }), staff(2, { l: 'us' })], groups: [] }, config: attributeConfig({}, { maxAttributeClears: 0 }) });
+    const ws = createWorkspace(sim, {
+      directory: { users: [staff(1, { l: 'eu' }), staff(2, { l: 'us' })], groups: [] },
+      config: attributeConfig({}, { maxAttributeClears: 0 }),
+    });
     expect((await ws.apply()).code).toBe(0);
     const first = logFile(ws);
-    expect(first.filter((r) => r.action === 'attribute.create').map((r) => [r.object, r.changes])).toContainEqual([{ type: 'attribute', externalId: 'region', name: 'region', id: sim.attributes.definitionByName('region')?.id }, [{ path: 'type', before: null, after: 'string' }]]);
+    expect(first.filter((r) => r.action === 'attribute.create').map((r) => [r.object, r.changes])).toContainEqual([
+      { type: 'attribute', externalId: 'region', name: 'region', id: sim.attributes.definitionByName('region')?.id },
+      [{ path: 'type', before: null, after: 'string' }],
+    ]);
     const ana = first.find((r) => r.action === 'user.attributes' && r.object.name === 'user1@example.com');
-    expect(ana).toMatchObject({ result: 'ok', object: { type: 'user', externalId: 'u-1', id: userId(sim, 'user1@example.com') }, changes: [{ path: 'userAttributes.region', before: null, after: 'EU' }] });
+    expect(ana).toMatchObject({
+      result: 'ok',
+      object: { type: 'user', externalId: 'u-1', id: userId(sim, 'user1@example.com') },
+      changes: [{ path: 'userAttributes.region', before: null, after: 'EU' }],
+    });
 
     // A mover (user1 EU → US) and a leaver of a value (user2 loses l): with maxAttributeClears 0 both are held.
     ws.writeDirectory({ users: [staff(1, { l: 'us', department: 'Ops' }), staff(2, {})], groups: [] });
@@ -47,7 +57,9 @@ describe('provisioning log: user attributes', () => {
     ]);
     expect(held[0]?.reason).toContain('held by the deletion guard');
     // What was not held was applied and logged as such: user1's new department only.
-    expect(second.filter((r) => r.result === 'ok' && r.action === 'user.attributes').map((r) => [r.object.name, r.changes])).toEqual([['user1@example.com', [{ path: 'userAttributes.department', before: null, after: 'Ops' }]]]);
+    expect(second.filter((r) => r.result === 'ok' && r.action === 'user.attributes').map((r) => [r.object.name, r.changes])).toEqual([
+      ['user1@example.com', [{ path: 'userAttributes.department', before: null, after: 'Ops' }]],
+    ]);
   });
 
   it('daemon: value changes are records in the Redis stream with before → after', async () => {
@@ -66,7 +78,10 @@ describe('provisioning log: user attributes', () => {
     const entries = await ws.redis().xrange(`${ws.keyPrefix}:{acme}:provisioning-log`, '-', '+');
     const records = entries.map(([, f]) => JSON.parse(f[1] as string) as ProvisioningRecord);
     const moves = records.filter((r) => r.action === 'user.attributes' && r.object.name === 'user1@example.com').map((r) => r.changes);
-    expect(moves).toEqual([[{ path: 'userAttributes.region', before: null, after: 'EU' }], [{ path: 'userAttributes.region', before: 'EU', after: 'US' }]]);
+    expect(moves).toEqual([
+      [{ path: 'userAttributes.region', before: null, after: 'EU' }],
+      [{ path: 'userAttributes.region', before: 'EU', after: 'US' }],
+    ]);
     expect((await d.stop()).code).toBe(0);
   });
 });

@@ -15,7 +15,10 @@ afterEach(async () => {
   sim = undefined;
 });
 
-const two = (): Directory => ({ users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { l: 'us', department: 'Sales' })], groups: [] });
+const two = (): Directory => ({
+  users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { l: 'us', department: 'Sales' })],
+  groups: [],
+});
 
 describe('definitions', () => {
   it('wrong-type definition: reported in the plan, its values not synced, the definition never changed; the rest is synced (exit 1)', async () => {
@@ -30,7 +33,12 @@ describe('definitions', () => {
     expect(errors[0]?.reason).toContain(`the platform's definition region (id ${region.id}) has type number, the config says string`);
     expect(run.out.result.failed).toEqual([]);
     expect(sim.attributes.definitionByName('region')).toEqual(region);
-    expect(attributeWrites(sim).filter((w) => w.path.startsWith(ATTRS_PATH)).map((w) => (w.body as { name: string }).name).sort()).toEqual(['clearance', 'costCentre', 'customers', 'department']);
+    expect(
+      attributeWrites(sim)
+        .filter((w) => w.path.startsWith(ATTRS_PATH))
+        .map((w) => (w.body as { name: string }).name)
+        .sort(),
+    ).toEqual(['clearance', 'costCentre', 'customers', 'department']);
     expect(valuesOf(sim, 'user1@example.com')).toEqual({ department: 'Finance' });
     const text = await ws.cli(['plan', '--config', ws.configPath]);
     expect(text.stdout).toContain('User attribute errors (1)');
@@ -60,8 +68,12 @@ describe('definitions', () => {
     sim.clearRequests();
     const { plan, result } = await ws.applyInProcess();
     expect(result.failed).toEqual([]);
-    expect(plan.attributes?.definitions.update).toEqual([{ id: sim.attributes.definitionByName('region')?.id, name: 'region', type: 'string', before: 'Region', after: 'Data region' }]);
-    expect(attributeWrites(sim).map((w) => `${w.method} ${w.path}`)).toEqual([`PUT ${ATTRS_PATH}/${sim.attributes.definitionByName('region')?.id}`]);
+    expect(plan.attributes?.definitions.update).toEqual([
+      { id: sim.attributes.definitionByName('region')?.id, name: 'region', type: 'string', before: 'Region', after: 'Data region' },
+    ]);
+    expect(attributeWrites(sim).map((w) => `${w.method} ${w.path}`)).toEqual([
+      `PUT ${ATTRS_PATH}/${sim.attributes.definitionByName('region')?.id}`,
+    ]);
     expect(sim.attributes.definitionByName('region')?.description).toBe('Data region');
     expect(sim.attributes.definitionByName('department')).toEqual(hr);
   });
@@ -112,7 +124,13 @@ describe('guard', () => {
     expect(held.code).toBe(3);
     expect(held.out.plan.guard.tripped).toBe(true);
     expect(held.out.plan.guard.reasons).toContain('4 user attribute values taken away exceed guards.maxAttributeClears (2)');
-    expect(held.out.plan.guard.attributes).toEqual({ attributeClears: 4, attributeClearUsers: 4, attributeUsers: 4, maxAttributeClears: 2, maxAttributeClearPercent: 100 });
+    expect(held.out.plan.guard.attributes).toEqual({
+      attributeClears: 4,
+      attributeClearUsers: 4,
+      attributeUsers: 4,
+      maxAttributeClears: 2,
+      maxAttributeClearPercent: 100,
+    });
     for (const n of [1, 2, 3]) expect(valuesOf(sim, `user${n}@example.com`)).toEqual({ region: 'EU' });
     expect(valuesOf(sim, 'user4@example.com')).toEqual({ region: 'EU', department: 'Legal' });
     expect(held.stderr).toContain('4 user attribute values taken away exceed guards.maxAttributeClears (2)');
@@ -141,7 +159,9 @@ describe('failures', () => {
     expect(result.failed).toHaveLength(1);
     const failed = result.failed[0]!;
     expect(failed).toMatchObject({ action: 'user.attributes', code: 'E_REJECTED' });
-    expect(failed.message).toMatch(/^attributes of user user[12]@example\.com not written: region \(.*rejected \(HTTP 400\): Injected failure \(HTTP 400\)\)$/);
+    expect(failed.message).toMatch(
+      /^attributes of user user[12]@example\.com not written: region \(.*rejected \(HTTP 400\): Injected failure \(HTTP 400\)\)$/,
+    );
     const other = failed.ref === 'user1@example.com' ? 'user2@example.com' : 'user1@example.com';
     expect(valuesOf(sim, other).region).toBe(other === 'user1@example.com' ? 'DE' : 'FR');
     expect(valuesOf(sim, failed.ref).region).toBe(failed.ref === 'user1@example.com' ? 'EU' : 'US');
@@ -161,13 +181,15 @@ describe('failures', () => {
     sim.setFaults([]);
     const failedActions = result.failed.map((f) => f.action).sort();
     expect(failedActions).toEqual(['user.attributes', 'user.create']);
-    expect(result.failed.find((f) => f.action === 'user.attributes')?.message).toMatch(/user user[12]@example\.com was not created, so its attributes were not written/);
+    expect(result.failed.find((f) => f.action === 'user.attributes')?.message).toMatch(
+      /user user[12]@example\.com was not created, so its attributes were not written/,
+    );
     expect(sim.store.users()).toHaveLength(1);
   });
 });
 
 describe('drift and re-reads', () => {
-  it('values changed behind the tool\'s back are found on the re-read interval (0 = every run) and corrected', async () => {
+  it("values changed behind the tool's back are found on the re-read interval (0 = every run) and corrected", async () => {
     sim = await startSim();
     const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
     await ws.applyInProcess();
@@ -183,7 +205,9 @@ describe('drift and re-reads', () => {
     const { plan } = await ws.applyInProcess();
     expect(valueReads(sim)).toBe(2);
     expect(plan.attributes?.reads).toEqual({ platform: 2, fromLedger: 0, newUsers: 0 });
-    expect(plan.attributes?.users.map((u) => [u.userName, u.changes])).toEqual([['user1@example.com', [{ attribute: 'region', before: 'XX', after: 'EU', takesAway: true }]]]);
+    expect(plan.attributes?.users.map((u) => [u.userName, u.changes])).toEqual([
+      ['user1@example.com', [{ attribute: 'region', before: 'XX', after: 'EU', takesAway: true }]],
+    ]);
     expect(valuesOf(sim, 'user1@example.com').region).toBe('EU');
   });
 
@@ -201,7 +225,11 @@ describe('drift and re-reads', () => {
     const first = await ws.applyInProcess();
     expect(first.plan.attributes?.reads).toEqual({ platform: 2, fromLedger: 0, newUsers: 0 });
     expect(first.plan.attributes?.users.flatMap((u) => u.changes.map((c) => c.attribute))).toEqual(['department', 'department']);
-    expect(attributeWrites(sim).filter((w) => w.path.startsWith(VALUES_PATH)).map((w) => (w.body as { attributeId: string }).attributeId)).not.toContain(def.id);
+    expect(
+      attributeWrites(sim)
+        .filter((w) => w.path.startsWith(VALUES_PATH))
+        .map((w) => (w.body as { attributeId: string }).attributeId),
+    ).not.toContain(def.id);
     sim.clearRequests();
     const second = await ws.applyInProcess();
     expect(second.plan.summary.changes).toBe(0);
@@ -218,7 +246,10 @@ describe('platform API token', () => {
     expect(refused.code).toBe(1);
     expect(sim.store.users()).toHaveLength(2);
     expect(refused.out.plan.attributes?.errors).toEqual([
-      { attribute: null, reason: expect.stringContaining('user attributes are not synced this run [E_AUTH_FORBIDDEN]') as unknown as string },
+      {
+        attribute: null,
+        reason: expect.stringContaining('user attributes are not synced this run [E_AUTH_FORBIDDEN]') as unknown as string,
+      },
     ]);
     expect(refused.out.plan.attributes?.errors[0]?.reason).toContain('check platform.apiToken / platform.apiTokenFile');
     expect(refused.stdout + refused.stderr).not.toContain('scim-secret-1');
@@ -232,19 +263,33 @@ describe('platform API token', () => {
 });
 
 describe('lifecycle events', () => {
-  it('adoption: an existing account\'s values are read and only the differences are written', async () => {
+  it("adoption: an existing account's values are read and only the differences are written", async () => {
     sim = await startSim();
     const region = sim.attributes.createDefinition({ name: 'region', type: 'string' });
     const dept = sim.attributes.createDefinition({ name: 'department', type: 'string' });
-    const existing = sim.store.createUser({ userName: 'user1@example.com', externalId: 'u-1', name: { givenName: 'Given1', familyName: 'Family1' } });
+    const existing = sim.store.createUser({
+      userName: 'user1@example.com',
+      externalId: 'u-1',
+      name: { givenName: 'Given1', familyName: 'Family1' },
+    });
     sim.attributes.setValue(existing.id, region.id, 'EU');
     sim.attributes.setValue(existing.id, dept.id, 'Old');
-    const ws = createWorkspace(sim, { directory: { users: [staff(1, { l: 'eu', department: 'Finance' })], groups: [] }, config: merge(attributeConfig(), { provisioning: { matching: { adoptExisting: true } } }) });
+    const ws = createWorkspace(sim, {
+      directory: { users: [staff(1, { l: 'eu', department: 'Finance' })], groups: [] },
+      config: merge(attributeConfig(), { provisioning: { matching: { adoptExisting: true } } }),
+    });
     const { plan, result } = await ws.applyInProcess();
     expect(result.failed).toEqual([]);
     expect(plan.users.update).toEqual([expect.objectContaining({ id: existing.id, adopt: true })]);
     expect(plan.attributes?.reads).toEqual({ platform: 1, fromLedger: 0, newUsers: 0 });
-    expect(plan.attributes?.users).toEqual([{ id: existing.id, externalId: 'u-1', userName: 'user1@example.com', changes: [{ attribute: 'department', before: 'Old', after: 'Finance', takesAway: true }] }]);
+    expect(plan.attributes?.users).toEqual([
+      {
+        id: existing.id,
+        externalId: 'u-1',
+        userName: 'user1@example.com',
+        changes: [{ attribute: 'department', before: 'Old', after: 'Finance', takesAway: true }],
+      },
+    ]);
     expect(sim.attributes.valuesOf(existing.id)).toEqual({ region: 'EU', department: 'Finance' });
     expect(ws.readLedger()?.users[existing.id]?.externalId).toBe('u-1');
   });
@@ -254,7 +299,10 @@ describe('lifecycle events', () => {
     const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
     await ws.applyInProcess();
     const ben = userId(sim, 'user2@example.com');
-    ws.writeDirectory({ users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { department: 'Sales' }, { active: false })], groups: [] });
+    ws.writeDirectory({
+      users: [staff(1, { l: 'eu', department: 'Finance' }), staff(2, { department: 'Sales' }, { active: false })],
+      groups: [],
+    });
     const leave = await ws.applyInProcess();
     expect(leave.plan.users.deactivate.map((u) => u.id)).toEqual([ben]);
     expect(leave.plan.attributes?.users).toEqual([]); // no clear for a leaver: deactivation already removes access
@@ -265,7 +313,9 @@ describe('lifecycle events', () => {
     const back = await ws.applyInProcess();
     expect(back.result.failed).toEqual([]);
     expect(back.plan.users.reactivate.map((u) => u.id)).toEqual([ben]);
-    expect(back.plan.attributes?.users.map((u) => [u.userName, u.changes])).toEqual([['user2@example.com', [{ attribute: 'region', before: 'US', after: 'DE', takesAway: true }]]]);
+    expect(back.plan.attributes?.users.map((u) => [u.userName, u.changes])).toEqual([
+      ['user2@example.com', [{ attribute: 'region', before: 'US', after: 'DE', takesAway: true }]],
+    ]);
     expect(sim.store.getUser(ben)?.active).toBe(true);
     expect(sim.attributes.valuesOf(ben)).toEqual({ region: 'DE', department: 'Sales' });
     expect((await ws.planInProcess()).summary.changes).toBe(0);
@@ -273,7 +323,7 @@ describe('lifecycle events', () => {
 });
 
 describe('on demand and reviewed plans', () => {
-  it('--only writes the selected user\'s values and nobody else\'s', async () => {
+  it("--only writes the selected user's values and nobody else's", async () => {
     sim = await startSim();
     const ws = createWorkspace(sim, { directory: two(), config: attributeConfig() });
     await ws.applyInProcess();

@@ -38,7 +38,9 @@ export function valuesOf(sim: Simulator, userName: string): Record<string, unkno
 }
 
 export function attributeWrites(sim: Simulator): Array<{ method: string; path: string; body?: unknown }> {
-  return sim.requests.filter((r) => r.method !== 'GET' && (r.path.startsWith(ATTRS_PATH) || r.path.startsWith(VALUES_PATH))).map((r) => ({ method: r.method, path: r.path, body: r.body }));
+  return sim.requests
+    .filter((r) => r.method !== 'GET' && (r.path.startsWith(ATTRS_PATH) || r.path.startsWith(VALUES_PATH)))
+    .map((r) => ({ method: r.method, path: r.path, body: r.body }));
 }
 
 export function valueReads(sim: Simulator): number {

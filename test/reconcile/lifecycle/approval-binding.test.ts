@@ -13,13 +13,30 @@ afterAll(() => redis.quit());
 
 const limits = { maxDeletes: 5, maxDeletePercent: 100, maxMemberRemovals: 500, maxMemberRemovalPercent: 100 };
 const guard = (destructive: number, memberRemovals: number, approval: Awaited<ReturnType<TenantState['approval']>>) =>
-  evaluateGuard({ destructive, managed: 100, memberRemovals, members: 100, sourceEmpty: false, sourceMembersEmpty: false, unidentified: [], limits, allowDeletes: false, approval });
+  evaluateGuard({
+    destructive,
+    managed: 100,
+    memberRemovals,
+    members: 100,
+    sourceEmpty: false,
+    sourceMembersEmpty: false,
+    unidentified: [],
+    limits,
+    allowDeletes: false,
+    approval,
+  });
 
 describe('approval bound to the held plan (daemon state)', () => {
   it('stores the held counts with the approval; a larger plan is not released by it', async () => {
     const state = new TenantState(redis, `test-approval-${randomUUID()}`, 'acme');
     expect(await state.approval()).toBeUndefined();
-    await state.setHeldDeletes({ count: 8, memberRemovals: 3, reasons: ['8 deactivations/deletions exceed guards.maxDeletes (5)'], at: Date.now(), runId: 'r1' });
+    await state.setHeldDeletes({
+      count: 8,
+      memberRemovals: 3,
+      reasons: ['8 deactivations/deletions exceed guards.maxDeletes (5)'],
+      at: Date.now(),
+      runId: 'r1',
+    });
     expect(await state.heldDeletes()).toMatchObject({ count: 8, memberRemovals: 3 });
     expect(await state.approveHeld('ops')).toMatchObject({ count: 8, memberRemovals: 3 });
     const approval = await state.approval();

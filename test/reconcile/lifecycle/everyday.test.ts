@@ -5,7 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import { SCIM, createWorkspace, requestsTo, startSim, type DirUser, type Directory, type Workspace } from '../../helpers/reconcile-harness.ts';
+import {
+  SCIM,
+  createWorkspace,
+  requestsTo,
+  startSim,
+  type DirUser,
+  type Directory,
+  type Workspace,
+} from '../../helpers/reconcile-harness.ts';
 import { apply, byName, expectConverged, groups, user, users } from './support.ts';
 
 const staff = (): DirUser[] => [
@@ -17,7 +25,13 @@ const staff = (): DirUser[] => [
 ];
 
 function directory(list: DirUser[], eng: string[], sales: string[], engName = 'Engineering'): Directory {
-  return { users: list, groups: [{ externalId: 'g-eng', displayName: engName, members: eng }, { externalId: 'g-sales', displayName: 'Sales', members: sales }] };
+  return {
+    users: list,
+    groups: [
+      { externalId: 'g-eng', displayName: engName, members: eng },
+      { externalId: 'g-sales', displayName: 'Sales', members: sales },
+    ],
+  };
 }
 
 describe('everyday lifecycle', () => {
@@ -27,7 +41,11 @@ describe('everyday lifecycle', () => {
     sim = await startSim();
     ws = createWorkspace(sim, {
       directory: directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']),
-      config: { provisioning: { mapping: { user: { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department': 'attributes.department' } } } },
+      config: {
+        provisioning: {
+          mapping: { user: { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department': 'attributes.department' } },
+        },
+      },
     });
     await apply(ws);
   });
@@ -38,9 +56,21 @@ describe('everyday lifecycle', () => {
     ws.writeDirectory(directory([...staff(), fay], ['e-1', 'e-2', 'e-6'], ['e-3', 'e-4', 'e-5']));
     const run = await apply(ws);
     expect(run.plan.users.create.map((c) => c.externalId)).toEqual(['e-6']);
-    expect(byName(sim, 'fay@example.com')).toMatchObject({ externalId: 'e-6', active: true, name: { givenName: 'Fay', familyName: 'Field' }, 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Eng' } });
-    expect(groups(sim)).toEqual(['Engineering: ana@example.com ben@example.com fay@example.com', 'Sales: cy@example.com dee@example.com eve@example.com']);
-    expect(Object.values(ws.readLedger()?.users ?? {}).map((e) => e.externalId).sort()).toEqual(['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6']);
+    expect(byName(sim, 'fay@example.com')).toMatchObject({
+      externalId: 'e-6',
+      active: true,
+      name: { givenName: 'Fay', familyName: 'Field' },
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Eng' },
+    });
+    expect(groups(sim)).toEqual([
+      'Engineering: ana@example.com ben@example.com fay@example.com',
+      'Sales: cy@example.com dee@example.com eve@example.com',
+    ]);
+    expect(
+      Object.values(ws.readLedger()?.users ?? {})
+        .map((e) => e.externalId)
+        .sort(),
+    ).toEqual(['e-1', 'e-2', 'e-3', 'e-4', 'e-5', 'e-6']);
     await expectConverged(ws);
   });
 
@@ -49,7 +79,9 @@ describe('everyday lifecycle', () => {
     const moved = staff().map((u) => (u.externalId === 'e-3' ? { ...u, attributes: { department: 'Eng' } } : u));
     ws.writeDirectory(directory(moved, ['e-1', 'e-2', 'e-3'], ['e-4', 'e-5']));
     const run = await apply(ws);
-    expect(run.plan.users.update.map((u) => [u.id, u.changes.map((c) => c.path)])).toEqual([[id, ['urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department']]]);
+    expect(run.plan.users.update.map((u) => [u.id, u.changes.map((c) => c.path)])).toEqual([
+      [id, ['urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department']],
+    ]);
     expect(run.result.membersAdded).toBe(1);
     expect(run.result.membersRemoved).toBe(1);
     expect(sim.store.getUser(id)).toMatchObject({ 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Eng' } });
@@ -63,7 +95,13 @@ describe('everyday lifecycle', () => {
     ws.writeDirectory(directory(staff().slice(0, 4), ['e-1', 'e-2'], ['e-3', 'e-4']));
     const run = await apply(ws);
     expect(run.plan.users.deactivate).toEqual([{ id, externalId: 'e-5', userName: 'eve@example.com', reason: 'not-in-source' }]);
-    expect(users(sim)).toEqual(['ana@example.com e-1 active', 'ben@example.com e-2 active', 'cy@example.com e-3 active', 'dee@example.com e-4 active', 'eve@example.com e-5 inactive']);
+    expect(users(sim)).toEqual([
+      'ana@example.com e-1 active',
+      'ben@example.com e-2 active',
+      'cy@example.com e-3 active',
+      'dee@example.com e-4 active',
+      'eve@example.com e-5 inactive',
+    ]);
     expect(groups(sim)).toEqual(['Engineering: ana@example.com ben@example.com', 'Sales: cy@example.com dee@example.com']);
     expect(ws.readLedger()?.users[id]?.deactivatedAt).toBeTypeOf('number');
     await expectConverged(ws);
@@ -73,7 +111,9 @@ describe('everyday lifecycle', () => {
     const id = sim.store.getGroupByDisplayName('Engineering')?.id;
     ws.writeDirectory(directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5'], 'R&D'));
     const run = await apply(ws);
-    expect(run.plan.groups.update.map((g) => [g.id, g.changes])).toEqual([[id, [{ path: 'displayName', before: 'Engineering', after: 'R&D' }]]]);
+    expect(run.plan.groups.update.map((g) => [g.id, g.changes])).toEqual([
+      [id, [{ path: 'displayName', before: 'Engineering', after: 'R&D' }]],
+    ]);
     expect(run.plan.groups.create).toEqual([]);
     expect(groups(sim)).toEqual(['R&D: ana@example.com ben@example.com', 'Sales: cy@example.com dee@example.com eve@example.com']);
     await expectConverged(ws);
@@ -83,7 +123,9 @@ describe('everyday lifecycle', () => {
     const ana = byName(sim, 'ana@example.com');
     sim.store.updateUser(ana.id, { displayName: 'Ana (edited by an admin)', name: { givenName: 'Anna', familyName: 'e-1' } });
     const sales = sim.store.getGroupByDisplayName('Sales');
-    sim.store.updateGroup(sales?.id ?? '', { members: (sales?.members ?? []).filter((m) => m.value !== byName(sim, 'dee@example.com').id) });
+    sim.store.updateGroup(sales?.id ?? '', {
+      members: (sales?.members ?? []).filter((m) => m.value !== byName(sim, 'dee@example.com').id),
+    });
     const run = await apply(ws);
     expect(run.plan.users.update.map((u) => u.changes.map((c) => c.path).sort())).toEqual([['displayName', 'name.givenName']]);
     expect(byName(sim, 'ana@example.com')).toMatchObject({ displayName: 'ana e-1', name: { givenName: 'ana', familyName: 'e-1' } });

@@ -43,7 +43,10 @@ describe('the guard counts what it protects', () => {
     sim = await startSim();
     const list = people(1, 10);
     // Limits this loose would allow the removals: only the empty-membership rule can trip.
-    const ws = createWorkspace(sim, { directory: dir(list), config: { provisioning: { guards: { maxMemberRemovals: 1000, maxMemberRemovalPercent: 100 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(list),
+      config: { provisioning: { guards: { maxMemberRemovals: 1000, maxMemberRemovalPercent: 100 } } },
+    });
     await apply(ws);
     ws.writeDirectory(dir(list, []));
     sim.clearRequests();
@@ -52,7 +55,12 @@ describe('the guard counts what it protects', () => {
     expect(run.plan.guard.reasons).toEqual(['the source lists no member in any group while 10 members would be removed']);
     expect(run.result.held.membersRemove).toBe(10);
     expect(writeRequests(sim)).toEqual([]);
-    expect(groups(sim)).toEqual([`Everyone: ${list.map((u) => u.userName).sort().join(' ')}`]);
+    expect(groups(sim)).toEqual([
+      `Everyone: ${list
+        .map((u) => u.userName)
+        .sort()
+        .join(' ')}`,
+    ]);
   });
 
   it('member removals have their own limit', async () => {
@@ -67,13 +75,22 @@ describe('the guard counts what it protects', () => {
     expect(groups(sim)[0]?.split(' ')).toHaveLength(11);
     const released = await apply(ws, { allowDeletes: true });
     expect(released.result.membersRemoved).toBe(4);
-    expect(groups(sim)).toEqual([`Everyone: ${list.slice(0, 6).map((u) => u.userName).sort().join(' ')}`]);
+    expect(groups(sim)).toEqual([
+      `Everyone: ${list
+        .slice(0, 6)
+        .map((u) => u.userName)
+        .sort()
+        .join(' ')}`,
+    ]);
     await expectConverged(ws);
   });
 
   it('approval bound to the held plan: it releases that plan (or a smaller one), a larger plan trips again', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir(people(1, 20)), config: { provisioning: { guards: { maxDeletes: 5, maxDeletePercent: 100 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(people(1, 20)),
+      config: { provisioning: { guards: { maxDeletes: 5, maxDeletePercent: 100 } } },
+    });
     await apply(ws);
     ws.writeDirectory(dir(people(1, 12)));
     const held = await ws.planInProcess();
@@ -86,7 +103,9 @@ describe('the guard counts what it protects', () => {
     try {
       const bigger = await planReconcile(ctx, { allowDeletes: false, approval });
       expect(bigger.plan.guard.tripped).toBe(true);
-      expect(bigger.plan.guard.reasons.at(-1)).toBe('the approval covers 8 deactivations/deletions and 8 member removals; this plan has 12 and 12: approve again after checking it');
+      expect(bigger.plan.guard.reasons.at(-1)).toBe(
+        'the approval covers 8 deactivations/deletions and 8 member removals; this plan has 12 and 12: approve again after checking it',
+      );
       const r = await applyReconcile(ctx, bigger, {});
       expect(r.held).toMatchObject({ usersDeactivate: 12, membersRemove: 12 });
       expect(active(sim)).toBe(20);

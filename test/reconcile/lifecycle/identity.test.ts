@@ -15,13 +15,21 @@ describe('identity lifecycle', () => {
   it('rename plus rehire: emp-100 alice@ becomes alice.old@ while new hire emp-200 takes alice@ (listed first): two people, two accounts', async () => {
     sim = await startSim();
     const alice = user('emp-100', 'alice@example.com', { givenName: 'Alice', familyName: 'Old' });
-    const ws = createWorkspace(sim, { directory: { users: [alice, user('emp-101', 'bob@example.com')], groups: [{ externalId: 'g-eng', displayName: 'Eng', members: ['emp-100'] }] } });
+    const ws = createWorkspace(sim, {
+      directory: {
+        users: [alice, user('emp-101', 'bob@example.com')],
+        groups: [{ externalId: 'g-eng', displayName: 'Eng', members: ['emp-100'] }],
+      },
+    });
     await apply(ws);
     const oldId = byName(sim, 'alice@example.com').id;
 
     const hire = user('emp-200', 'alice@example.com', { givenName: 'Alice', familyName: 'New' });
     const renamed = { ...alice, userName: 'alice.old@example.com', emails: 'alice.old@example.com' };
-    ws.writeDirectory({ users: [hire, renamed, user('emp-101', 'bob@example.com')], groups: [{ externalId: 'g-eng', displayName: 'Eng', members: ['emp-100', 'emp-200'] }] });
+    ws.writeDirectory({
+      users: [hire, renamed, user('emp-101', 'bob@example.com')],
+      groups: [{ externalId: 'g-eng', displayName: 'Eng', members: ['emp-100', 'emp-200'] }],
+    });
     sim.clearRequests();
     const run = await apply(ws);
 
@@ -29,9 +37,17 @@ describe('identity lifecycle', () => {
     expect(run.plan.users.update.map((u) => [u.id, u.externalId])).toEqual([[oldId, 'emp-100']]);
     expect(run.plan.users.create.map((c) => c.externalId)).toEqual(['emp-200']);
     expect(writeRequests(sim).filter((r) => r.status === 409)).toEqual([]);
-    expect(sim.store.getUser(oldId)).toMatchObject({ externalId: 'emp-100', userName: 'alice.old@example.com', name: { familyName: 'Old' } });
+    expect(sim.store.getUser(oldId)).toMatchObject({
+      externalId: 'emp-100',
+      userName: 'alice.old@example.com',
+      name: { familyName: 'Old' },
+    });
     expect(byName(sim, 'alice@example.com')).toMatchObject({ externalId: 'emp-200', name: { familyName: 'New' } });
-    expect(users(sim)).toEqual(['alice.old@example.com emp-100 active', 'alice@example.com emp-200 active', 'bob@example.com emp-101 active']);
+    expect(users(sim)).toEqual([
+      'alice.old@example.com emp-100 active',
+      'alice@example.com emp-200 active',
+      'bob@example.com emp-101 active',
+    ]);
     expect(groups(sim)).toEqual(['Eng: alice.old@example.com alice@example.com']);
     await expectConverged(ws);
   });
@@ -39,15 +55,43 @@ describe('identity lifecycle', () => {
   it('rehire with a new externalId and the old userName: the old account is reactivated and now carries the new id', async () => {
     sim = await startSim();
     const carol = user('emp-300', 'carol@example.com');
-    const ws = createWorkspace(sim, { directory: { users: [carol, user('emp-1', 'one@example.com'), user('emp-2', 'two@example.com'), user('emp-3', 'three@example.com'), user('emp-4', 'four@example.com')], groups: [] } });
+    const ws = createWorkspace(sim, {
+      directory: {
+        users: [
+          carol,
+          user('emp-1', 'one@example.com'),
+          user('emp-2', 'two@example.com'),
+          user('emp-3', 'three@example.com'),
+          user('emp-4', 'four@example.com'),
+        ],
+        groups: [],
+      },
+    });
     await apply(ws);
     const id = byName(sim, 'carol@example.com').id;
 
-    ws.writeDirectory({ users: [user('emp-1', 'one@example.com'), user('emp-2', 'two@example.com'), user('emp-3', 'three@example.com'), user('emp-4', 'four@example.com')], groups: [] });
+    ws.writeDirectory({
+      users: [
+        user('emp-1', 'one@example.com'),
+        user('emp-2', 'two@example.com'),
+        user('emp-3', 'three@example.com'),
+        user('emp-4', 'four@example.com'),
+      ],
+      groups: [],
+    });
     await apply(ws);
     expect(sim.store.getUser(id)?.active).toBe(false);
 
-    ws.writeDirectory({ users: [user('emp-301', 'carol@example.com', { familyName: 'emp-300' }), user('emp-1', 'one@example.com'), user('emp-2', 'two@example.com'), user('emp-3', 'three@example.com'), user('emp-4', 'four@example.com')], groups: [] });
+    ws.writeDirectory({
+      users: [
+        user('emp-301', 'carol@example.com', { familyName: 'emp-300' }),
+        user('emp-1', 'one@example.com'),
+        user('emp-2', 'two@example.com'),
+        user('emp-3', 'three@example.com'),
+        user('emp-4', 'four@example.com'),
+      ],
+      groups: [],
+    });
     const back = await apply(ws);
     expect(back.plan.users.create).toEqual([]);
     expect(back.plan.users.reactivate.map((u) => u.id)).toEqual([id]);
@@ -60,7 +104,10 @@ describe('identity lifecycle', () => {
   it('returner: a leaver who comes back gets the same account reactivated and the same groups', async () => {
     sim = await startSim();
     const everyone = ['u-1', 'u-2', 'u-3', 'u-4', 'u-5'].map((x, i) => user(x, `p${i + 1}@example.com`));
-    const dir = (list: typeof everyone) => ({ users: list, groups: [{ externalId: 'g-all', displayName: 'All', members: list.map((u) => u.externalId) }] });
+    const dir = (list: typeof everyone) => ({
+      users: list,
+      groups: [{ externalId: 'g-all', displayName: 'All', members: list.map((u) => u.externalId) }],
+    });
     const ws = createWorkspace(sim, { directory: dir(everyone) });
     await apply(ws);
     const id = byName(sim, 'p5@example.com').id;
@@ -95,7 +142,9 @@ describe('identity lifecycle', () => {
     // b-3 may not take a-7's account, and it cannot get the name while a-7 holds it.
     expect(run.plan.users.update).toEqual([]);
     expect(run.plan.users.deactivate).toEqual([]);
-    expect(run.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'J.Smith@example.com', reason: expect.stringContaining(`platform user ${id}`) }));
+    expect(run.plan.skipped).toContainEqual(
+      expect.objectContaining({ kind: 'user', ref: 'J.Smith@example.com', reason: expect.stringContaining(`platform user ${id}`) }),
+    );
     expect(run.plan.protected).toContainEqual(expect.objectContaining({ kind: 'user', id, externalId: 'a-7' }));
     expect(users(sim)).toEqual(['j.smith@example.com a-7 active', 'x1@example.com a-1 active', 'x2@example.com a-2 active']);
     await expectConverged(ws);
@@ -111,11 +160,16 @@ describe('identity lifecycle', () => {
 
   it('merger collision: a source user whose name another in-source person still holds is created only once the holder renames away', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: { users: [user('u-1', 'one@example.com'), user('u-9', 'nine@example.com')], groups: [] } });
+    const ws = createWorkspace(sim, {
+      directory: { users: [user('u-1', 'one@example.com'), user('u-9', 'nine@example.com')], groups: [] },
+    });
     await apply(ws);
     const id = byName(sim, 'one@example.com').id;
     // u-2 claims one@ by name, but the account is u-1's by externalId, and u-1 keeps it.
-    ws.writeDirectory({ users: [user('u-2', 'one@example.com'), user('u-1', 'ONE@example.com'), user('u-9', 'nine@example.com')], groups: [] });
+    ws.writeDirectory({
+      users: [user('u-2', 'one@example.com'), user('u-1', 'ONE@example.com'), user('u-9', 'nine@example.com')],
+      groups: [],
+    });
     const run = await ws.planInProcess();
     expect(run.rejected).toContainEqual(expect.objectContaining({ externalId: 'u-1', userName: 'ONE@example.com' }));
     expect(run.users.update).toEqual([]);

@@ -25,7 +25,10 @@ describe('listing gaps and honest counts', () => {
     sim = await startSim({ onRequest: (e) => hook?.(e), maxPageSize: 1 });
     // First in the listing: a user created by hand, before any of ours.
     const early = sim.store.createUser({ userName: 'early@example.com', active: true });
-    const ws = createWorkspace(sim, { directory: dir(people(1, 5)), config: { platform: { scim: { pageSize: 1 } }, provisioning: { guards: { maxDeletePercent: 50 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(people(1, 5)),
+      config: { platform: { scim: { pageSize: 1 } }, provisioning: { guards: { maxDeletePercent: 50 } } },
+    });
     await apply(ws);
     // Second in the listing: after the first page loses an object, an offset client skips it.
     const leaver = byName(sim, 'user1@example.com').id;
@@ -44,7 +47,14 @@ describe('listing gaps and honest counts', () => {
     expect(run.plan.warnings).toContainEqual(expect.objectContaining({ code: 'listing-incomplete', ref: `Users/${leaver}` }));
     expect(run.plan.users.deactivate).toEqual([expect.objectContaining({ id: leaver, reason: 'not-in-source' })]);
     expect(ws.readLedger()?.users[leaver]).toMatchObject({ externalId: 'u-1', deactivatedAt: expect.any(Number) });
-    expect(users(sim)).toEqual(['late@example.com - active', 'user1@example.com u-1 inactive', 'user2@example.com u-2 active', 'user3@example.com u-3 active', 'user4@example.com u-4 active', 'user5@example.com u-5 active']);
+    expect(users(sim)).toEqual([
+      'late@example.com - active',
+      'user1@example.com u-1 inactive',
+      'user2@example.com u-2 active',
+      'user3@example.com u-3 active',
+      'user4@example.com u-4 active',
+      'user5@example.com u-5 active',
+    ]);
     expect(groups(sim)).toEqual(['Everyone: user2@example.com user3@example.com user4@example.com user5@example.com']);
     await expectConverged(ws);
   });
@@ -61,7 +71,8 @@ describe('listing gaps and honest counts', () => {
     hook = (e) => {
       if (e.method === 'PATCH' && e.path === `${SCIM}/Groups/${group?.id}` && /"op":"remove"/.test(JSON.stringify(e.body))) {
         const g = sim.store.getGroup(group?.id ?? '');
-        if (!g?.members?.some((m) => m.value === gone)) sim.store.updateGroup(g?.id ?? '', { members: [...(g?.members ?? []), { value: gone }] });
+        if (!g?.members?.some((m) => m.value === gone))
+          sim.store.updateGroup(g?.id ?? '', { members: [...(g?.members ?? []), { value: gone }] });
       }
     };
     ws.writeDirectory(dir(list, list.slice(0, 4)));
@@ -79,7 +90,13 @@ describe('listing gaps and honest counts', () => {
     await apply(ws);
     const third = await expectConverged(ws);
     expect(third.warnings).toEqual([]);
-    expect(groups(sim)).toEqual([`Everyone: ${list.slice(0, 4).map((u) => u.userName).sort().join(' ')}`]);
+    expect(groups(sim)).toEqual([
+      `Everyone: ${list
+        .slice(0, 4)
+        .map((u) => u.userName)
+        .sort()
+        .join(' ')}`,
+    ]);
   });
 
   it('a member PATCH that succeeded is counted even when other members of the task could not be added', async () => {

@@ -54,10 +54,21 @@ describe('model counterexamples', () => {
 
     // ann's entry breaks; bob is renamed to ann's name (a duplicate the file source would
     // reject if ann's entry were valid and listed first).
-    ws.writeDirectory(dir([{ ...ann, emails: 'not-an-e-mail' }, { ...bob, userName: 'ann@example.com' }]));
+    ws.writeDirectory(
+      dir([
+        { ...ann, emails: 'not-an-e-mail' },
+        { ...bob, userName: 'ann@example.com' },
+      ]),
+    );
     const run = await apply(ws);
     expect(run.plan.users.update).toEqual([]);
-    expect(run.plan.skipped).toEqual([expect.objectContaining({ kind: 'user', ref: 'bob@example.com', reason: expect.stringMatching(/ann@example\.com.*rejected source entry/) })]);
+    expect(run.plan.skipped).toEqual([
+      expect.objectContaining({
+        kind: 'user',
+        ref: 'bob@example.com',
+        reason: expect.stringMatching(/ann@example\.com.*rejected source entry/),
+      }),
+    ]);
     expect(users(sim)).toEqual(['ann@example.com e-1 active', 'bob@example.com e-2 active']);
     await expectConverged(ws);
 

@@ -9,7 +9,12 @@ import type { Simulator } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim, writeRequests, type DirUser, type Directory } from '../../helpers/reconcile-harness.ts';
 import { apply, byName, expectConverged, groups, user, users } from './support.ts';
 
-const team = (): DirUser[] => [user('u-1', 'ada@example.com'), user('u-2', 'bo@example.com'), user('u-3', 'cleo@example.com'), user('u-4', 'dan@example.com')];
+const team = (): DirUser[] => [
+  user('u-1', 'ada@example.com'),
+  user('u-2', 'bo@example.com'),
+  user('u-3', 'cleo@example.com'),
+  user('u-4', 'dan@example.com'),
+];
 
 function dir(list: DirUser[], extraGroups: Directory['groups'] = []): Directory {
   return { users: list, groups: [{ externalId: 'g-team', displayName: 'Team', members: ['u-1', 'u-2', 'u-3', 'u-4'] }, ...extraGroups] };
@@ -17,7 +22,9 @@ function dir(list: DirUser[], extraGroups: Directory['groups'] = []): Directory 
 
 /** Requests that deactivate, delete or remove a member. */
 function destructive(sim: Simulator) {
-  return writeRequests(sim).filter((r) => r.method === 'DELETE' || /"active","value":false|"op":"remove"/.test(JSON.stringify(r.body ?? null)));
+  return writeRequests(sim).filter(
+    (r) => r.method === 'DELETE' || /"active","value":false|"op":"remove"/.test(JSON.stringify(r.body ?? null)),
+  );
 }
 
 describe('present but invalid', () => {
@@ -40,11 +47,18 @@ describe('present but invalid', () => {
     ]);
     expect(run.plan.protected).toEqual([expect.objectContaining({ kind: 'user', id, externalId: 'u-3' })]);
     // The human plan says so too.
-    expect(renderPlan(run.plan, { color: false })).toMatch(/Protected \(source entry rejected\) \(1\)\n\s+user\s+cleo@example\.com\s+not deprovisioned and not removed from any group/);
+    expect(renderPlan(run.plan, { color: false })).toMatch(
+      /Protected \(source entry rejected\) \(1\)\n\s+user\s+cleo@example\.com\s+not deprovisioned and not removed from any group/,
+    );
     expect(run.plan.users.deactivate).toEqual([]);
     expect(run.plan.memberships).toEqual([]);
     expect(destructive(sim)).toEqual([]);
-    expect(users(sim)).toEqual(['ada@example.com u-1 active', 'bo@example.com u-2 active', 'cleo@example.com u-3 active', 'dan@example.com u-4 active']);
+    expect(users(sim)).toEqual([
+      'ada@example.com u-1 active',
+      'bo@example.com u-2 active',
+      'cleo@example.com u-3 active',
+      'dan@example.com u-4 active',
+    ]);
     expect(groups(sim)).toEqual(['Team: ada@example.com bo@example.com cleo@example.com dan@example.com']);
     await expectConverged(ws);
 
@@ -64,11 +78,19 @@ describe('present but invalid', () => {
     ws.writeDirectory(dir(typo));
     sim.clearRequests();
     const run = await apply(ws);
-    expect(run.plan.rejected).toEqual([expect.objectContaining({ externalId: 'u-4', userName: 'ADA@example.com' }), expect.objectContaining({ kind: 'group', member: 'u-4' })]);
+    expect(run.plan.rejected).toEqual([
+      expect.objectContaining({ externalId: 'u-4', userName: 'ADA@example.com' }),
+      expect.objectContaining({ kind: 'group', member: 'u-4' }),
+    ]);
     expect(run.plan.protected).toEqual([expect.objectContaining({ kind: 'user', id: dan, externalId: 'u-4' })]);
     expect(destructive(sim)).toEqual([]);
     expect(writeRequests(sim)).toEqual([]);
-    expect(users(sim)).toEqual(['ada@example.com u-1 active', 'bo@example.com u-2 active', 'cleo@example.com u-3 active', 'dan@example.com u-4 active']);
+    expect(users(sim)).toEqual([
+      'ada@example.com u-1 active',
+      'bo@example.com u-2 active',
+      'cleo@example.com u-3 active',
+      'dan@example.com u-4 active',
+    ]);
     expect(groups(sim)).toEqual(['Team: ada@example.com bo@example.com cleo@example.com dan@example.com']);
     await expectConverged(ws);
   });
@@ -87,16 +109,25 @@ describe('present but invalid', () => {
     expect(run.plan.groups.delete).toEqual([]);
     expect(run.plan.protected).toEqual([expect.objectContaining({ kind: 'group', id, externalId: 'g-ops' })]);
     expect(destructive(sim)).toEqual([]);
-    expect(groups(sim)).toEqual(['Ops: ada@example.com bo@example.com', 'Team: ada@example.com bo@example.com cleo@example.com dan@example.com']);
+    expect(groups(sim)).toEqual([
+      'Ops: ada@example.com bo@example.com',
+      'Team: ada@example.com bo@example.com cleo@example.com dan@example.com',
+    ]);
     await expectConverged(ws);
   });
 
   it('a rejected row without any readable identity holds the deprovisioning it could explain (guard), and nothing else', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir(team()), config: { provisioning: { guards: { maxDeletes: 100, maxDeletePercent: 100 } } } });
+    const ws = createWorkspace(sim, {
+      directory: dir(team()),
+      config: { provisioning: { guards: { maxDeletes: 100, maxDeletePercent: 100 } } },
+    });
     await apply(ws);
     // dan leaves and an entry nobody can identify appears: it could be dan with a typo.
-    ws.writeDirectory({ users: [...team().slice(0, 3), 'garbage' as unknown as DirUser, user('u-5', 'eli@example.com')], groups: [{ externalId: 'g-team', displayName: 'Team', members: ['u-1', 'u-2', 'u-3', 'u-5'] }] });
+    ws.writeDirectory({
+      users: [...team().slice(0, 3), 'garbage' as unknown as DirUser, user('u-5', 'eli@example.com')],
+      groups: [{ externalId: 'g-team', displayName: 'Team', members: ['u-1', 'u-2', 'u-3', 'u-5'] }],
+    });
     sim.clearRequests();
     const run = await ws.applyInProcess();
     expect(run.result.failed).toEqual([]);
@@ -104,7 +135,13 @@ describe('present but invalid', () => {
     expect(run.plan.guard.reasons).toEqual([expect.stringContaining('1 source user entries were rejected without a readable identity')]);
     expect(destructive(sim)).toEqual([]);
     // Creates and additions still happen: only what the unknown entry could be is held.
-    expect(users(sim)).toEqual(['ada@example.com u-1 active', 'bo@example.com u-2 active', 'cleo@example.com u-3 active', 'dan@example.com u-4 active', 'eli@example.com u-5 active']);
+    expect(users(sim)).toEqual([
+      'ada@example.com u-1 active',
+      'bo@example.com u-2 active',
+      'cleo@example.com u-3 active',
+      'dan@example.com u-4 active',
+      'eli@example.com u-5 active',
+    ]);
     expect(groups(sim)).toEqual(['Team: ada@example.com bo@example.com cleo@example.com dan@example.com eli@example.com']);
   });
 
@@ -112,9 +149,16 @@ describe('present but invalid', () => {
     sim = await startSim();
     const hand = sim.store.createUser({ userName: 'hana@example.com', displayName: 'Hana (by hand)', active: true });
     const stranger = sim.store.createUser({ userName: 'contractor@example.com', active: true });
-    const ws = createWorkspace(sim, { directory: { users: [...team(), user('u-9', 'hana@example.com')], groups: [{ externalId: 'g-team', displayName: 'Team', members: ['u-1', 'u-9'] }] } });
+    const ws = createWorkspace(sim, {
+      directory: {
+        users: [...team(), user('u-9', 'hana@example.com')],
+        groups: [{ externalId: 'g-team', displayName: 'Team', members: ['u-1', 'u-9'] }],
+      },
+    });
     const first = await apply(ws);
-    expect(first.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'hana@example.com', reason: expect.stringContaining('not managed') }));
+    expect(first.plan.skipped).toContainEqual(
+      expect.objectContaining({ kind: 'user', ref: 'hana@example.com', reason: expect.stringContaining('not managed') }),
+    );
     expect(groups(sim)).toEqual(['Team: ada@example.com hana@example.com']);
     expect(sim.store.getUser(hand.id)?.displayName).toBe('Hana (by hand)'); // the account itself is not ours
 

@@ -25,11 +25,19 @@ describe('renames converge', () => {
 
   it('userName swap: two accounts exchange their names in one run, each keeping its id and its person', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]) });
+    const ws = createWorkspace(sim, {
+      directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]),
+    });
     await apply(ws);
     const [a, b] = [byName(sim, 'a@example.com').id, byName(sim, 'b@example.com').id];
 
-    ws.writeDirectory(dir([user('u-1', 'b@example.com', { givenName: 'a' }), user('u-2', 'a@example.com', { givenName: 'b' }), user('u-3', 'c@example.com')]));
+    ws.writeDirectory(
+      dir([
+        user('u-1', 'b@example.com', { givenName: 'a' }),
+        user('u-2', 'a@example.com', { givenName: 'b' }),
+        user('u-3', 'c@example.com'),
+      ]),
+    );
     sim.clearRequests();
     const run = await apply(ws);
     expect(run.plan.users.update.map((u) => u.renameVia !== undefined)).toEqual([true, true]);
@@ -42,11 +50,19 @@ describe('renames converge', () => {
 
   it('rename cycle of three: a→b, b→c, c→a lands in one run', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]) });
+    const ws = createWorkspace(sim, {
+      directory: dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]),
+    });
     await apply(ws);
     const ids = ['a', 'b', 'c'].map((x) => byName(sim, `${x}@example.com`).id);
 
-    ws.writeDirectory(dir([user('u-1', 'b@example.com', { givenName: 'a' }), user('u-2', 'c@example.com', { givenName: 'b' }), user('u-3', 'a@example.com', { givenName: 'c' })]));
+    ws.writeDirectory(
+      dir([
+        user('u-1', 'b@example.com', { givenName: 'a' }),
+        user('u-2', 'c@example.com', { givenName: 'b' }),
+        user('u-3', 'a@example.com', { givenName: 'c' }),
+      ]),
+    );
     sim.clearRequests();
     await apply(ws);
     expect(conflicts(sim)).toEqual([]);
@@ -57,12 +73,16 @@ describe('renames converge', () => {
 
   it('case-only rename: Bob@Example.com becomes bob@example.com on the same account', async () => {
     sim = await startSim();
-    const ws = createWorkspace(sim, { directory: dir([user('u-1', 'a@example.com'), user('u-2', 'Bob@Example.com', { givenName: 'bob' })]) });
+    const ws = createWorkspace(sim, {
+      directory: dir([user('u-1', 'a@example.com'), user('u-2', 'Bob@Example.com', { givenName: 'bob' })]),
+    });
     await apply(ws);
     const id = byName(sim, 'bob@example.com').id;
     ws.writeDirectory(dir([user('u-1', 'a@example.com'), user('u-2', 'bob@example.com', { givenName: 'bob' })]));
     const run = await apply(ws);
-    expect(run.plan.users.update.map((u) => [u.id, u.changes])).toEqual([[id, [{ path: 'userName', before: 'Bob@Example.com', after: 'bob@example.com' }]]]);
+    expect(run.plan.users.update.map((u) => [u.id, u.changes])).toEqual([
+      [id, [{ path: 'userName', before: 'Bob@Example.com', after: 'bob@example.com' }]],
+    ]);
     expect(run.plan.users.update[0]?.renameVia).toBeUndefined();
     expect(sim.store.getUser(id)?.userName).toBe('bob@example.com');
     await expectConverged(ws);
@@ -97,7 +117,13 @@ describe('renames converge', () => {
     ws.writeDirectory(dir([user('u-1', 'taken@example.com', { givenName: 'a' }), user('u-2', 'b@example.com')]));
     sim.clearRequests();
     const run = await apply(ws);
-    expect(run.plan.skipped).toContainEqual(expect.objectContaining({ kind: 'user', ref: 'a@example.com', reason: expect.stringContaining(`userName change to taken@example.com not applied: platform user ${hand.id}`) }));
+    expect(run.plan.skipped).toContainEqual(
+      expect.objectContaining({
+        kind: 'user',
+        ref: 'a@example.com',
+        reason: expect.stringContaining(`userName change to taken@example.com not applied: platform user ${hand.id}`),
+      }),
+    );
     expect(conflicts(sim)).toEqual([]);
     expect(users(sim)).toEqual(['a@example.com u-1 active', 'b@example.com u-2 active', 'taken@example.com - active']);
     await expectConverged(ws);

@@ -20,7 +20,13 @@ export function users(sim: Simulator): string[] {
 export function groups(sim: Simulator): string[] {
   return sim.store
     .groups()
-    .map((g) => `${g.displayName}: ${(g.members ?? []).map((m) => sim.store.getUser(m.value)?.userName ?? `?${m.value}`).sort().join(' ')}`)
+    .map(
+      (g) =>
+        `${g.displayName}: ${(g.members ?? [])
+          .map((m) => sim.store.getUser(m.value)?.userName ?? `?${m.value}`)
+          .sort()
+          .join(' ')}`,
+    )
     .sort();
 }
 

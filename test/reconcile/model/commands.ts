@@ -49,8 +49,16 @@ export class Joiner extends BaseStep {
   protected edit(m: DirectoryModel, r: RealSystem): void {
     let userName: string | undefined;
     const used = m.usedNames();
-    if (this.flavour === 'leaver-name') userName = pick(m.leavers.map((p) => p.userName).filter((n) => !used.has(n.toLowerCase())), this.seed);
-    if (this.flavour === 'admin-name') userName = pick([...r.admin.values()].map((a) => a.userName).filter((n) => !used.has(n.toLowerCase())), this.seed);
+    if (this.flavour === 'leaver-name')
+      userName = pick(
+        m.leavers.map((p) => p.userName).filter((n) => !used.has(n.toLowerCase())),
+        this.seed,
+      );
+    if (this.flavour === 'admin-name')
+      userName = pick(
+        [...r.admin.values()].map((a) => a.userName).filter((n) => !used.has(n.toLowerCase())),
+        this.seed,
+      );
     userName ??= pick(freeNames(m, r), this.seed);
     if (userName === undefined) return;
     const ext = m.newExt();
@@ -297,7 +305,10 @@ export class AdminEdit extends BaseStep {
         return;
       }
       case 'add-member': {
-        const a = pick([...r.admin.values()].filter((x) => store.getUser(x.id)), this.i);
+        const a = pick(
+          [...r.admin.values()].filter((x) => store.getUser(x.id)),
+          this.i,
+        );
         const g = pick(store.groups(), this.i);
         if (!a || !g || (g.members ?? []).some((x) => x.value === a.id)) return;
         store.updateGroup(g.id, { members: [...(g.members ?? []), { value: a.id }] });
@@ -332,7 +343,10 @@ export class LoseLedger extends BaseStep {
 const idx = fc.nat({ max: 20 });
 
 const allSteps: [string, fc.Arbitrary<Step>][] = [
-  ['Joiner', fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => new Joiner(s, f))],
+  [
+    'Joiner',
+    fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => new Joiner(s, f)),
+  ],
   ['Leaver', idx.map((i) => new Leaver(i))],
   ['Returner', idx.map((i) => new Returner(i))],
   ['Rename', fc.tuple(idx, idx).map(([i, s]) => new Rename(i, s))],

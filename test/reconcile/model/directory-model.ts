@@ -106,5 +106,7 @@ export class DirectoryModel {
 }
 
 /** A small pool of names, so joiners, renames and admin-created accounts collide often. */
-export const NAME_POOL = ['ann', 'bob', 'cat', 'dan', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jon', 'kim', 'lea'].map((n) => `${n}@example.com`);
+export const NAME_POOL = ['ann', 'bob', 'cat', 'dan', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jon', 'kim', 'lea'].map(
+  (n) => `${n}@example.com`,
+);
 export const GROUP_NAMES = ['Engineering', 'Sales', 'Finance', 'Support', 'Legal', 'Ops'];

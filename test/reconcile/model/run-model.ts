@@ -13,7 +13,14 @@ import { MAX_DELETE_PERCENT, MAX_DELETES, MAX_MEMBER_REMOVALS, RealSystem } from
  * Real-server behaviours each sequence runs under (a random subset, see docs/simulator.md):
  * the promises must hold on every server, not only on a polite one.
  */
-const MODEL_QUIRKS: ServerQuirk[] = ['repeat-first-page', 'case-sensitive-eq', 'reject-escaped-filter', 'created-without-id', 'created-without-body', 'unique-email-types'];
+const MODEL_QUIRKS: ServerQuirk[] = [
+  'repeat-first-page',
+  'case-sensitive-eq',
+  'reject-escaped-filter',
+  'created-without-id',
+  'created-without-body',
+  'unique-email-types',
+];
 
 export interface ModelRunOptions {
   ownership: 'ledger' | 'externalId';
@@ -26,27 +33,37 @@ export interface ModelRunOptions {
 
 export async function runModel(opts: ModelRunOptions): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(fc.commands(stepArbitraries, { maxCommands: opts.maxCommands }), fc.integer({ min: 1, max: 4 }), fc.subarray(MODEL_QUIRKS), async (steps, pageSize, quirks) => {
-      const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks });
-      const model = initialModel();
-      const ws = createWorkspace(sim, {
-        directory: model.toDirectory(),
-        config: {
-          provisioning: {
-            ownership: { mode: opts.ownership },
-            guards: { maxDeletes: MAX_DELETES, maxDeletePercent: MAX_DELETE_PERCENT, maxMemberRemovals: MAX_MEMBER_REMOVALS, maxMemberRemovalPercent: 100 },
+    fc.asyncProperty(
+      fc.commands(stepArbitraries, { maxCommands: opts.maxCommands }),
+      fc.integer({ min: 1, max: 4 }),
+      fc.subarray(MODEL_QUIRKS),
+      async (steps, pageSize, quirks) => {
+        const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks });
+        const model = initialModel();
+        const ws = createWorkspace(sim, {
+          directory: model.toDirectory(),
+          config: {
+            provisioning: {
+              ownership: { mode: opts.ownership },
+              guards: {
+                maxDeletes: MAX_DELETES,
+                maxDeletePercent: MAX_DELETE_PERCENT,
+                maxMemberRemovals: MAX_MEMBER_REMOVALS,
+                maxMemberRemovalPercent: 100,
+              },
+            },
+            platform: { scim: { pageSize: pageSize } },
           },
-          platform: { scim: { pageSize: pageSize } },
-        },
-      });
-      const real = new RealSystem(sim, ws, opts.ownership);
-      try {
-        await real.sync(model);
-        await fc.asyncModelRun(() => ({ model, real }), steps);
-      } finally {
-        await sim.close();
-      }
-    }),
+        });
+        const real = new RealSystem(sim, ws, opts.ownership);
+        try {
+          await real.sync(model);
+          await fc.asyncModelRun(() => ({ model, real }), steps);
+        } finally {
+          await sim.close();
+        }
+      },
+    ),
     { seed: opts.seed, numRuns: opts.numRuns },
   );
 }

@@ -43,7 +43,9 @@ export class ModelViolation extends Error {
 }
 
 function fail(msg: string, model: DirectoryModel, plan?: Plan): never {
-  const planText = plan ? `\nplan summary: ${JSON.stringify(plan.summary)}\nguard: ${JSON.stringify(plan.guard.reasons)}\nskipped: ${JSON.stringify(plan.skipped)}` : '';
+  const planText = plan
+    ? `\nplan summary: ${JSON.stringify(plan.summary)}\nguard: ${JSON.stringify(plan.guard.reasons)}\nskipped: ${JSON.stringify(plan.skipped)}`
+    : '';
   throw new ModelViolation(`${msg}\nmodel: ${model.describe()}${planText}`);
 }
 
@@ -96,7 +98,8 @@ export class RealSystem {
       if (!plan.guard.tripped) fail('a source that returned no users did not trip the guard', model, plan);
       const { result } = await this.ws.applyInProcess();
       const removed = result.succeeded['user.deactivate'] ?? 0;
-      if (removed > 0 || result.membersRemoved > 0) fail(`the guard held, yet ${removed} deactivations / ${result.membersRemoved} member removals ran`, model, plan);
+      if (removed > 0 || result.membersRemoved > 0)
+        fail(`the guard held, yet ${removed} deactivations / ${result.membersRemoved} member removals ran`, model, plan);
       this.outage = false;
       this.ws.writeDirectory(model.toDirectory());
       return this.sync(model);
@@ -106,14 +109,20 @@ export class RealSystem {
     // so the plan's own count is the one the guard must judge.
     const removals = plan.summary.membersRemove;
     const sourceGroups = model.groups.filter((g) => !g.broken);
-    const membersEmpty = sourceGroups.length > 0 && sourceGroups.every((g) => !g.members.some((ext) => model.person(ext) !== undefined && model.isValid(model.person(ext) as Person)));
+    const membersEmpty =
+      sourceGroups.length > 0 &&
+      sourceGroups.every((g) => !g.members.some((ext) => model.person(ext) !== undefined && model.isValid(model.person(ext) as Person)));
     const shouldTrip =
       expectDestructive > MAX_DELETES ||
       (managed > 0 && (expectDestructive / managed) * 100 > MAX_DELETE_PERCENT) ||
       removals > MAX_MEMBER_REMOVALS ||
       (membersEmpty && removals > 0);
     if (plan.guard.tripped !== shouldTrip) {
-      fail(`guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${removals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''})`, model, plan);
+      fail(
+        `guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${removals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''})`,
+        model,
+        plan,
+      );
     }
     if (plan.users.deactivate.length !== expectDeactivate) {
       fail(`the plan deactivates ${plan.users.deactivate.length} users, the model expects ${expectDeactivate}`, model, plan);
@@ -132,7 +141,12 @@ export class RealSystem {
     const after = this.snapshot();
     this.checkState(model, before, after);
     const again = await this.ws.planInProcess();
-    if (again.summary.changes !== 0) fail(`not idempotent: the plan after apply still has ${again.summary.changes} changes: ${JSON.stringify(again.summary)}`, model, again);
+    if (again.summary.changes !== 0)
+      fail(
+        `not idempotent: the plan after apply still has ${again.summary.changes} changes: ${JSON.stringify(again.summary)}`,
+        model,
+        again,
+      );
     this.remember(after);
   }
 
@@ -175,20 +189,27 @@ export class RealSystem {
       ...plan.users.deactivate.map((u) => u.id),
       ...plan.users.delete.map((u) => u.id),
     ];
-    for (const id of touched) if (this.admin.has(id)) fail(`the plan writes the admin-created account ${id} (${this.admin.get(id)?.userName})`, model, plan);
+    for (const id of touched)
+      if (this.admin.has(id)) fail(`the plan writes the admin-created account ${id} (${this.admin.get(id)?.userName})`, model, plan);
     for (const r of [...plan.users.deactivate, ...plan.users.delete]) {
       const ext = before.users.get(r.id)?.externalId ?? r.externalId;
       const p = model.person(ext);
-      if (p && !(model.isValid(p) && !p.active)) fail(`the plan deprovisions ${ext} (${r.userName}), who is present in the source`, model, plan);
+      if (p && !(model.isValid(p) && !p.active))
+        fail(`the plan deprovisions ${ext} (${r.userName}), who is present in the source`, model, plan);
     }
     for (const m of plan.memberships) {
       for (const r of m.remove) {
         const ext = r.id ? (before.users.get(r.id)?.externalId ?? r.externalId) : r.externalId;
         const g = model.groups.find((x) => x.ext === m.group.externalId);
-        if (ext !== undefined && g?.members.includes(ext)) fail(`the plan removes ${ext} from ${m.group.displayName}, which lists them`, model, plan);
+        if (ext !== undefined && g?.members.includes(ext))
+          fail(`the plan removes ${ext} from ${m.group.displayName}, which lists them`, model, plan);
         const adminAccount = r.id ? this.admin.get(r.id) : undefined;
         if (adminAccount && !model.usedNames().has(adminAccount.userName.toLowerCase())) {
-          fail(`the plan removes the admin-created account ${r.userName}, which maps to nobody in the source, from ${m.group.displayName}`, model, plan);
+          fail(
+            `the plan removes the admin-created account ${r.userName}, which maps to nobody in the source, from ${m.group.displayName}`,
+            model,
+            plan,
+          );
         }
       }
     }
@@ -200,7 +221,12 @@ export class RealSystem {
     for (const a of this.admin.values()) {
       const u = after.users.get(a.id);
       if (!u) continue; // an admin may delete their own account; not our concern
-      if (u.userName !== a.userName || (u.active !== false) !== a.active || u.name?.givenName !== a.givenName || u.externalId !== undefined) {
+      if (
+        u.userName !== a.userName ||
+        (u.active !== false) !== a.active ||
+        u.name?.givenName !== a.givenName ||
+        u.externalId !== undefined
+      ) {
         fail(`the admin-created account ${a.userName} was written: ${JSON.stringify(u)}`, model);
       }
     }
@@ -223,11 +249,13 @@ export class RealSystem {
         // Legitimately absent: disabled before it was ever created, or its name is held by an
         // account it cannot take over (an admin's, or another present person's).
         const holder = users.find((u) => u.userName.toLowerCase() === p.userName.toLowerCase());
-        const heldByOther = holder !== undefined && (this.admin.has(holder.id) || (holder.externalId !== undefined && model.present(holder.externalId)));
+        const heldByOther =
+          holder !== undefined && (this.admin.has(holder.id) || (holder.externalId !== undefined && model.present(holder.externalId)));
         if (p.active && !heldByOther) fail(`${p.ext} (${p.userName}) has no account`, model);
         continue;
       }
-      if (acct.userName !== p.userName && !blocked.has(p.ext)) fail(`${p.ext}'s account is named ${acct.userName}, the source says ${p.userName}`, model);
+      if (acct.userName !== p.userName && !blocked.has(p.ext))
+        fail(`${p.ext}'s account is named ${acct.userName}, the source says ${p.userName}`, model);
       if ((acct.active !== false) !== p.active) fail(`${p.ext}'s account active=${acct.active}, the source says ${p.active}`, model);
       if (acct.name?.givenName !== p.given) fail(`${p.ext}'s givenName is ${acct.name?.givenName}, the source says ${p.given}`, model);
     }
@@ -237,7 +265,8 @@ export class RealSystem {
       if (!was) continue;
       const now = after.users.get(was.id);
       if (!now) fail(`the account of ${p.ext}, whose source entry is invalid, was deleted`, model);
-      if ((now.active !== false) !== (was.active !== false)) fail(`the account of ${p.ext}, whose source entry is invalid, changed active to ${now.active}`, model);
+      if ((now.active !== false) !== (was.active !== false))
+        fail(`the account of ${p.ext}, whose source entry is invalid, changed active to ${now.active}`, model);
     }
     // Leavers' accounts this tool owns: deactivated.
     for (const u of users) {
@@ -262,7 +291,8 @@ export class RealSystem {
       if (platform.length === 0 && blockedGroups.has(g.ext)) continue; // its name is held by a present group's (see above)
       if (platform.length !== 1) fail(`group ${g.ext} (${g.displayName}) exists ${platform.length} times`, model);
       const pg = platform[0] as ScimGroup;
-      if (pg.displayName !== g.displayName && !blockedGroups.has(g.ext)) fail(`group ${g.ext} is named ${pg.displayName}, the source says ${g.displayName}`, model);
+      if (pg.displayName !== g.displayName && !blockedGroups.has(g.ext))
+        fail(`group ${g.ext} is named ${pg.displayName}, the source says ${g.displayName}`, model);
       const members = new Set((pg.members ?? []).map((m) => m.value));
       const previous = new Set((wasGroup?.members ?? []).map((m) => m.value));
       for (const ext of g.members) {
@@ -270,21 +300,24 @@ export class RealSystem {
         const id = accountIdOf(ext);
         if (!p || !id) continue;
         if (model.isValid(p) && !members.has(id)) fail(`${ext} is listed in ${g.displayName} but not a member`, model);
-        if (!model.isValid(p) && previous.has(id) && !members.has(id)) fail(`${ext} (invalid entry) was removed from ${g.displayName}`, model);
+        if (!model.isValid(p) && previous.has(id) && !members.has(id))
+          fail(`${ext} (invalid entry) was removed from ${g.displayName}`, model);
       }
       for (const id of members) {
         if (this.admin.has(id)) continue;
         const ext = after.users.get(id)?.externalId;
         if (ext === undefined) continue;
         const p = model.person(ext);
-        if (p && model.isValid(p) && !g.members.includes(ext)) fail(`${ext} is a member of ${g.displayName}, which does not list them`, model);
+        if (p && model.isValid(p) && !g.members.includes(ext))
+          fail(`${ext} is a member of ${g.displayName}, which does not list them`, model);
         if (!model.present(ext)) fail(`leaver ${ext} is still a member of ${g.displayName}`, model);
       }
       // A member that maps to nobody in the source is not ours to remove (rule: removal needs a positive mapping).
       const sourceNames = model.usedNames();
       for (const a of this.admin.values()) {
         if (sourceNames.has(a.userName.toLowerCase())) continue;
-        if (previous.has(a.id) && after.users.has(a.id) && !members.has(a.id)) fail(`admin-added member ${a.userName} was removed from ${g.displayName}`, model);
+        if (previous.has(a.id) && after.users.has(a.id) && !members.has(a.id))
+          fail(`admin-added member ${a.userName} was removed from ${g.displayName}`, model);
       }
     }
   }

@@ -28,7 +28,12 @@ export class ElasticsearchSink extends HttpSinkBase<ElasticsearchSinkConfig> {
     const secrets: string[] = [];
     const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', accept: 'application/json' };
     if (config.auth?.type === 'basic') {
-      const password = await readSecret(config.auth.password, config.auth.passwordFile, ctx.configDir, `sink ${config.name}: auth.password`);
+      const password = await readSecret(
+        config.auth.password,
+        config.auth.passwordFile,
+        ctx.configDir,
+        `sink ${config.name}: auth.password`,
+      );
       const basic = Buffer.from(`${config.auth.username}:${password}`).toString('base64');
       secrets.push(password, basic);
       headers['authorization'] = `Basic ${basic}`;
@@ -50,46 +55,57 @@ export class ElasticsearchSink extends HttpSinkBase<ElasticsearchSinkConfig> {
       if (chunk.events.length === 0) continue;
       // Positions (in chunk) still owed a verdict; shrinks as items succeed or are rejected.
       let pending = chunk.events.map((_, i) => i);
-      await transport.run(`POST /_bulk`, async (): Promise<AttemptOutcome<true>> => {
-        const n = pending.length;
-        const req = await transport.prepare({
-          method: 'POST',
-          path,
-          headers: this.headers,
-          body: Buffer.concat(pending.map((i) => chunk.payloads[i]!)),
-          gzip: this.config.compression === 'gzip',
-        });
-        const res = await transport.send(req, signal);
-        const status = classifyStatus(res);
-        if (status === 'auth') throw authError(this.name, `${this.type}/${this.config.flavor}`, res.status, 'auth.username + auth.password / auth.passwordFile or auth.apiKey / auth.apiKeyFile');
-        if (status === 'retry') return { retry: `HTTP ${res.status}`, retryAfterMs: retryAfterMs(res), events: n };
-        if (status === 'reject') {
-          const hint = res.status === 413 ? ' (request too large for the cluster: lower batch.maxBytes below http.max_content_length)' : '';
-          const reason = `HTTP ${res.status}${hint}: ${transport.quote(res.text) || 'no detail'}`;
-          for (const i of pending) rejected.push({ event: chunk.events[i]!, code: `http_${res.status}`, reason });
-          pending = [];
-          return { done: true, result: 'rejected', events: n };
-        }
-        const items = parseBulkResponse(res.text, n);
-        if (!items) return { retry: `HTTP ${res.status} with an unreadable _bulk answer`, events: n };
-        const still: number[] = [];
-        let refused = 0;
-        let throttled = 0;
-        items.forEach((v, j) => {
-          const i = pending[j]!;
-          if (v.kind === 'delivered') delivered++;
-          else if (v.kind === 'rejected') {
-            refused++;
-            rejected.push({ event: chunk.events[i]!, code: v.code, reason: transport.quote(v.reason, 500) });
-          } else {
-            if (v.status === 429) throttled++;
-            still.push(i);
+      await transport.run(
+        `POST /_bulk`,
+        async (): Promise<AttemptOutcome<true>> => {
+          const n = pending.length;
+          const req = await transport.prepare({
+            method: 'POST',
+            path,
+            headers: this.headers,
+            body: Buffer.concat(pending.map((i) => chunk.payloads[i]!)),
+            gzip: this.config.compression === 'gzip',
+          });
+          const res = await transport.send(req, signal);
+          const status = classifyStatus(res);
+          if (status === 'auth')
+            throw authError(
+              this.name,
+              `${this.type}/${this.config.flavor}`,
+              res.status,
+              'auth.username + auth.password / auth.passwordFile or auth.apiKey / auth.apiKeyFile',
+            );
+          if (status === 'retry') return { retry: `HTTP ${res.status}`, retryAfterMs: retryAfterMs(res), events: n };
+          if (status === 'reject') {
+            const hint =
+              res.status === 413 ? ' (request too large for the cluster: lower batch.maxBytes below http.max_content_length)' : '';
+            const reason = `HTTP ${res.status}${hint}: ${transport.quote(res.text) || 'no detail'}`;
+            for (const i of pending) rejected.push({ event: chunk.events[i]!, code: `http_${res.status}`, reason });
+            pending = [];
+            return { done: true, result: 'rejected', events: n };
           }
-        });
-        pending = still;
-        if (still.length > 0) return { retry: `${still.length} of ${n} items not accepted (${throttled} throttled)`, events: n };
-        return { done: true, result: refused === 0 ? 'ok' : refused === n ? 'rejected' : 'partial', events: n };
-      }, signal);
+          const items = parseBulkResponse(res.text, n);
+          if (!items) return { retry: `HTTP ${res.status} with an unreadable _bulk answer`, events: n };
+          const still: number[] = [];
+          let refused = 0;
+          let throttled = 0;
+          items.forEach((v, j) => {
+            const i = pending[j]!;
+            if (v.kind === 'delivered') delivered++;
+            else if (v.kind === 'rejected') {
+              refused++;
+              rejected.push({ event: chunk.events[i]!, code: v.code, reason: transport.quote(v.reason, 500) });
+            } else {
+              if (v.status === 429) throttled++;
+              still.push(i);
+            }
+          });
+          pending = still;
+          if (still.length > 0) return { retry: `${still.length} of ${n} items not accepted (${throttled} throttled)`, events: n };
+          return { done: true, result: refused === 0 ? 'ok' : refused === n ? 'rejected' : 'partial', events: n };
+        },
+        signal,
+      );
     }
     this.instrument.delivered(delivered);
     this.instrument.rejected(rejected);

@@ -8,7 +8,11 @@ export const fileSinkSchema = z.strictObject({
   /** Relative paths are resolved against the config file's directory. */
   path: z.string().min(1),
   /** Rotate when the current file would grow past this size; 0 = never by size. */
-  rotateMaxBytes: z.number().int().min(0).default(100 * 1024 * 1024),
+  rotateMaxBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(100 * 1024 * 1024),
   /** Rotate when the current file is older than this; 0 = never by time. */
   rotateEveryMinutes: z.number().int().min(0).default(0),
   /** Rotated files to keep (oldest deleted first); 0 = keep all. */

@@ -62,9 +62,10 @@ export async function applyRetention(n: FileNaming, maxFiles: number): Promise<s
   if (maxFiles <= 0) return [];
   const rotated = await listRotated(n);
   const excess = rotated.slice(0, Math.max(0, rotated.length - maxFiles));
-  for (const f of excess) await unlink(f.path).catch((e: unknown) => {
-    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
-  });
+  for (const f of excess)
+    await unlink(f.path).catch((e: unknown) => {
+      if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    });
   return excess.map((f) => f.path);
 }
 

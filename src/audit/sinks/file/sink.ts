@@ -56,7 +56,8 @@ export class FileSink implements Sink {
   }
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
-    if (this.closed || !this.fh) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
+    if (this.closed || !this.fh)
+      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
     return writeLocally(
       this.lines.chunks(events, this.config.batch),
       {
@@ -77,7 +78,8 @@ export class FileSink implements Sink {
 
   async recentKeys(sinceMs: number): Promise<Set<string>> {
     const res = await scanRecentKeys(this.path, this.naming, sinceMs);
-    if (res.unreadable > 0) this.ctx.logger?.warn({ sink: this.name, lines: res.unreadable }, 'file sink: lines without _key/_ts ignored while resuming');
+    if (res.unreadable > 0)
+      this.ctx.logger?.warn({ sink: this.name, lines: res.unreadable }, 'file sink: lines without _key/_ts ignored while resuming');
     return res.keys;
   }
 

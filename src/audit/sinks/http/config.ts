@@ -24,20 +24,22 @@ export const basicSchema = z
 export const httpAuthSchema = z.discriminatedUnion('type', [bearerSchema, basicSchema]);
 
 /** Generic JSON batches to any HTTP endpoint (a log pipeline, a webhook collector…). */
-export const httpSinkSchema = z.strictObject({
-  type: z.literal('http'),
-  ...sinkBase({ maxEvents: 500, maxBytes: 1024 * 1024 }),
-  url: z.string().min(1),
-  method: z.enum(['POST', 'PUT']).default('POST'),
-  /** `json`: one JSON array per request; `ndjson`: one document per line. */
-  format: z.enum(['json', 'ndjson']).default('json'),
-  /** Extra request headers (not for credentials: use `auth`). */
-  headers: z.record(z.string().min(1), z.string()).default({}),
-  auth: httpAuthSchema.optional(),
-  compression: z.enum(['none', 'gzip']).default('none'),
-  timeoutSeconds: z.number().positive().max(600).default(30),
-  /** Plain http:// sends events (and credentials) unencrypted: only for a trusted network. */
-  allowInsecureHttp: z.boolean().default(false),
-  tls: tlsSchema,
-}).superRefine(refineSinkUrl);
+export const httpSinkSchema = z
+  .strictObject({
+    type: z.literal('http'),
+    ...sinkBase({ maxEvents: 500, maxBytes: 1024 * 1024 }),
+    url: z.string().min(1),
+    method: z.enum(['POST', 'PUT']).default('POST'),
+    /** `json`: one JSON array per request; `ndjson`: one document per line. */
+    format: z.enum(['json', 'ndjson']).default('json'),
+    /** Extra request headers (not for credentials: use `auth`). */
+    headers: z.record(z.string().min(1), z.string()).default({}),
+    auth: httpAuthSchema.optional(),
+    compression: z.enum(['none', 'gzip']).default('none'),
+    timeoutSeconds: z.number().positive().max(600).default(30),
+    /** Plain http:// sends events (and credentials) unencrypted: only for a trusted network. */
+    allowInsecureHttp: z.boolean().default(false),
+    tls: tlsSchema,
+  })
+  .superRefine(refineSinkUrl);
 export type HttpSinkConfig = z.infer<typeof httpSinkSchema>;

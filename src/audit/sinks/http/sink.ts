@@ -34,7 +34,12 @@ export class HttpSink extends HttpSinkBase<HttpSinkConfig> {
       secrets.push(token);
       headers['authorization'] = `Bearer ${token}`;
     } else if (config.auth?.type === 'basic') {
-      const password = await readSecret(config.auth.password, config.auth.passwordFile, ctx.configDir, `sink ${config.name}: auth.password`);
+      const password = await readSecret(
+        config.auth.password,
+        config.auth.passwordFile,
+        ctx.configDir,
+        `sink ${config.name}: auth.password`,
+      );
       const basic = Buffer.from(`${config.auth.username}:${password}`).toString('base64');
       secrets.push(password, basic);
       headers['authorization'] = `Basic ${basic}`;
@@ -57,14 +62,19 @@ export class HttpSink extends HttpSinkBase<HttpSinkConfig> {
         gzip: this.config.compression === 'gzip',
       });
       const n = chunk.events.length;
-      const verdict = await transport.run(`${this.config.method} ${n} events`, async (): Promise<AttemptOutcome<Verdict>> => {
-        const res = await transport.send(req, signal);
-        const c = classifyStatus(res);
-        if (c === 'ok') return { done: 'ok', result: 'ok', events: n };
-        if (c === 'auth') throw authError(this.name, this.type, res.status, 'auth.token / auth.tokenFile or auth.password / auth.passwordFile');
-        if (c === 'retry') return { retry: `HTTP ${res.status}`, retryAfterMs: retryAfterMs(res), events: n };
-        return { done: { status: res.status, detail: transport.quote(res.text) }, result: 'rejected', events: n };
-      }, signal);
+      const verdict = await transport.run(
+        `${this.config.method} ${n} events`,
+        async (): Promise<AttemptOutcome<Verdict>> => {
+          const res = await transport.send(req, signal);
+          const c = classifyStatus(res);
+          if (c === 'ok') return { done: 'ok', result: 'ok', events: n };
+          if (c === 'auth')
+            throw authError(this.name, this.type, res.status, 'auth.token / auth.tokenFile or auth.password / auth.passwordFile');
+          if (c === 'retry') return { retry: `HTTP ${res.status}`, retryAfterMs: retryAfterMs(res), events: n };
+          return { done: { status: res.status, detail: transport.quote(res.text) }, result: 'rejected', events: n };
+        },
+        signal,
+      );
       if (verdict === 'ok') {
         delivered += n;
       } else {

@@ -29,7 +29,8 @@ export async function waitForAck(transport: HttpTransport, ackId: number, opts: 
         if (ackStatus(res.text, ackId)) return true;
       } else {
         const code = parseHecBody(res.text).code;
-        if (code === 14) throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${opts.sink}: ${HEC_CONFIG_HINTS[14]}`, { status: res.status });
+        if (code === 14)
+          throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${opts.sink}: ${HEC_CONFIG_HINTS[14]}`, { status: res.status });
       }
     } catch (e) {
       if (e instanceof SyncError || signal?.aborted) throw e;

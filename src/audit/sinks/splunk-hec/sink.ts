@@ -11,7 +11,7 @@ import { ErrorCodes, SyncError } from '../../../errors.ts';
 import { chunkEvents } from '../batcher.ts';
 import type { SinkContext } from '../context.ts';
 import { HttpSinkBase, type SinkCredentials } from '../http-sink-base.ts';
-import { HttpTransport, authError, classifyStatus, retryAfterMs, type AttemptOutcome, type HttpResponse } from '../http-transport.ts';
+import { type HttpTransport, authError, classifyStatus, retryAfterMs, type AttemptOutcome, type HttpResponse } from '../http-transport.ts';
 import { readSecret } from '../secrets.ts';
 import type { RejectedEvent, WriteResult } from '../sink.ts';
 import { joinPath } from '../url.ts';
@@ -83,25 +83,38 @@ export class SplunkHecSink extends HttpSinkBase<SplunkHecSinkConfig> {
       body: Buffer.concat(payloads),
       gzip: this.config.compression === 'gzip',
     });
-    return transport.run(`POST /services/collector/event (${n} events)`, async (): Promise<AttemptOutcome<Verdict>> => {
-      const res = await transport.send(req, signal);
-      const verdict = this.classify(res, n);
-      if ('retry' in verdict) return verdict;
-      if (verdict.done.kind !== 'delivered' || !this.config.indexerAcknowledgement.enabled) return verdict;
-      const ackId = parseHecBody(res.text).ackId;
-      if (ackId === undefined) {
-        throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: HEC answered without an ackId: ${HEC_CONFIG_HINTS[14]}`);
-      }
-      const ack = this.config.indexerAcknowledgement;
-      const acked = await waitForAck(transport, ackId, {
-        sink: this.name,
-        path: joinPath(this.url, `/services/collector/ack?channel=${encodeURIComponent(this.channel)}`),
-        headers: this.headers,
-        pollIntervalMs: ack.pollIntervalMs,
-        timeoutMs: ack.timeoutSeconds * 1000,
-      }, signal);
-      return acked ? verdict : { retry: `indexer acknowledgement ${ackId} not received within ${ack.timeoutSeconds}s`, events: n };
-    }, signal);
+    return transport.run(
+      `POST /services/collector/event (${n} events)`,
+      async (): Promise<AttemptOutcome<Verdict>> => {
+        const res = await transport.send(req, signal);
+        const verdict = this.classify(res, n);
+        if ('retry' in verdict) return verdict;
+        if (verdict.done.kind !== 'delivered' || !this.config.indexerAcknowledgement.enabled) return verdict;
+        const ackId = parseHecBody(res.text).ackId;
+        if (ackId === undefined) {
+          throw new SyncError(
+            ErrorCodes.CONFIG_INVALID,
+            'fatal',
+            `sink ${this.name}: HEC answered without an ackId: ${HEC_CONFIG_HINTS[14]}`,
+          );
+        }
+        const ack = this.config.indexerAcknowledgement;
+        const acked = await waitForAck(
+          transport,
+          ackId,
+          {
+            sink: this.name,
+            path: joinPath(this.url, `/services/collector/ack?channel=${encodeURIComponent(this.channel)}`),
+            headers: this.headers,
+            pollIntervalMs: ack.pollIntervalMs,
+            timeoutMs: ack.timeoutSeconds * 1000,
+          },
+          signal,
+        );
+        return acked ? verdict : { retry: `indexer acknowledgement ${ackId} not received within ${ack.timeoutSeconds}s`, events: n };
+      },
+      signal,
+    );
   }
 
   private classify(res: HttpResponse, n: number): AttemptOutcome<Verdict> {
@@ -109,14 +122,28 @@ export class SplunkHecSink extends HttpSinkBase<SplunkHecSinkConfig> {
     const known = body.code === undefined ? undefined : HEC_CODES[body.code];
     const status = classifyStatus(res);
     if (status === 'auth' || known?.verdict === 'auth') {
-      throw authError(this.name, this.type, res.status === 401 || res.status === 403 ? res.status : 403, 'token / tokenFile (and that the HEC token is enabled)');
+      throw authError(
+        this.name,
+        this.type,
+        res.status === 401 || res.status === 403 ? res.status : 403,
+        'token / tokenFile (and that the HEC token is enabled)',
+      );
     }
     if (known?.verdict === 'config') {
-      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: HEC code ${body.code} (${known.text}): ${HEC_CONFIG_HINTS[body.code!] ?? 'check the sink configuration'}`, { status: res.status });
+      throw new SyncError(
+        ErrorCodes.CONFIG_INVALID,
+        'fatal',
+        `sink ${this.name}: HEC code ${body.code} (${known.text}): ${HEC_CONFIG_HINTS[body.code!] ?? 'check the sink configuration'}`,
+        { status: res.status },
+      );
     }
     if (status === 'ok' && (known === undefined || known.verdict === 'ok')) return { done: { kind: 'delivered' }, result: 'ok', events: n };
     if (known?.verdict === 'retry' || status === 'retry') {
-      return { retry: `HTTP ${res.status}${known ? ` HEC code ${body.code} (${known.text})` : ''}`, retryAfterMs: retryAfterMs(res), events: n };
+      return {
+        retry: `HTTP ${res.status}${known ? ` HEC code ${body.code} (${known.text})` : ''}`,
+        retryAfterMs: retryAfterMs(res),
+        events: n,
+      };
     }
     const code = known?.name ?? (body.code !== undefined ? `hec_${body.code}` : `http_${res.status}`);
     const reason = `HTTP ${res.status}${body.code !== undefined ? ` HEC code ${body.code}` : ''}: ${transportQuote(this.openTransport(), body.text ?? res.text)}`;

@@ -19,7 +19,10 @@ export interface CefOptions {
 }
 
 export function escapeCefHeader(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r\n|[\r\n]/g, ' ');
+  return v
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/\r\n|[\r\n]/g, ' ');
 }
 
 export function escapeCefValue(v: string): string {

@@ -4,16 +4,45 @@ import { sinkBase } from '../common-config.ts';
 import { tlsSchema } from '../tls.ts';
 
 export const FACILITIES = {
-  kern: 0, user: 1, mail: 2, daemon: 3, auth: 4, syslog: 5, lpr: 6, news: 7, uucp: 8, cron: 9,
-  authpriv: 10, ftp: 11, ntp: 12, security: 13, console: 14, solaris_cron: 15,
-  local0: 16, local1: 17, local2: 18, local3: 19, local4: 20, local5: 21, local6: 22, local7: 23,
+  kern: 0,
+  user: 1,
+  mail: 2,
+  daemon: 3,
+  auth: 4,
+  syslog: 5,
+  lpr: 6,
+  news: 7,
+  uucp: 8,
+  cron: 9,
+  authpriv: 10,
+  ftp: 11,
+  ntp: 12,
+  security: 13,
+  console: 14,
+  solaris_cron: 15,
+  local0: 16,
+  local1: 17,
+  local2: 18,
+  local3: 19,
+  local4: 20,
+  local5: 21,
+  local6: 22,
+  local7: 23,
 } as const;
 
 export const SEVERITIES = {
-  emerg: 0, alert: 1, crit: 2, err: 3, warning: 4, notice: 5, info: 6, debug: 7,
+  emerg: 0,
+  alert: 1,
+  crit: 2,
+  err: 3,
+  warning: 4,
+  notice: 5,
+  info: 6,
+  debug: 7,
 } as const;
 
-const printable = (max: number) => z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${max}}$`), `printable ASCII without spaces, at most ${max} characters`);
+const printable = (max: number) =>
+  z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${max}}$`), `printable ASCII without spaces, at most ${max} characters`);
 
 /** RFC 5424 over TCP or TLS with octet-counting framing (RFC 6587 / RFC 5425). */
 export const syslogSinkSchema = z.strictObject({
@@ -34,7 +63,9 @@ export const syslogSinkSchema = z.strictObject({
   /** Add `[<sdId> key="<event key>"]` so receivers can deduplicate. */
   structuredData: z.boolean().default(true),
   /** SD-ID: name@<private enterprise number>; 32473 is the documentation PEN (RFC 5612). */
-  sdId: printable(32).refine((s) => !/[=\]"]/.test(s), 'an SD-ID cannot contain = ] or "').default('scimsync@32473'),
+  sdId: printable(32)
+    .refine((s) => !/[=\]"]/.test(s), 'an SD-ID cannot contain = ] or "')
+    .default('scimsync@32473'),
   /** Message body: the JSON document, or an ArcSight CEF line. */
   format: z.enum(['json', 'cef']).default('json'),
   cef: z

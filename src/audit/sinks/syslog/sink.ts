@@ -67,11 +67,16 @@ export class SyslogSink implements Sink {
       if (chunk.events.length === 0) continue;
       const n = chunk.events.length;
       const buf = Buffer.concat(chunk.payloads, chunk.bytes);
-      await runWithRetry({ policy: toRetryPolicy(this.config.retry), instrument: this.instrument, random: this.ctx.random }, `write ${n} messages to ${this.config.host}:${this.port}`, async () => {
-        const conn = await this.connection();
-        await conn.write(buf, this.config.timeoutSeconds * 1000);
-        return { done: true, result: 'ok', events: n };
-      }, signal);
+      await runWithRetry(
+        { policy: toRetryPolicy(this.config.retry), instrument: this.instrument, random: this.ctx.random },
+        `write ${n} messages to ${this.config.host}:${this.port}`,
+        async () => {
+          const conn = await this.connection();
+          await conn.write(buf, this.config.timeoutSeconds * 1000);
+          return { done: true, result: 'ok', events: n };
+        },
+        signal,
+      );
       delivered += n;
     }
     this.instrument.delivered(delivered);
@@ -101,7 +106,12 @@ export class SyslogSink implements Sink {
     } catch (e) {
       if (e instanceof TransportFailure && isTlsVerifyError(e.code)) {
         // The configured trust refuses this certificate: retrying cannot help.
-        throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: TLS verification of ${this.config.host}:${this.port} failed (${e.code}): check tls.caFile and tls.servername`, { cause: e });
+        throw new SyncError(
+          ErrorCodes.CONFIG_INVALID,
+          'fatal',
+          `sink ${this.name}: TLS verification of ${this.config.host}:${this.port} failed (${e.code}): check tls.caFile and tls.servername`,
+          { cause: e },
+        );
       }
       throw e;
     }
