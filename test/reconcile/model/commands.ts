@@ -320,6 +320,36 @@ export class AdminEdit extends BaseStep {
   }
 }
 
+/**
+ * Objects deleted and created on the platform between two pages of the plan's listing: an
+ * admin deletes a kept person's account and creates one by hand (same totalResults). The
+ * person's account is recreated, the hand-made one is left alone, nothing is skipped silently.
+ */
+export class ChurnBetweenPages extends BaseStep {
+  readonly i: number;
+  constructor(i: number) {
+    super();
+    this.i = i;
+  }
+  protected edit(m: DirectoryModel, r: RealSystem): void {
+    const kept = new Set(
+      m
+        .valid()
+        .filter((p) => p.active)
+        .map((p) => p.ext),
+    );
+    const victim = pick(
+      r.sim.store.users().filter((u) => u.externalId !== undefined && kept.has(u.externalId) && !r.admin.has(u.id)),
+      this.i,
+    );
+    const userName = pick(freeNames(m, r), this.i);
+    if (victim && userName) r.armChurn(victim.id, userName);
+  }
+  toString(): string {
+    return `ChurnBetweenPages(${this.i})`;
+  }
+}
+
 /** The source returns nothing for one run (an outage taken for "no users"). */
 export class SourceOutage extends BaseStep {
   protected edit(_m: DirectoryModel, r: RealSystem): void {
@@ -365,6 +395,7 @@ const allSteps: [string, fc.Arbitrary<Step>][] = [
   ['AdminDelete', idx.map((i) => new AdminEdit(i, 'delete'))],
   ['AdminCreate', idx.map((i) => new AdminEdit(i, 'create'))],
   ['AdminAddMember', idx.map((i) => new AdminEdit(i, 'add-member'))],
+  ['ChurnBetweenPages', idx.map((i) => new ChurnBetweenPages(i))],
   ['SourceOutage', fc.constant(new SourceOutage())],
   ['LoseLedger', fc.constant(new LoseLedger())],
 ];

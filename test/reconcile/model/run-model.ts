@@ -38,7 +38,8 @@ export async function runModel(opts: ModelRunOptions): Promise<void> {
       fc.integer({ min: 1, max: 4 }),
       fc.subarray(MODEL_QUIRKS),
       async (steps, pageSize, quirks) => {
-        const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks });
+        let real: RealSystem | undefined;
+        const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks, afterListPage: (e) => real?.onListPage(e) });
         const model = initialModel();
         const ws = createWorkspace(sim, {
           directory: model.toDirectory(),
@@ -55,10 +56,10 @@ export async function runModel(opts: ModelRunOptions): Promise<void> {
             platform: { scim: { pageSize: pageSize } },
           },
         });
-        const real = new RealSystem(sim, ws, opts.ownership);
+        real = new RealSystem(sim, ws, opts.ownership);
         try {
           await real.sync(model);
-          await fc.asyncModelRun(() => ({ model, real }), steps);
+          await fc.asyncModelRun(() => ({ model, real: real as RealSystem }), steps);
         } finally {
           await sim.close();
         }

@@ -18,7 +18,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ScimGroup, ScimUser } from '../../../src/platform/scim/types.ts';
 import type { Plan } from '../../../src/reconcile/plan-types.ts';
-import type { Simulator } from '../../../src/simulator/index.ts';
+import type { ListPageEvent, Simulator } from '../../../src/simulator/index.ts';
 import type { Workspace } from '../../helpers/reconcile-harness.ts';
 import type { DirectoryModel, Person } from './directory-model.ts';
 
@@ -58,6 +58,10 @@ export class RealSystem {
   readonly admin = new Map<string, AdminAccount>();
   /** Set by a step that breaks the source for one run (it returns no users). */
   outage = false;
+  /** Set by the simulator's page hook when an admin deleted this managed account between two listing pages. */
+  churned: string | undefined;
+  /** Armed by a step: runs once, between the first and second page of the next full user listing. */
+  private pageHook: ((e: ListPageEvent) => void) | undefined;
 
   readonly sim: Simulator;
   readonly ws: Workspace;
@@ -77,6 +81,24 @@ export class RealSystem {
 
   accountOf(ext: string): ScimUser[] {
     return this.sim.store.users().filter((u) => u.externalId === ext);
+  }
+
+  /** For the simulator's afterListPage option. */
+  readonly onListPage = (e: ListPageEvent): void => {
+    if (e.resourceType !== 'Users' || e.filter !== undefined || e.startIndex !== 1 || e.returned >= e.totalResults) return;
+    const hook = this.pageHook;
+    this.pageHook = undefined;
+    hook?.(e);
+  };
+
+  /** While the next plan lists the users: delete `victim` (a managed account) and create an admin account named `userName`. */
+  armChurn(victim: string, userName: string): void {
+    this.pageHook = (e) => {
+      e.store.deleteUser(victim);
+      this.churned = victim;
+      const u = e.store.createUser({ userName, name: { givenName: 'Hand', familyName: 'Made' }, active: true });
+      this.admin.set(u.id, { id: u.id, userName, givenName: 'Hand', active: true });
+    };
   }
 
   loseLedger(): void {
@@ -148,6 +170,8 @@ export class RealSystem {
         again,
       );
     this.remember(after);
+    this.pageHook = undefined;
+    this.churned = undefined;
   }
 
   /** Accounts the model expects deactivated now: a leaver's active account, or a kept person disabled in the source. */
@@ -166,7 +190,7 @@ export class RealSystem {
   /** What the guard protects: the accounts and groups this tool owns, as the platform lists them. */
   private managedCount(before: Snapshot): number {
     let n = 0;
-    for (const id of before.users.keys()) if (this.owner.has(id)) n++;
+    for (const id of before.users.keys()) if (this.owner.has(id) && id !== this.churned) n++;
     for (const id of before.groups.keys()) if (this.groupOwner.has(id)) n++;
     return n;
   }
