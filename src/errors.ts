@@ -127,3 +127,23 @@ export function errorFromStatus(status: number, what: string, opts: { detail?: s
     return new SyncError(ErrorCodes.REJECTED, 'rejected', `${what}: rejected (HTTP ${status})${suffix}`, { status, ...opts });
   return new SyncError(ErrorCodes.BAD_RESPONSE, 'rejected', `${what}: unexpected HTTP ${status}${suffix}`, { status, ...opts });
 }
+
+/** Certificate verification failures (Node's and OpenSSL's codes): a trust problem, not a network one. */
+const TLS_VERIFY_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+/** A certificate the configured trust refuses will not heal by retrying (the platform client and the sinks alike). */
+export function isTlsVerifyError(code: string | undefined): boolean {
+  return code !== undefined && TLS_VERIFY_CODES.has(code);
+}

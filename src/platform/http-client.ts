@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from './dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError } from '../errors.ts';
+import { ErrorCodes, SyncError, errorCodeOf, errorFromStatus, isSyncError, isTlsVerifyError } from '../errors.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
 import { readBodyCapped } from './read-body.ts';
 import { readOnlyInterceptor } from './read-only.ts';
@@ -99,21 +99,6 @@ export class AmbiguousRequestError extends SyncError {
 
 /** Up to this size a response of known length is read in one call, bytes. */
 const SMALL_BODY_BYTES = 64 * 1024;
-
-/** Certificate verification failures (Node's and OpenSSL's codes): a trust problem, not a network one. */
-const TLS_VERIFY_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_SIGNATURE_FAILURE',
-]);
 
 const NETWORK_CODES_NOT_SENT = new Set([
   'ECONNREFUSED',
@@ -274,7 +259,7 @@ export class PlatformClient {
             ? `cannot resolve host ${this.baseUrl.hostname} (ENOTFOUND) for ${target}`
             : `network error ${code ?? 'unknown'} at ${target}`;
         // A certificate the configured trust refuses will not be trusted on a retry either.
-        if (res === undefined && code !== undefined && TLS_VERIFY_CODES.has(code)) {
+        if (res === undefined && isTlsVerifyError(code)) {
           throw new SyncError(
             ErrorCodes.CONFIG_INVALID,
             'fatal',

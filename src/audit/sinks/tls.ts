@@ -54,22 +54,3 @@ export async function loadTls(cfg: TlsConfig, configDir: string, keyPath: string
   if (cfg.servername !== undefined) out.servername = cfg.servername;
   return out;
 }
-
-const TLS_VERIFY_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_SIGNATURE_FAILURE',
-]);
-
-/** A certificate the configured trust refuses will not heal by retrying. */
-export function isTlsVerifyError(code: string | undefined): boolean {
-  return code !== undefined && TLS_VERIFY_CODES.has(code);
-}
