@@ -3,7 +3,8 @@
  * (truncate, drip) and backpressure for streamed bodies: handlers return a SimResponse
  * value and never touch the socket, so faults compose with every route.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultRule } from './types.ts';
 
@@ -169,4 +170,22 @@ export async function writeResponse(res: ServerResponse, r: SimResponse, bodyFau
     if (e instanceof Truncated) return false;
     throw e;
   }
+}
+
+/** Starts `server` on a port (0: any) of a host (default loopback); returns its base URL, no trailing slash. */
+export async function listenOn(
+  server: Server,
+  opts: { port?: number | undefined; host?: string | undefined },
+  scheme: 'http' | 'https' = 'http',
+): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `${scheme}://${host}:${addr.port}`;
 }

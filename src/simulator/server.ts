@@ -5,13 +5,20 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SimAuditLog } from './audit.ts';
 import { AUDIT_EXPORT_PATH, handleAuditExport, platformError } from './audit-routes.ts';
 import { authenticatePlatform, authenticateScim } from './auth.ts';
 import { FaultEngine, canonicalPath, isCollectionPath, type FaultPlan } from './faults.ts';
-import { BodyTooLargeError, readRequest, writeResponse, type JsonResponse, type SimRequest, type SimResponse } from './http-io.ts';
+import {
+  BodyTooLargeError,
+  listenOn,
+  readRequest,
+  writeResponse,
+  type JsonResponse,
+  type SimRequest,
+  type SimResponse,
+} from './http-io.ts';
 import { mix, mulberry32 } from './prng.ts';
 import { ScimHttpError, scimErrorBody } from './scim-error.ts';
 import { handleMeta, type MetaEnv } from './scim-meta.ts';
@@ -167,16 +174,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const server: Server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert }, listener) : createHttpServer(listener);
   server.on('clientError', (_err, socket) => socket.destroy());
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`;
+  const url = await listenOn(server, opts, opts.tls ? 'https' : 'http');
   store.baseUrl = url;
   router.meta.baseUrl = url;
   if (opts.users) seedUsers(store, opts.users, seed);

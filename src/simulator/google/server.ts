@@ -5,7 +5,7 @@
  * `tokenUrl` and `rootUrl`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../http-io.ts';
 import { apiError, serviceDisabled, type JsonReply } from './errors.ts';
 import { GoogleFaults, faultReply } from './faults.ts';
 import { handleDirectory, pageOf, parseDirectoryPath } from './routes.ts';
@@ -148,16 +148,7 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
     });
   });
   server.on('clientError', (_e, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
+  const url = await listenOn(server, opts);
   return {
     url,
     tokenUrl: `${url}/token`,
