@@ -11,7 +11,7 @@ export interface RowIdentity {
 
 export type RowResult = { ok: true; user: NormalizedUser; groups: string[] } | { ok: false; reason: string; identity: RowIdentity };
 
-export type RowMapper = (row: string[]) => RowResult
+export type RowMapper = (row: string[]) => RowResult;
 
 export function rowMapper(c: CsvSourceConfig, index: ReadonlyMap<string, number>): RowMapper {
   const col = (name: string | undefined) => (name === undefined ? undefined : (index.get(name) as number));
