@@ -26,229 +26,124 @@ function flipCase(userName: string): string {
   return flipped + userName.slice(1);
 }
 
-abstract class BaseStep implements Step {
-  check(_m: Readonly<DirectoryModel>): boolean {
-    return true;
-  }
-  async run(m: DirectoryModel, r: RealSystem): Promise<void> {
-    this.edit(m, r);
-    await r.sync(m);
-  }
-  protected abstract edit(m: DirectoryModel, r: RealSystem): void;
-  abstract toString(): string;
+/** A step: an edit of the model and the real system, then one reconcile cycle with every invariant checked. */
+function step(label: string, edit: (m: DirectoryModel, r: RealSystem) => void): Step {
+  return {
+    check: () => true,
+    run: async (m, r) => {
+      edit(m, r);
+      await r.sync(m);
+    },
+    toString: () => label,
+  };
 }
 
-export class Joiner extends BaseStep {
-  readonly seed: number;
-  readonly flavour: 'fresh' | 'leaver-name' | 'admin-name';
-  constructor(seed: number, flavour: 'fresh' | 'leaver-name' | 'admin-name') {
-    super();
-    this.seed = seed;
-    this.flavour = flavour;
-  }
-  protected edit(m: DirectoryModel, r: RealSystem): void {
+export const joiner = (seed: number, flavour: 'fresh' | 'leaver-name' | 'admin-name'): Step =>
+  step(`Joiner(${seed}, ${flavour})`, (m, r) => {
     let userName: string | undefined;
     const used = m.usedNames();
-    if (this.flavour === 'leaver-name')
+    if (flavour === 'leaver-name')
       userName = pick(
         m.leavers.map((p) => p.userName).filter((n) => !used.has(n.toLowerCase())),
-        this.seed,
+        seed,
       );
-    if (this.flavour === 'admin-name')
+    if (flavour === 'admin-name')
       userName = pick(
         [...r.admin.values()].map((a) => a.userName).filter((n) => !used.has(n.toLowerCase())),
-        this.seed,
+        seed,
       );
-    userName ??= pick(freeNames(m, r), this.seed);
+    userName ??= pick(freeNames(m, r), seed);
     if (userName === undefined) return;
     const ext = m.newExt();
     m.persons.push({ ext, userName, given: `G${ext}`, family: 'Model', active: true, badEmail: false });
-  }
-  toString(): string {
-    return `Joiner(${this.seed}, ${this.flavour})`;
-  }
-}
+  });
 
-export class Leaver extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.persons, this.i);
+export const leaver = (i: number): Step =>
+  step(`Leaver(${i})`, (m) => {
+    const p = pick(m.persons, i);
     if (p) m.leave(p);
-  }
-  toString(): string {
-    return `Leaver(${this.i})`;
-  }
-}
+  });
 
-export class Returner extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.leavers, this.i);
+export const returner = (i: number): Step =>
+  step(`Returner(${i})`, (m) => {
+    const p = pick(m.leavers, i);
     if (!p || m.present(p.ext)) return;
     m.leavers = m.leavers.filter((q) => q !== p);
     m.persons.push({ ...p, active: true, badEmail: false });
-  }
-  toString(): string {
-    return `Returner(${this.i})`;
-  }
-}
+  });
 
-export class Rename extends BaseStep {
-  readonly i: number;
-  readonly seed: number;
-  constructor(i: number, seed: number) {
-    super();
-    this.i = i;
-    this.seed = seed;
-  }
-  protected edit(m: DirectoryModel, r: RealSystem): void {
-    const p = pick(m.valid(), this.i);
-    const name = pick(freeNames(m, r), this.seed);
+export const rename = (i: number, seed: number): Step =>
+  step(`Rename(${i}, ${seed})`, (m, r) => {
+    const p = pick(m.valid(), i);
+    const name = pick(freeNames(m, r), seed);
     if (p && name) p.userName = name;
-  }
-  toString(): string {
-    return `Rename(${this.i}, ${this.seed})`;
-  }
-}
+  });
 
-export class CaseRename extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.valid(), this.i);
+export const caseRename = (i: number): Step =>
+  step(`CaseRename(${i})`, (m) => {
+    const p = pick(m.valid(), i);
     if (p) p.userName = flipCase(p.userName);
-  }
-  toString(): string {
-    return `CaseRename(${this.i})`;
-  }
-}
+  });
 
 /** Two people swap userNames (or three rotate theirs): never a 409 loop. */
-export class NameRotation extends BaseStep {
-  readonly i: number;
-  readonly size: 2 | 3;
-  constructor(i: number, size: 2 | 3) {
-    super();
-    this.i = i;
-    this.size = size;
-  }
-  protected edit(m: DirectoryModel): void {
+export const nameRotation = (i: number, size: 2 | 3): Step =>
+  step(`NameRotation(${i}, ${size})`, (m) => {
     const valid = m.valid();
-    if (valid.length < this.size) return;
+    if (valid.length < size) return;
     const chosen: Person[] = [];
-    for (let k = 0; k < this.size; k++) chosen.push(valid[(this.i + k) % valid.length] as Person);
+    for (let k = 0; k < size; k++) chosen.push(valid[(i + k) % valid.length] as Person);
     const names = chosen.map((p) => p.userName);
     chosen.forEach((p, k) => (p.userName = names[(k + 1) % names.length] as string));
-  }
-  toString(): string {
-    return `NameRotation(${this.i}, ${this.size})`;
-  }
-}
+  });
 
-export class ToggleActive extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.persons, this.i);
+export const toggleActive = (i: number): Step =>
+  step(`ToggleActive(${i})`, (m) => {
+    const p = pick(m.persons, i);
     if (p) p.active = !p.active;
-  }
-  toString(): string {
-    return `ToggleActive(${this.i})`;
-  }
-}
+  });
 
 /** A typo in one entry: an invalid e-mail, made or fixed. */
-export class EmailTypo extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.persons, this.i);
+export const emailTypo = (i: number): Step =>
+  step(`EmailTypo(${i})`, (m) => {
+    const p = pick(m.persons, i);
     if (p) p.badEmail = !p.badEmail;
-  }
-  toString(): string {
-    return `EmailTypo(${this.i})`;
-  }
-}
+  });
 
 /** A typo in one entry: a later entry takes an earlier entry's userName (made or fixed). */
-export class DuplicateNameTypo extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel): void {
+export const duplicateNameTypo = (i: number): Step =>
+  step(`DuplicateNameTypo(${i})`, (m, r) => {
     if (m.persons.length < 2) return;
-    const k = 1 + (this.i % (m.persons.length - 1));
+    const k = 1 + (i % (m.persons.length - 1));
     const p = m.persons[k] as Person;
     if (p.typoOf !== undefined) {
       p.userName = p.typoOf;
       delete p.typoOf;
       return;
     }
-    const earlier = m.persons[this.i % k] as Person;
+    const earlier = m.persons[i % k] as Person;
     p.typoOf = p.userName;
     p.userName = earlier.userName;
-  }
-  toString(): string {
-    return `DuplicateNameTypo(${this.i})`;
-  }
-}
+  });
 
 /** A mover: new givenName and one group membership toggled. */
-export class Mover extends BaseStep {
-  readonly i: number;
-  readonly g: number;
-  constructor(i: number, g: number) {
-    super();
-    this.i = i;
-    this.g = g;
-  }
-  protected edit(m: DirectoryModel): void {
-    const p = pick(m.persons, this.i);
-    const g = pick(m.groups, this.g);
+export const mover = (i: number, gi: number): Step =>
+  step(`Mover(${i}, ${gi})`, (m) => {
+    const p = pick(m.persons, i);
+    const g = pick(m.groups, gi);
     if (!p) return;
-    p.given = `${p.given.split('~')[0]}~${this.g}`;
+    p.given = `${p.given.split('~')[0]}~${gi}`;
     if (!g) return;
     g.members = g.members.includes(p.ext) ? g.members.filter((x) => x !== p.ext) : [...g.members, p.ext];
-  }
-  toString(): string {
-    return `Mover(${this.i}, ${this.g})`;
-  }
-}
+  });
 
-export class GroupEdit extends BaseStep {
-  readonly g: number;
-  readonly what: 'create' | 'delete' | 'rename' | 'swap-names' | 'break';
-  constructor(g: number, what: 'create' | 'delete' | 'rename' | 'swap-names' | 'break') {
-    super();
-    this.g = g;
-    this.what = what;
-  }
-  protected edit(m: DirectoryModel): void {
+export const groupEdit = (gi: number, what: 'create' | 'delete' | 'rename' | 'swap-names' | 'break'): Step =>
+  step(`GroupEdit(${gi}, ${what})`, (m) => {
     const used = new Set(m.groups.map((g) => g.displayName.toLowerCase()));
     const free = GROUP_NAMES.filter((n) => !used.has(n.toLowerCase()));
-    const g = pick(m.groups, this.g);
-    switch (this.what) {
+    const g = pick(m.groups, gi);
+    switch (what) {
       case 'create': {
-        const name = pick(free, this.g);
+        const name = pick(free, gi);
         if (name) m.groups.push({ ext: m.newExt('g'), displayName: name, members: m.persons.slice(0, 2).map((p) => p.ext), broken: false });
         return;
       }
@@ -256,49 +151,38 @@ export class GroupEdit extends BaseStep {
         if (g) m.groups = m.groups.filter((x) => x !== g);
         return;
       case 'rename': {
-        const name = pick(free, this.g);
+        const name = pick(free, gi);
         if (g && name) g.displayName = name;
         return;
       }
       case 'swap-names': {
-        const h = pick(m.groups, this.g + 1);
+        const h = pick(m.groups, gi + 1);
         if (g && h && g !== h) [g.displayName, h.displayName] = [h.displayName, g.displayName];
         return;
       }
       case 'break':
         if (g) g.broken = !g.broken;
     }
-  }
-  toString(): string {
-    return `GroupEdit(${this.g}, ${this.what})`;
-  }
-}
+  });
 
 /** An admin on the platform: edits or deletes a managed account, creates an account by hand, adds it to a group. */
-export class AdminEdit extends BaseStep {
-  readonly i: number;
-  readonly what: 'drift' | 'delete' | 'create' | 'add-member';
-  constructor(i: number, what: 'drift' | 'delete' | 'create' | 'add-member') {
-    super();
-    this.i = i;
-    this.what = what;
-  }
-  protected edit(m: DirectoryModel, r: RealSystem): void {
+export const adminEdit = (i: number, what: 'drift' | 'delete' | 'create' | 'add-member'): Step =>
+  step(`AdminEdit(${i}, ${what})`, (m, r) => {
     const store = r.sim.store;
     const managed = store.users().filter((u) => u.externalId !== undefined && !r.admin.has(u.id));
-    switch (this.what) {
+    switch (what) {
       case 'drift': {
-        const u = pick(managed, this.i);
+        const u = pick(managed, i);
         if (u) store.updateUser(u.id, { name: { ...u.name, givenName: 'Edited By Admin' } });
         return;
       }
       case 'delete': {
-        const u = pick(managed, this.i);
+        const u = pick(managed, i);
         if (u) store.deleteUser(u.id);
         return;
       }
       case 'create': {
-        const userName = pick(freeNames(m, r), this.i);
+        const userName = pick(freeNames(m, r), i);
         if (!userName) return;
         const u = store.createUser({ userName, name: { givenName: 'Hand', familyName: 'Made' }, active: true });
         r.admin.set(u.id, { id: u.id, userName, givenName: 'Hand', active: true });
@@ -307,31 +191,22 @@ export class AdminEdit extends BaseStep {
       case 'add-member': {
         const a = pick(
           [...r.admin.values()].filter((x) => store.getUser(x.id)),
-          this.i,
+          i,
         );
-        const g = pick(store.groups(), this.i);
+        const g = pick(store.groups(), i);
         if (!a || !g || (g.members ?? []).some((x) => x.value === a.id)) return;
         store.updateGroup(g.id, { members: [...(g.members ?? []), { value: a.id }] });
       }
     }
-  }
-  toString(): string {
-    return `AdminEdit(${this.i}, ${this.what})`;
-  }
-}
+  });
 
 /**
  * Objects deleted and created on the platform between two pages of the plan's listing: an
  * admin deletes a kept person's account and creates one by hand (same totalResults). The
  * person's account is recreated, the hand-made one is left alone, nothing is skipped silently.
  */
-export class ChurnBetweenPages extends BaseStep {
-  readonly i: number;
-  constructor(i: number) {
-    super();
-    this.i = i;
-  }
-  protected edit(m: DirectoryModel, r: RealSystem): void {
+export const churnBetweenPages = (i: number): Step =>
+  step(`ChurnBetweenPages(${i})`, (m, r) => {
     const kept = new Set(
       m
         .valid()
@@ -340,64 +215,49 @@ export class ChurnBetweenPages extends BaseStep {
     );
     const victim = pick(
       r.sim.store.users().filter((u) => u.externalId !== undefined && kept.has(u.externalId) && !r.admin.has(u.id)),
-      this.i,
+      i,
     );
-    const userName = pick(freeNames(m, r), this.i);
+    const userName = pick(freeNames(m, r), i);
     if (victim && userName) r.armChurn(victim.id, userName);
-  }
-  toString(): string {
-    return `ChurnBetweenPages(${this.i})`;
-  }
-}
+  });
 
 /** The source returns nothing for one run (an outage taken for "no users"). */
-export class SourceOutage extends BaseStep {
-  protected edit(_m: DirectoryModel, r: RealSystem): void {
+export const sourceOutage = (): Step =>
+  step('SourceOutage', (_m, r) => {
     r.outage = true;
-  }
-  toString(): string {
-    return 'SourceOutage';
-  }
-}
+  });
 
 /** The ledger is lost; only meaningful where ownership follows externalId. */
-export class LoseLedger extends BaseStep {
-  protected edit(_m: DirectoryModel, r: RealSystem): void {
+export const loseLedger = (): Step =>
+  step('LoseLedger', (_m, r) => {
     if (r.ownership === 'externalId') r.loseLedger();
-  }
-  toString(): string {
-    return 'LoseLedger';
-  }
-}
+  });
 
 const idx = fc.nat({ max: 20 });
 
 const allSteps: [string, fc.Arbitrary<Step>][] = [
-  [
-    'Joiner',
-    fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => new Joiner(s, f)),
-  ],
-  ['Leaver', idx.map((i) => new Leaver(i))],
-  ['Returner', idx.map((i) => new Returner(i))],
-  ['Rename', fc.tuple(idx, idx).map(([i, s]) => new Rename(i, s))],
-  ['CaseRename', idx.map((i) => new CaseRename(i))],
-  ['NameRotation', fc.tuple(idx, fc.constantFrom(2 as const, 3 as const)).map(([i, n]) => new NameRotation(i, n))],
-  ['ToggleActive', idx.map((i) => new ToggleActive(i))],
-  ['EmailTypo', idx.map((i) => new EmailTypo(i))],
-  ['DuplicateNameTypo', idx.map((i) => new DuplicateNameTypo(i))],
-  ['Mover', fc.tuple(idx, idx).map(([i, g]) => new Mover(i, g))],
-  ['GroupCreate', idx.map((g) => new GroupEdit(g, 'create'))],
-  ['GroupDelete', idx.map((g) => new GroupEdit(g, 'delete'))],
-  ['GroupRename', idx.map((g) => new GroupEdit(g, 'rename'))],
-  ['GroupSwap', idx.map((g) => new GroupEdit(g, 'swap-names'))],
-  ['GroupTypo', idx.map((g) => new GroupEdit(g, 'break'))],
-  ['AdminDrift', idx.map((i) => new AdminEdit(i, 'drift'))],
-  ['AdminDelete', idx.map((i) => new AdminEdit(i, 'delete'))],
-  ['AdminCreate', idx.map((i) => new AdminEdit(i, 'create'))],
-  ['AdminAddMember', idx.map((i) => new AdminEdit(i, 'add-member'))],
-  ['ChurnBetweenPages', idx.map((i) => new ChurnBetweenPages(i))],
-  ['SourceOutage', fc.constant(new SourceOutage())],
-  ['LoseLedger', fc.constant(new LoseLedger())],
+  ['Joiner', fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => joiner(s, f))],
+  ['Leaver', idx.map((i) => leaver(i))],
+  ['Returner', idx.map((i) => returner(i))],
+  ['Rename', fc.tuple(idx, idx).map(([i, s]) => rename(i, s))],
+  ['CaseRename', idx.map((i) => caseRename(i))],
+  ['NameRotation', fc.tuple(idx, fc.constantFrom(2 as const, 3 as const)).map(([i, n]) => nameRotation(i, n))],
+  ['ToggleActive', idx.map((i) => toggleActive(i))],
+  ['EmailTypo', idx.map((i) => emailTypo(i))],
+  ['DuplicateNameTypo', idx.map((i) => duplicateNameTypo(i))],
+  ['Mover', fc.tuple(idx, idx).map(([i, g]) => mover(i, g))],
+  ['GroupCreate', idx.map((g) => groupEdit(g, 'create'))],
+  ['GroupDelete', idx.map((g) => groupEdit(g, 'delete'))],
+  ['GroupRename', idx.map((g) => groupEdit(g, 'rename'))],
+  ['GroupSwap', idx.map((g) => groupEdit(g, 'swap-names'))],
+  ['GroupTypo', idx.map((g) => groupEdit(g, 'break'))],
+  ['AdminDrift', idx.map((i) => adminEdit(i, 'drift'))],
+  ['AdminDelete', idx.map((i) => adminEdit(i, 'delete'))],
+  ['AdminCreate', idx.map((i) => adminEdit(i, 'create'))],
+  ['AdminAddMember', idx.map((i) => adminEdit(i, 'add-member'))],
+  ['ChurnBetweenPages', idx.map((i) => churnBetweenPages(i))],
+  ['SourceOutage', fc.constant(sourceOutage())],
+  ['LoseLedger', fc.constant(loseLedger())],
 ];
 
 /** Set MODEL_EXCLUDE=EmailTypo,… to explore without some steps (never in CI). */
