@@ -37,8 +37,8 @@ import { Redis } from 'ioredis';
 import { parse as parseYaml, stringify } from 'yaml';
 import { PlatformClient } from '../src/platform/http-client.ts';
 import { openAuditExport } from '../src/platform/audit-export.ts';
-import { auditRedisKeys } from '../src/audit/state/redis-keys.ts';
 import { planWindows, requestFor } from '../src/audit/windows.ts';
+import { writeResultsSection } from './lib/results-md.ts';
 import { createMemoryCgroup, type MemoryCgroup } from './lib/memory-cgroup.ts';
 import { runMeasured, vmHwmMb } from './lib/peak-rss.ts';
 
@@ -480,23 +480,6 @@ function report(results: Result[]): string {
   return lines.join('\n');
 }
 
-async function writeResults(section: string): Promise<void> {
-  const path = join(ROOT, 'bench', 'RESULTS.md');
-  let text = '';
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    text = '# Benchmark results\n\n';
-  }
-  const begin = '<!-- bench:audit:begin -->';
-  const end = '<!-- bench:audit:end -->';
-  const block = `${begin}\n${section}${end}\n`;
-  const i = text.indexOf(begin);
-  const j = text.indexOf(end);
-  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length + 1) : `${text.trimEnd()}\n\n${block}`;
-  await writeFile(path, text);
-}
-
 async function main(): Promise<void> {
   const sizes = [Number(process.env['AUDIT_BENCH_ROWS'] ?? 1_000_000)];
   if (process.env['AUDIT_BENCH_10M'] === '1') sizes.push(10_000_000);
@@ -512,7 +495,7 @@ async function main(): Promise<void> {
   }
   const section = report(results);
   process.stdout.write(`${section}\n`);
-  if (process.env['AUDIT_BENCH_NO_WRITE'] !== '1') await writeResults(section);
+  if (process.env['AUDIT_BENCH_NO_WRITE'] !== '1') await writeResultsSection('audit', section);
 }
 
 await main();

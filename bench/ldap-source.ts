@@ -8,11 +8,12 @@
  * Needs slapd + ldap-utils (see test/helpers/slapd.ts). Writes a section of bench/RESULTS.md.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LdifEntry } from '../test/helpers/ldif.ts';
+import { writeResultsSection } from './lib/results-md.ts';
 
 const HERE = import.meta.dirname;
 
@@ -134,18 +135,6 @@ function runChild(label: string, config: string): Promise<ChildResult> {
   });
 }
 
-function writeResults(section: string): void {
-  const file = join(HERE, 'RESULTS.md');
-  const begin = '<!-- ldap-source:begin -->';
-  const end = '<!-- ldap-source:end -->';
-  const block = `${begin}\n${section}\n${end}`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const next = current.includes(begin)
-    ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
-    : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, next);
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -204,7 +193,7 @@ async function main(): Promise<void> {
       `Ratio ldap/file: read+plan ×${(ldap.totalMs / file.totalMs).toFixed(2)}, peak RSS ×${(ldap.peakRssMB / file.peakRssMB).toFixed(2)}.`,
     ].join('\n');
     process.stdout.write(`${section}\n`);
-    writeResults(section);
+    await writeResultsSection('ldap-source', section);
   } finally {
     await sim.close();
     await sl.stop();

@@ -11,11 +11,12 @@
  * Needs slapd + ldap-utils for the LDAP row. Writes a section of bench/RESULTS.md.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LdifEntry } from '../test/helpers/ldif.ts';
+import { writeResultsSection } from './lib/results-md.ts';
 
 const HERE = import.meta.dirname;
 const DOMAIN = 'example.org';
@@ -133,18 +134,6 @@ function runChild(label: string, config: string): Promise<ChildResult> {
   });
 }
 
-function writeResults(section: string): void {
-  const file = join(HERE, 'RESULTS.md');
-  const begin = '<!-- bench:sources:begin -->';
-  const end = '<!-- bench:sources:end -->';
-  const block = `${begin}\n${section}\n${end}`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const next = current.includes(begin)
-    ? current.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
-    : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, next);
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -246,7 +235,7 @@ async function main(): Promise<void> {
       `Read time is wall time and includes waiting for the server (slapd, the simulator) on a shared machine (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}); the CPU column is the reading process alone. Against Google itself each request waits for the network (typically 100-300 ms), so a real read is bounded by round trips and by \`concurrency\` for member lists, not by this CPU figure.`,
     ].join('\n');
     process.stdout.write(`${section}\n`);
-    writeResults(section);
+    await writeResultsSection('sources', section);
   } finally {
     await gsim.close();
     await sl?.stop();
