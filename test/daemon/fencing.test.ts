@@ -93,7 +93,10 @@ describe('run lease with a fencing token', () => {
     expect(posts.filter((p) => p.status === 201)).toHaveLength(USERS);
     // Only the creates in flight when A froze (at most one per apply slot) were sent again.
     expect(posts.filter((p) => p.status === 409).length).toBeLessThanOrEqual(2);
-    expect(posts.filter((p) => p.at >= resumedAt)).toEqual([]);
+    // A create whose bytes were still in A's socket buffer when it froze reaches the server only
+    // after it resumes (seen once in CI): it is one of those ≤ 2 in flight and answered 409, never a
+    // second account. Nothing A sends after resuming may succeed.
+    expect(posts.filter((p) => p.at >= resumedAt && p.status !== 409)).toEqual([]);
     expect(frozenCreates).toBeLessThan(USERS);
     for (const p of people(1, USERS)) expect(usersNamed(platform, p.userName)).toBe(1);
     expect(runsFinished([a], 'reconcile')[0]?.['result']).toBe('lease_lost');
