@@ -1,42 +1,60 @@
 /**
- * The keys already handled (delivered, or dead-lettered) whose timestamps are still inside
- * the overlap window: an event found here is not sent again. In-memory view of the state
- * store's set plus the additions not yet committed. Size is bounded by the events of one
- * overlap window (plus, for exports not in ascending time order, one export window).
+ * The keys an export pass must not deliver again: those the state store held when the pass
+ * began (delivered, or dead-lettered, inside the overlap window), pruned as the cursor moves,
+ * plus the keys this run has delivered and not committed yet (`pending`, for the next commit).
+ *
+ * Keys delivered in this run are not looked up again in this run, so they are not held once
+ * committed: a pass never meets one of its own keys twice (PassKeys numbers identical rows and
+ * spots an id listed twice), a run's windows do not overlap, and a retried window first
+ * reloads the set from the store (`reload()`), which then holds what the failed attempt
+ * committed. Memory is bounded by one overlap window of keys plus one checkpoint's, whatever
+ * the number of rows (a map of every key of the run cost ~8 % of the export's CPU and grew
+ * with each window).
  */
 
 /** Keys of dead-lettered CSV rows start with this (see WindowPass). */
 export const BAD_ROW_KEY_PREFIX = 'bad:';
 
 export class DedupeSet {
-  /** key → the largest timestamp it was added with (epoch ms). */
-  private readonly keys = new Map<string, number>();
-  /** Additions since the last commit. */
+  /** key → the largest timestamp it was stored with (epoch ms). */
+  private known = new Map<string, number>();
+  /** Delivered since the last commit, in delivery order. */
   private pending: Array<[string, number]> = [];
 
   constructor(entries: Iterable<readonly [string, number]> = []) {
-    for (const [k, ts] of entries) this.set(k, ts);
+    this.reload(entries);
   }
 
+  /** Keys held for lookups (not counting the pending ones). */
   get size(): number {
-    return this.keys.size;
+    return this.known.size;
   }
 
   has(key: string): boolean {
-    return this.keys.has(key);
+    return this.known.size > 0 && this.known.has(key);
   }
 
+  /** A key delivered (or dead-lettered): carried by the next commit. */
   add(key: string, timestampMs: number): void {
-    this.set(key, timestampMs);
     this.pending.push([key, timestampMs]);
   }
 
-  /** Forget keys below `beforeMs`; returns how many were dropped. */
+  /**
+   * The store's keys again, before a window is retried: what earlier attempts committed, plus
+   * what they delivered and did not commit (still pending).
+   */
+  reload(entries: Iterable<readonly [string, number]>): void {
+    this.known = new Map();
+    for (const [k, ts] of entries) this.hold(k, ts);
+    for (const [k, ts] of this.pending) this.hold(k, ts);
+  }
+
+  /** Forget held keys below `beforeMs`; returns how many were dropped. */
   prune(beforeMs: number): number {
     let n = 0;
-    for (const [k, ts] of this.keys) {
+    for (const [k, ts] of this.known) {
       if (ts < beforeMs) {
-        this.keys.delete(k);
+        this.known.delete(k);
         n++;
       }
     }
@@ -55,8 +73,8 @@ export class DedupeSet {
     this.pending = entries.concat(this.pending);
   }
 
-  private set(key: string, timestampMs: number): void {
-    const held = this.keys.get(key);
-    if (held === undefined || timestampMs > held) this.keys.set(key, timestampMs);
+  private hold(key: string, timestampMs: number): void {
+    const held = this.known.get(key);
+    if (held === undefined || timestampMs > held) this.known.set(key, timestampMs);
   }
 }

@@ -56,6 +56,7 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
     // Progress committed by an earlier attempt is not redone (keys ≥ cursor − overlap are known).
     const startMs = ctx.cursorMs === null ? w.startMs : Math.max(w.startMs, Math.min(w.endMs, ctx.cursorMs - ctx.overlapMs));
     try {
+      if (attempt > 1) await ctx.reloadKeys();
       await new WindowPass(ctx, { startMs, endMs: w.endMs }).run(deps.platform);
       return;
     } catch (e) {

@@ -111,6 +111,11 @@ export class RunContext {
     }
   }
 
+  /** Before a window is retried: the keys from the store, which now holds what earlier attempts committed. */
+  async reloadKeys(): Promise<void> {
+    this.dedupe.reload((await this.state.load()).dedupe);
+  }
+
   /** Persist unparsable rows; their keys (with a timestamp past the request) stop repeats. */
   async deadLetterRows(rows: Array<{ letter: DeadLetter; key: string; keepUntilMs: number }>): Promise<void> {
     if (rows.length === 0) return;

@@ -48,6 +48,8 @@ export class WindowPass {
   /** The batch being delivered while the next one is built. */
   private inflight: Promise<void> | undefined;
   private bad: BadLetter[] = [];
+  /** Keys of the bad rows this pass recorded (the dedupe set holds only earlier passes' keys). */
+  private readonly badKeys = new Set<string>();
   private ascending = true;
   private lastTs = Number.NEGATIVE_INFINITY;
   private sinceCheckpoint = 0;
@@ -144,7 +146,8 @@ export class WindowPass {
   private onBad(b: { raw: string; code: string; reason: string; line?: number; row?: number }): Promise<void> | undefined {
     // Same raw text in the same export range → the same dead letter: recorded once.
     const key = `${BAD_ROW_KEY_PREFIX}${hash('sha256', b.raw, 'hex')}`;
-    if (this.ctx.dedupe.has(key) || this.bad.some((x) => x.key === key)) return undefined;
+    if (this.ctx.dedupe.has(key) || this.badKeys.has(key)) return undefined;
+    this.badKeys.add(key);
     const letter: DeadLetter = {
       id: randomUUID(),
       sink: PARSE_DEAD_LETTER,

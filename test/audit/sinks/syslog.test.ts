@@ -136,7 +136,8 @@ describe('syslog sink over TCP', () => {
         protocol: 'tcp',
         host: '127.0.0.1',
         port: rx.port,
-        timeoutSeconds: 0.3,
+        // Long enough for the second connection to flush 9 MB on a loaded machine; the stalled one never does.
+        timeoutSeconds: 2,
         batch: { maxEvents: 100_000, maxBytes: 16 * 1024 * 1024 },
         retry: FAST_RETRY,
       },
