@@ -52,17 +52,16 @@ export function isDisabled(e: EntryView, rule: DisabledRule, filterDisabled: boo
 }
 
 function emailsOf(e: EntryView, attributes: string[]): string[] {
-  const seen = new Set<string>();
   const out: string[] = [];
   for (const a of attributes) {
     for (const raw of e.strings(a)) {
       const v = raw.trim();
-      if (v === '' || seen.has(v.toLowerCase())) continue;
-      seen.add(v.toLowerCase());
+      if (v === '' || out.some((x) => x.toLowerCase() === v.toLowerCase())) continue;
       out.push(v);
     }
   }
-  return out;
+  // Kept for every user: an exact-size copy, not push's spare capacity (~130 bytes a user).
+  return out.slice();
 }
 
 export interface MappedUser {
