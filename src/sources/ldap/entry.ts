@@ -42,9 +42,12 @@ export class EntryView {
 
   /** First non-empty value, trimmed. */
   first(attr: string): string | undefined {
-    for (const s of this.strings(attr)) {
-      const t = s.trim();
-      if (t !== '') return t;
+    const v = this.get(attr);
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v)) return nonEmpty(v); // the usual single value, without an array
+    for (const x of v) {
+      const t = nonEmpty(x);
+      if (t !== undefined) return t;
     }
     return undefined;
   }
@@ -56,4 +59,9 @@ export class EntryView {
     const list = Array.isArray(v) ? v : [v];
     return list.map((x) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x));
   }
+}
+
+function nonEmpty(x: string | Buffer): string | undefined {
+  const t = (typeof x === 'string' ? x : x.toString('utf8')).trim();
+  return t === '' ? undefined : t;
 }

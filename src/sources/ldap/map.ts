@@ -77,8 +77,8 @@ export function mapUser(e: EntryView, s: LdapSettings, filterDisabled: boolean):
   if (userName === undefined) return { ok: false, reason: `missing ${m.userName} (userName)` };
   const verdict = isDisabled(e, s.disabled, filterDisabled);
   const attributes: Record<string, unknown> = { dn: e.dn };
-  for (const [key, attr] of Object.entries(s.extra)) {
-    const values = e.strings(attr);
+  for (const key in s.extra) {
+    const values = e.strings(s.extra[key] as string);
     if (values.length === 1) attributes[key] = values[0];
     else if (values.length > 1) attributes[key] = values;
   }

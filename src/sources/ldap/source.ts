@@ -189,6 +189,10 @@ export class LdapSource implements Source {
     });
     const groupsRead = s.groups ? await this.readGroups(client, resolver, rejected, stats, signal) : 0;
     const membership = resolver.finish();
+    if (this.ctx.logger?.isLevelEnabled?.('debug')) {
+      const m = process.memoryUsage();
+      this.ctx.logger.debug({ source: this.describe, heapUsedMb: mb(m.heapUsed), rssMb: mb(m.rss) }, 'LDAP memberships resolved');
+    }
     Object.assign(stats, membership.stats, { usersRead, groupsRead });
     if (membership.stats.membersOutsideScope > 0) {
       this.ctx.logger?.info(
@@ -226,7 +230,13 @@ export class LdapSource implements Source {
           );
         }
       };
-      const r = await pagedSearch(client, this.settings, { baseDn, filter: spec.filter, scope: spec.scope, attributes, what }, onPage, signal);
+      const r = await pagedSearch(
+        client,
+        this.settings,
+        { baseDn, filter: spec.filter, scope: spec.scope, attributes, what },
+        onPage,
+        signal,
+      );
       count += r.entries;
       // Present but unread: whatever lies under a referral we did not follow may include
       // people we manage. Reported without an identity, so the planner holds deprovisioning.
