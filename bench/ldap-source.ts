@@ -98,26 +98,21 @@ async function plan(label: string, dir: string, config: string, cpuProfDir: stri
  * a collection) tracks what is kept, the highest adds the garbage V8 lets build up between
  * collections. Kept memory grows with the users read, not with pages held.
  */
-function pageTable(pages: PageLine[], users: number): string[] {
+function pageTable(pages: PageLine[]): string[] {
   const userPages = pages.filter((p) => p.search.startsWith('users'));
   if (userPages.length < 10) return ['(too few per-page lines: the LDAP source logs them at debug level)'];
   const rows: string[] = [];
   let read = 0;
-  let firstMin: number | undefined;
-  let lastMin = 0;
   for (let k = 0; k < 10; k++) {
     const slice = userPages.slice(Math.floor((k * userPages.length) / 10), Math.floor(((k + 1) * userPages.length) / 10));
     for (const p of slice) read += p.entries;
     const heaps = slice.map((p) => p.heapUsedMb);
     const min = Math.min(...heaps);
-    firstMin ??= min;
-    lastMin = min;
     const last = slice[slice.length - 1] as PageLine;
     rows.push(
       `| ${(slice[0] as PageLine).page}–${last.page} | ${read.toLocaleString('en-US')} | ${min.toFixed(0)} | ${Math.max(...heaps).toFixed(0)} | ${Math.max(...slice.map((p) => p.rssMb)).toFixed(0)} |`,
     );
   }
-  const perUser = (((lastMin - (firstMin ?? 0)) * 1024 * 1024) / (users * 0.9)).toFixed(0);
   const groupPages = pages.filter((p) => p.search.startsWith('groups'));
   const groupMax = groupPages.length ? Math.max(...groupPages.map((p) => p.heapUsedMb)).toFixed(0) : '–';
   return [
@@ -125,7 +120,7 @@ function pageTable(pages: PageLine[], users: number): string[] {
     '|---:|---:|---:|---:|---:|',
     ...rows,
     '',
-    `The lowest heap reading of each tenth grows by ~${perUser} bytes per user read: the mapped users and their indexes (DN → id, ids, names). A page of ${(userPages[0] as PageLine).entries.toLocaleString('en-US')} raw entries is mapped and dropped before the next is handled, so no tenth holds more than its own garbage. ${groupPages.length} group pages follow (heap at most ${groupMax} MB).`,
+    `Within each tenth the heap rises with garbage and drops at each collection; the lowest readings follow what is kept (the mapped users and their DN → id, id and name indexes). Each page of ${(userPages[0] as PageLine).entries.toLocaleString('en-US')} raw entries is mapped and dropped before the next is handled. ${groupPages.length} group pages follow (heap at most ${groupMax} MB).`,
   ];
 }
 
@@ -206,7 +201,7 @@ async function main(): Promise<void> {
       '',
       "### LDAP memory page by page (the source's debug line after each page)",
       '',
-      ...pageTable(ldap.pages, users),
+      ...pageTable(ldap.pages),
       ...(ONE_MILLION ? ['', ...ANALYSIS] : []),
     ].join('\n');
     process.stdout.write(`${section}\n`);
