@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startSlapd } from '../test/helpers/slapd.ts';
+import { startSlapd, type SlapdHandle } from '../test/helpers/slapd.ts';
 import { GROUPS, PEOPLE, ldifEntries, membershipCount, writeJsonDirectory } from './lib/ldap-directory.ts';
 import { describeMachine } from './lib/machine.ts';
 import { runMeasured, type MeasuredRun } from './lib/peak-rss.ts';
@@ -141,17 +141,18 @@ async function main(): Promise<void> {
   const s = (ms: number): string => (ms / 1000).toFixed(1);
   const say = (m: string): boolean => process.stderr.write(`[bench:ldap] ${m}\n`);
 
-  let t = performance.now();
-  const directoryPath = join(dir, 'directory.json');
-  writeJsonDirectory(directoryPath, users, groups);
-  const jsonMs = performance.now() - t;
-  say(`directory.json written in ${s(jsonMs)} s`);
-  t = performance.now();
-  const sl = await startSlapd({ entries: ldifEntries(users, groups), sizeLimit: 1000 });
-  const loadMs = performance.now() - t;
-  say(`slapd bulk-loaded (LDIF + slapadd) in ${s(loadMs)} s`);
+  let sl: SlapdHandle | undefined;
   let sim: Awaited<ReturnType<typeof startSimulatorProcess>> | undefined;
   try {
+    let t = performance.now();
+    const directoryPath = join(dir, 'directory.json');
+    writeJsonDirectory(directoryPath, users, groups);
+    const jsonMs = performance.now() - t;
+    say(`directory.json written in ${s(jsonMs)} s`);
+    t = performance.now();
+    sl = await startSlapd({ entries: ldifEntries(users, groups), sizeLimit: 1000 });
+    const loadMs = performance.now() - t;
+    say(`slapd bulk-loaded (LDIF + slapadd) in ${s(loadMs)} s`);
     t = performance.now();
     const ledgerOut = join(dir, 'state', 'bench', 'ledger.json');
     sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000, seedDirectory: directoryPath, ledgerOut });
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
     await writeResultsSection(ONE_MILLION ? 'ldap-source-1m' : 'ldap-source', section);
   } finally {
     await sim?.stop();
-    await sl.stop();
+    await sl?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
