@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dnKey, stripOptionalUid, unescapeDnValue } from '../../src/sources/ldap/dn.ts';
-import { resolveMemberships } from '../../src/sources/ldap/flatten.ts';
+import { MembershipResolver, resolveMemberships } from '../../src/sources/ldap/flatten.ts';
 import { decodeObjectGuid, encodeObjectGuid } from '../../src/sources/ldap/guid.ts';
 import { collectRange, findRangeSlice, parseRangedName, type RangeFetcher } from '../../src/sources/ldap/range.ts';
 import { ldapSourceSchema } from '../../src/sources/ldap/schema.ts';
@@ -30,6 +30,18 @@ describe('DN keys', () => {
     expect(dnKey('UID=jsmith+CN=Smith\\2C John, OU=People,DC=Example, DC=Org')).toBe(dnKey(a));
     expect(dnKey('cn=Zo\\C3\\AB \\C3\\85berg,dc=x')).toBe(dnKey('CN=ZOË ÅBERG,DC=X'));
     expect(dnKey('cn="Smith, John",dc=x')).toBe(dnKey('cn=Smith\\, John,dc=x'));
+  });
+  it('keys plain DNs (no escapes) exactly as the general parser keys an escaped spelling of them', () => {
+    // Each pair: a DN the fast paths key, and the same DN with an escape that forces the parser.
+    const pairs: [string, string][] = [
+      ['uid=user1,ou=people,dc=example,dc=org', 'uid=user\\31,ou=people,dc=example,dc=org'],
+      ['CN=John  Smith , OU=Users,DC=corp,DC=example', 'cn=john smith,ou=users,dc=corp,dc=exampl\\65'],
+      ['cn=a=b,dc=x', 'cn=a\\=b,dc=x'],
+      ['cn=x,,dc=y, ', 'cn=\\78,dc=y'],
+    ];
+    for (const [plain, escaped] of pairs) expect(dnKey(plain)).toBe(dnKey(escaped));
+    expect(dnKey('uid=user1,ou=people,dc=example,dc=org')).toBe('uid=user1,ou=people,dc=example,dc=org');
+    expect(dnKey('cn=a=b,dc=x')).not.toBe(dnKey('cn=a,b=,dc=x'));
   });
   it('keeps different DNs apart', () => {
     expect(dnKey('cn=a\\,b,dc=x')).not.toBe(dnKey('cn=a,cn=b,dc=x'));
@@ -125,6 +137,19 @@ describe('membership flattening', () => {
     const byName = Object.fromEntries(r.groups.map((x) => [x.displayName, [...x.members].sort()]));
     expect(byName).toEqual({ x: ['A', 'B', 'C'], y: ['A', 'B', 'C'], z: ['A', 'B', 'C'], solo: ['A', 'B', 'C'] });
     expect(r.stats).toEqual({ membersOutsideScope: 1, membersRejected: 1, nestedGroupsIgnored: 0, groupsInCycles: 3 });
+  });
+
+  it('resolves members added later (range slices) into the same group, nested groups read after their parent too', () => {
+    const resolver = new MembershipResolver({ ...base, flattenNested: true });
+    const x = resolver.add(g('x', ['uid=a,dc=x']));
+    resolver.add(g('y', ['uid=c,dc=x']));
+    resolver.addMembers(x, ['UID=B, DC=X', 'cn=y,dc=x', 'uid=out,dc=x']);
+    const r = resolver.finish();
+    expect(r.groups.map((k) => [k.displayName, [...k.members].sort()])).toEqual([
+      ['x', ['A', 'B', 'C']],
+      ['y', ['C']],
+    ]);
+    expect(r.stats.membersOutsideScope).toBe(1);
   });
 
   it('without flattening keeps direct users only and counts nested references', () => {

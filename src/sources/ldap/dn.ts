@@ -58,16 +58,46 @@ export function unescapeDnValue(raw: string): string {
  * multi-valued RDN parts sorted. Not a valid DN: only ever compared, never sent.
  */
 export function dnKey(dn: string): string {
+  // Most DNs a directory returns are plain ASCII without escapes: keyed without the general parser.
+  if (CANONICAL_DN.test(dn)) return dn;
+  if (!NEEDS_PARSER.test(dn)) return plainDnKey(dn);
   const cached = keyCache.get(dn);
   if (cached !== undefined) return cached;
   const key = computeDnKey(dn);
-  // Member DNs repeat across groups; bounded so a huge directory cannot grow it without limit.
+  // Escaped DNs repeat across groups; bounded so a huge directory cannot grow it without limit.
   if (keyCache.size >= 200_000) keyCache.clear();
   keyCache.set(dn, key);
   return key;
 }
 
 const keyCache = new Map<string, string>();
+
+/** Already its own key: lower-case `type=value` pairs with no spaces, escapes or `=` in a value. */
+const CANONICAL_DN = /^[a-z0-9._@-]+=[a-z0-9._@-]+(?:,[a-z0-9._@-]+=[a-z0-9._@-]+)*$/;
+/** Escapes, quoting, multi-valued RDNs, `;` separators or non-ASCII: the general parser. */
+const NEEDS_PARSER = /[^\x20-\x7e]|[\\"+;]/;
+
+/** computeDnKey for a printable-ASCII DN without escapes, quotes, `+` or `;` (same result). */
+function plainDnKey(dn: string): string {
+  let out = '';
+  for (const rdn of dn.split(',')) {
+    if (rdn.trim() === '') continue;
+    const eq = rdn.indexOf('=');
+    let ava: string;
+    if (eq < 0) ava = rdn.trim().toLowerCase();
+    else {
+      const value = rdn
+        .slice(eq + 1)
+        .trim()
+        .toLowerCase()
+        .replace(/\s+/g, ' ')
+        .replace(/=/g, '\\=');
+      ava = `${rdn.slice(0, eq).trim().toLowerCase()}=${value}`;
+    }
+    out = out === '' ? ava : `${out},${ava}`;
+  }
+  return out;
+}
 
 function computeDnKey(dn: string): string {
   const rdns = splitUnescaped(dn.trim(), ',;').filter((r) => r.trim() !== '');

@@ -36,56 +36,96 @@ export interface MembershipResult {
   stats: MembershipStats;
 }
 
-export function resolveMemberships(input: MembershipInput): MembershipResult {
-  const stats: MembershipStats = { membersOutsideScope: 0, membersRejected: 0, nestedGroupsIgnored: 0, groupsInCycles: 0 };
-  const index = new Map<string, number>();
-  input.groups.forEach((g, i) => index.set(dnKey(g.dn), i));
+/**
+ * Resolves groups as they are read: a member value naming an accepted user becomes its
+ * externalId at once, so a group keeps ids (shared with the users) rather than member DNs;
+ * only values naming something else (a nested group, perhaps not read yet; a rejected or
+ * out-of-scope entry) are kept, as DN keys, until `finish()`.
+ */
+export class MembershipResolver {
+  private readonly input: Omit<MembershipInput, 'groups'>;
+  private readonly groups: RawGroup[] = [];
+  private readonly direct: Set<string>[] = [];
+  private readonly unresolved: string[][] = [];
+  private readonly stats: MembershipStats = { membersOutsideScope: 0, membersRejected: 0, nestedGroupsIgnored: 0, groupsInCycles: 0 };
 
-  const direct: Set<string>[] = [];
-  const children: number[][] = [];
-  for (const g of input.groups) {
-    const users = new Set<string>();
-    const kids: number[] = [];
-    for (const raw of g.memberValues) {
+  constructor(input: Omit<MembershipInput, 'groups'>) {
+    this.input = input;
+  }
+
+  /** Adds a group with its member values; returns its slot for `addMembers`. Its `memberValues` are not kept. */
+  add(group: RawGroup): number {
+    const slot = this.groups.length;
+    this.groups.push({ ...group, memberValues: [] });
+    this.direct.push(new Set());
+    this.unresolved.push([]);
+    this.addMembers(slot, group.memberValues);
+    return slot;
+  }
+
+  /** More member values of a group already added (range retrieval). */
+  addMembers(slot: number, values: readonly string[]): void {
+    const input = this.input;
+    const users = this.direct[slot] as Set<string>;
+    const rest = this.unresolved[slot] as string[];
+    for (const raw of values) {
       if (input.memberAttribute === 'memberUid') {
         const id = input.userByUid.get(raw.trim().toLowerCase());
         if (id !== undefined) users.add(id);
-        else stats.membersOutsideScope++;
+        else this.stats.membersOutsideScope++;
         continue;
       }
       const key = dnKey(input.memberAttribute === 'uniqueMember' ? stripOptionalUid(raw) : raw);
       const userId = input.userByDn.get(key);
-      if (userId !== undefined) {
-        users.add(userId);
-        continue;
-      }
-      const child = index.get(key);
-      if (child !== undefined) {
-        if (input.flattenNested) kids.push(child);
-        else stats.nestedGroupsIgnored++;
-      } else if (input.rejectedUserDns.has(key)) stats.membersRejected++;
-      else stats.membersOutsideScope++;
+      if (userId !== undefined) users.add(userId);
+      else rest.push(key);
     }
-    direct.push(users);
-    children.push(kids);
   }
 
-  const groups: NormalizedGroup[] = input.groups.map((g, i) => {
-    const members = new Set(direct[i]);
-    // Walk every reachable group once; `seen` is what cuts a cycle.
-    const seen = new Set<number>([i]);
-    const stack = [...(children[i] ?? [])];
-    let inCycle = false;
-    while (stack.length > 0) {
-      const c = stack.pop() as number;
-      if (c === i) inCycle = true;
-      if (seen.has(c)) continue;
-      seen.add(c);
-      for (const u of direct[c] ?? []) members.add(u);
-      for (const k of children[c] ?? []) stack.push(k);
-    }
-    if (inCycle) stats.groupsInCycles++;
-    return { externalId: g.externalId, displayName: g.displayName, members: [...members] };
-  });
-  return { groups, stats };
+  finish(): MembershipResult {
+    const { input, stats, direct } = this;
+    const index = new Map<string, number>();
+    this.groups.forEach((g, i) => index.set(dnKey(g.dn), i));
+    const children: number[][] = this.unresolved.map((keys) => {
+      const kids: number[] = [];
+      for (const key of keys) {
+        const child = index.get(key);
+        if (child !== undefined) {
+          if (input.flattenNested) kids.push(child);
+          else stats.nestedGroupsIgnored++;
+        } else if (input.rejectedUserDns.has(key)) stats.membersRejected++;
+        else stats.membersOutsideScope++;
+      }
+      return kids;
+    });
+
+    const groups: NormalizedGroup[] = this.groups.map((g, i) => {
+      const own = direct[i] as Set<string>;
+      const kids = children[i] as number[];
+      if (kids.length === 0) return { externalId: g.externalId, displayName: g.displayName, members: [...own] };
+      const members = new Set(own);
+      // Walk every reachable group once; `seen` is what cuts a cycle.
+      const seen = new Set<number>([i]);
+      const stack = [...kids];
+      let inCycle = false;
+      while (stack.length > 0) {
+        const c = stack.pop() as number;
+        if (c === i) inCycle = true;
+        if (seen.has(c)) continue;
+        seen.add(c);
+        for (const u of direct[c] ?? []) members.add(u);
+        for (const k of children[c] ?? []) stack.push(k);
+      }
+      if (inCycle) stats.groupsInCycles++;
+      return { externalId: g.externalId, displayName: g.displayName, members: [...members] };
+    });
+    return { groups, stats };
+  }
+}
+
+/** All at once: the groups' member values resolved against the users (see MembershipResolver). */
+export function resolveMemberships(input: MembershipInput): MembershipResult {
+  const resolver = new MembershipResolver(input);
+  for (const g of input.groups) resolver.add(g);
+  return resolver.finish();
 }

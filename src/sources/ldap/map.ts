@@ -52,17 +52,16 @@ export function isDisabled(e: EntryView, rule: DisabledRule, filterDisabled: boo
 }
 
 function emailsOf(e: EntryView, attributes: string[]): string[] {
-  const seen = new Set<string>();
   const out: string[] = [];
   for (const a of attributes) {
     for (const raw of e.strings(a)) {
       const v = raw.trim();
-      if (v === '' || seen.has(v.toLowerCase())) continue;
-      seen.add(v.toLowerCase());
+      if (v === '' || out.some((x) => x.toLowerCase() === v.toLowerCase())) continue;
       out.push(v);
     }
   }
-  return out;
+  // Kept for every user: an exact-size copy, not push's spare capacity (~130 bytes a user).
+  return out.slice();
 }
 
 export interface MappedUser {
@@ -78,8 +77,8 @@ export function mapUser(e: EntryView, s: LdapSettings, filterDisabled: boolean):
   if (userName === undefined) return { ok: false, reason: `missing ${m.userName} (userName)` };
   const verdict = isDisabled(e, s.disabled, filterDisabled);
   const attributes: Record<string, unknown> = { dn: e.dn };
-  for (const [key, attr] of Object.entries(s.extra)) {
-    const values = e.strings(attr);
+  for (const key in s.extra) {
+    const values = e.strings(s.extra[key] as string);
     if (values.length === 1) attributes[key] = values[0];
     else if (values.length > 1) attributes[key] = values;
   }

@@ -3,7 +3,8 @@
  * larger than the server's size limit (AD: 1,000) is read completely. A size-limit result is
  * an error, never a short list.
  */
-import type { Client, Entry } from 'ldapts';
+import type { Client, Entry, SearchResult } from 'ldapts';
+import { isSyncError } from '../../errors.ts';
 import { ldapError } from './classify.ts';
 import { errorContext } from './connect.ts';
 import type { LdapSettings } from './settings.ts';
@@ -18,21 +19,32 @@ export interface SearchRequestSpec {
 }
 
 export interface PagedResult {
-  entries: Entry[];
   pages: number;
+  entries: number;
   /** Search continuation references (other naming contexts): not followed. */
   references: number;
   /** Their URIs (reported as rejections: what lies under them was not read). */
   referenceUris: string[];
 }
 
-export async function pagedSearch(client: Client, s: LdapSettings, req: SearchRequestSpec, signal?: AbortSignal): Promise<PagedResult> {
-  const entries: Entry[] = [];
+/**
+ * Each page is handed to `onPage` as it arrives and not kept, so memory holds one page of raw
+ * entries, not the whole search. The next page is requested before `onPage` runs, so the
+ * server prepares it while this process maps the current one.
+ */
+export async function pagedSearch(
+  client: Client,
+  s: LdapSettings,
+  req: SearchRequestSpec,
+  onPage: (entries: Entry[], page: number) => void,
+  signal?: AbortSignal,
+): Promise<PagedResult> {
   let pages = 0;
+  let entries = 0;
   let references = 0;
   const referenceUris: string[] = [];
   try {
-    const pagesIter = client.searchPaginated(req.baseDn, {
+    const pagesIter: AsyncGenerator<SearchResult> = client.searchPaginated(req.baseDn, {
       scope: req.scope,
       filter: req.filter,
       attributes: req.attributes,
@@ -41,18 +53,27 @@ export async function pagedSearch(client: Client, s: LdapSettings, req: SearchRe
       paged: { pageSize: s.pageSize },
       timeLimit: Math.ceil(s.timeoutSeconds),
     });
-    for await (const page of pagesIter) {
+    let next = pagesIter.next();
+    for (;;) {
+      const r = await next;
+      if (r.done) break;
       signal?.throwIfAborted();
+      const page = r.value;
+      next = pagesIter.next();
+      // Settled by the next await; if onPage throws first, its failure is not unhandled.
+      next.catch(() => undefined);
       pages++;
-      for (const e of page.searchEntries) entries.push(e);
+      entries += page.searchEntries.length;
       references += page.searchReferences.length;
       for (const uri of page.searchReferences) referenceUris.push(String(uri));
+      onPage(page.searchEntries, pages);
     }
   } catch (e) {
     signal?.throwIfAborted();
+    if (isSyncError(e)) throw e;
     throw ldapError(e, 'search', errorContext(s, req.what));
   }
-  return { entries, pages, references, referenceUris };
+  return { pages, entries, references, referenceUris };
 }
 
 /** One entry read by DN (range retrieval, connectivity probe); undefined when it does not exist. */

@@ -4,7 +4,7 @@
  * partial ever leaves this module: any failed page, range slice or bind fails the read.
  */
 import { readFile } from 'node:fs/promises';
-import type { Client } from 'ldapts';
+import type { Client, Entry } from 'ldapts';
 import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
@@ -16,15 +16,16 @@ import { ldapError } from './classify.ts';
 import { errorContext, openLdap, type LdapCredentials } from './connect.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
-import { resolveMemberships } from './flatten.ts';
-import { mapGroup, mapUser, readId, type RawGroup } from './map.ts';
+import { MembershipResolver } from './flatten.ts';
+import { mapGroup, mapUser, readId } from './map.ts';
 import type { IdFormat } from './presets.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
-import { collectRange, findRangeSlice } from './range.ts';
+import { collectRange, findRangeSlice, type RangeSlice } from './range.ts';
 import type { LdapSourceConfig } from './schema.ts';
 import { resolveLdapSettings, type LdapSettings } from './settings.ts';
 
-export type SourceLogger = Pick<Logger, 'info' | 'warn' | 'debug'>;
+/** `isLevelEnabled` (pino's) lets per-page debug lines skip their memory readings when debug is off. */
+export type SourceLogger = Pick<Logger, 'info' | 'warn' | 'debug'> & Partial<Pick<Logger, 'isLevelEnabled'>>;
 
 export interface LdapSourceContext {
   configDir: string;
@@ -128,21 +129,20 @@ export class LdapSource implements Source {
     const stats: Stats = { ldapPages: 0, referencesIgnored: 0, usersDisabled: 0, activeUnknown: 0, rangeRequests: 0 };
     const rejected: SourceRejection[] = [];
 
-    const userEntries = await this.searchAll(client, s.users, s.users.attributes, 'users', stats, signal, rejected);
     const disabledByFilter = await this.disabledDns(client, stats, signal);
 
+    // Users are mapped page by page: only the normalized users and their indexes accumulate.
     const users: NormalizedUser[] = [];
     const byId = new Set<string>();
     const byName = new Set<string>();
     const userByDn = new Map<string, string>();
     const userByUid = new Map<string, string>();
     const rejectedUserDns = new Set<string>();
-    const seenDns = new Set<string>();
-    for (const raw of userEntries) {
+    const addUser = (raw: Entry): void => {
       const e = new EntryView(raw);
       const key = dnKey(e.dn);
-      if (seenDns.has(key)) continue; // overlapping base DNs return the same entry twice
-      seenDns.add(key);
+      // Overlapping base DNs return the same entry twice.
+      if (userByDn.has(key) || rejectedUserDns.has(key)) return;
       const m = mapUser(e, s, disabledByFilter.has(key));
       let reason = m.ok ? undefined : m.reason;
       if (m.ok && byId.has(m.value.user.externalId)) reason = `duplicate externalId ${m.value.user.externalId}`;
@@ -155,7 +155,7 @@ export class LdapSource implements Source {
           ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName),
         });
         rejectedUserDns.add(key);
-        continue;
+        return;
       }
       const u = m.value.user;
       users.push(u);
@@ -166,7 +166,8 @@ export class LdapSource implements Source {
         for (const uid of e.strings(s.memberUidAttribute)) userByUid.set(uid.trim().toLowerCase(), u.externalId);
       if (!u.active) stats.usersDisabled = (stats.usersDisabled ?? 0) + 1;
       if (m.value.activeUnknown) stats.activeUnknown = (stats.activeUnknown ?? 0) + 1;
-    }
+    };
+    const usersRead = await this.searchAll(client, s.users, s.users.attributes, 'users', stats, signal, addUser, rejected);
     if (stats.activeUnknown) {
       this.ctx.logger?.warn(
         { source: this.describe, count: stats.activeUnknown },
@@ -175,20 +176,24 @@ export class LdapSource implements Source {
     }
     if (users.length === 0 && !s.allowEmpty) {
       throw new SourceError(
-        `LDAP search of users under ${s.users.baseDns.join('; ')} with ${s.users.filter} returned no usable users (${userEntries.length} entries, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
+        `LDAP search of users under ${s.users.baseDns.join('; ')} with ${s.users.filter} returned no usable users (${usersRead} entries, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
       );
     }
 
-    const groups = s.groups ? await this.readGroups(client, rejected, stats, signal) : [];
-    const membership = resolveMemberships({
-      groups,
+    const resolver = new MembershipResolver({
       userByDn,
       userByUid,
       rejectedUserDns,
       memberAttribute: s.memberAttribute,
       flattenNested: s.flattenNested,
     });
-    Object.assign(stats, membership.stats, { usersRead: userEntries.length, groupsRead: groups.length });
+    const groupsRead = s.groups ? await this.readGroups(client, resolver, rejected, stats, signal) : 0;
+    const membership = resolver.finish();
+    if (this.ctx.logger?.isLevelEnabled?.('debug')) {
+      const m = process.memoryUsage();
+      this.ctx.logger.debug({ source: this.describe, heapUsedMb: mb(m.heapUsed), rssMb: mb(m.rss) }, 'LDAP memberships resolved');
+    }
+    Object.assign(stats, membership.stats, { usersRead, groupsRead });
     if (membership.stats.membersOutsideScope > 0) {
       this.ctx.logger?.info(
         { source: this.describe, count: membership.stats.membersOutsideScope },
@@ -198,6 +203,7 @@ export class LdapSource implements Source {
     return { users, groups: membership.groups, rejected, stats };
   }
 
+  /** Every entry of the search under each base DN, handed to `onEntry` page by page; returns how many. */
   private async searchAll(
     client: Client,
     spec: { baseDns: string[]; filter: string; scope: 'sub' | 'one' },
@@ -205,17 +211,33 @@ export class LdapSource implements Source {
     label: string,
     stats: Stats,
     signal: AbortSignal | undefined,
+    onEntry: (e: Entry) => void,
     rejected?: SourceRejection[],
-  ) {
-    const all = [];
+  ): Promise<number> {
+    const logger = this.ctx.logger;
+    const debug = logger?.isLevelEnabled?.('debug') === true;
+    let count = 0;
     for (const baseDn of spec.baseDns) {
+      const what = `${label} under ${baseDn}`;
+      const onPage = (entries: Entry[], page: number): void => {
+        for (const e of entries) onEntry(e);
+        if (debug) {
+          // Heap after each page: what accumulates is the mapped result, not the raw pages.
+          const m = process.memoryUsage();
+          logger?.debug(
+            { source: this.describe, search: what, page, entries: entries.length, heapUsedMb: mb(m.heapUsed), rssMb: mb(m.rss) },
+            'LDAP page read',
+          );
+        }
+      };
       const r = await pagedSearch(
         client,
         this.settings,
-        { baseDn, filter: spec.filter, scope: spec.scope, attributes, what: `${label} under ${baseDn}` },
+        { baseDn, filter: spec.filter, scope: spec.scope, attributes, what },
+        onPage,
         signal,
       );
-      for (const e of r.entries) all.push(e);
+      count += r.entries;
       // Present but unread: whatever lies under a referral we did not follow may include
       // people we manage. Reported without an identity, so the planner holds deprovisioning.
       const kind = label === 'groups' ? 'group' : 'user';
@@ -229,7 +251,7 @@ export class LdapSource implements Source {
       stats.ldapPages = (stats.ldapPages ?? 0) + r.pages;
       stats.referencesIgnored = (stats.referencesIgnored ?? 0) + r.references;
     }
-    return all;
+    return count;
   }
 
   /** With a `disabled.filter`, the server tells which in-scope users are disabled. */
@@ -238,40 +260,31 @@ export class LdapSource implements Source {
     const out = new Set<string>();
     if (s.disabled.filter === undefined) return out;
     const filter = `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})`;
-    const entries = await this.searchAll(client, { ...s.users, filter }, ['1.1'], 'disabled users', stats, signal);
-    for (const e of entries) out.add(dnKey(e.dn));
+    await this.searchAll(client, { ...s.users, filter }, ['1.1'], 'disabled users', stats, signal, (e) => out.add(dnKey(e.dn)));
     return out;
   }
 
+  /** Groups page by page into the resolver; AD range retrieval of large groups after the search. Returns entries read. */
   private async readGroups(
     client: Client,
+    resolver: MembershipResolver,
     rejected: SourceRejection[],
     stats: Stats,
     signal: AbortSignal | undefined,
-  ): Promise<RawGroup[]> {
+  ): Promise<number> {
     const s = this.settings;
     const g = s.groups as NonNullable<LdapSettings['groups']>;
-    const entries = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, rejected);
-    const out: RawGroup[] = [];
     const ids = new Set<string>();
     const names = new Set<string>();
     const seenDns = new Set<string>();
-    for (const raw of entries) {
+    const ranged: { slot: number; dn: string; slice: RangeSlice }[] = [];
+    const addGroup = (raw: Entry): void => {
       const e = new EntryView(raw);
       const key = dnKey(e.dn);
-      if (seenDns.has(key)) continue;
+      if (seenDns.has(key)) return;
       seenDns.add(key);
-      let members = e.strings(s.memberAttribute);
-      if (s.rangeRetrieval) {
-        const slice = findRangeSlice(raw, s.memberAttribute);
-        if (slice) {
-          signal?.throwIfAborted();
-          const r = await collectRange(e.dn, s.memberAttribute, slice, (dn, attr) => readEntry(client, s, dn, [attr], `group ${dn}`));
-          members = members.concat(r.values);
-          stats.rangeRequests = (stats.rangeRequests ?? 0) + r.requests;
-        }
-      }
-      const m = mapGroup(e, s, members);
+      const slice = s.rangeRetrieval ? findRangeSlice(raw, s.memberAttribute) : undefined;
+      const m = mapGroup(e, s, e.strings(s.memberAttribute));
       let reason = m.ok ? undefined : m.reason;
       if (m.ok && ids.has(m.value.externalId)) reason = `duplicate externalId ${m.value.externalId}`;
       if (m.ok && names.has(m.value.displayName.toLowerCase())) reason = `duplicate displayName ${m.value.displayName}`;
@@ -282,15 +295,26 @@ export class LdapSource implements Source {
           reason: reason ?? 'unreadable',
           ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
         });
-        continue;
+        return;
       }
       ids.add(m.value.externalId);
       names.add(m.value.displayName.toLowerCase());
-      out.push(m.value);
+      const slot = resolver.add(m.value);
+      if (slice) ranged.push({ slot, dn: e.dn, slice });
+    };
+    const read = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, addGroup, rejected);
+    // The rest of each ranged member list, read once the paged search is over.
+    for (const { slot, dn, slice } of ranged) {
+      signal?.throwIfAborted();
+      const r = await collectRange(dn, s.memberAttribute, slice, (d, attr) => readEntry(client, s, d, [attr], `group ${d}`));
+      resolver.addMembers(slot, r.values);
+      stats.rangeRequests = (stats.rangeRequests ?? 0) + r.requests;
     }
-    return out;
+    return read;
   }
 }
+
+const mb = (bytes: number): number => Math.round(bytes / 1024 / 102.4) / 10;
 
 /** What a rejected entry still shows (SourceRejection): its id and name when readable, and its DN. */
 function entryIdentity(
