@@ -133,7 +133,9 @@ describe('lazy command loading', () => {
     for (const pkg of ['zod', 'yaml', 'undici', 'pino']) expect(r.packages, pkg).toContain(pkg);
     for (const pkg of NOT_FOR_FILE_PLAN) expect(r.packages, pkg).not.toContain(pkg);
     expect(
-      r.own.filter((m) => /^(jobs\/|ui\/(?!config-schema$)|simulator\/|audit\/sinks\/[^/]+\/sink$|audit\/runtime|observability\/metrics|app$)/.test(m)),
+      r.own.filter((m) =>
+        /^(jobs\/|ui\/(?!config-schema$)|simulator\/|audit\/sinks\/[^/]+\/sink$|audit\/runtime|observability\/metrics|app$)/.test(m),
+      ),
     ).toEqual([]);
   });
 });
