@@ -9,8 +9,10 @@
  * then prefer to the sources. The from-source form (Node's type stripping, what a checkout runs)
  * is measured and printed too, without a target.
  *
- * Each figure is the median of RUNS runs; peak RSS is the kernel's high-water mark (VmHWM),
- * sampled every 5 ms (these processes live for well under a second).
+ * Each figure is the median of RUNS runs; peak RSS is the kernel's high-water mark (VmHWM) as
+ * the process reads it on exit (`--import` of a data: URL module that writes it to fd 3): these
+ * processes live for well under a second, and sampling /proc from outside misses the last
+ * milliseconds (1–3 MB here).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +21,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generateDirectory, writeDirectory } from './directory.ts';
-import { runMeasured } from './peak-rss.ts';
 import { BIN, ROOT, startSimulatorProcess } from './simulator-process.ts';
 
 export interface StartupMetric {
@@ -68,15 +69,34 @@ async function tinyWorkspace(): Promise<{ dir: string; configPath: string }> {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-/** Median peak RSS (MB) of RUNS runs; throws when a run fails. */
+/** Loaded first with --import: on exit, writes the process's own VmHWM (kB) to fd 3. */
+const REPORT_HWM = `data:text/javascript,${encodeURIComponent(
+  "import { readFileSync, writeSync } from 'node:fs';" +
+    "process.on('exit', () => writeSync(3, /^VmHWM:\\s+(\\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? ''));",
+)}`;
+
+/** Peak RSS (MB) of one run; throws when it fails. */
+async function onePeakMb(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const child = spawn(process.execPath, ['--import', REPORT_HWM, bin, ...args], { env, cwd, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let hwm = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    if (stderr.length < 4000) stderr += d.toString();
+  });
+  (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+    hwm += d.toString();
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}: ${stderr.slice(0, 2000)}`);
+  const kb = Number(hwm);
+  if (hwm === '' || !Number.isFinite(kb)) throw new Error('peak RSS needs /proc (Linux)');
+  return kb / 1024;
+}
+
+/** Median peak RSS (MB) of RUNS runs. */
 async function peakMb(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   const peaks: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const run = await runMeasured(process.execPath, [bin, ...args], { env, cwd, sampleMs: 5 });
-    if (run.code !== 0) throw new Error(`${args.join(' ')} exited with ${run.code}: ${run.stderr.slice(0, 2000)}`);
-    if (run.peakRssMb === undefined) throw new Error('peak RSS needs /proc (Linux)');
-    peaks.push(run.peakRssMb);
-  }
+  for (let i = 0; i < RUNS; i++) peaks.push(await onePeakMb(bin, args, env, cwd));
   return median(peaks);
 }
 
