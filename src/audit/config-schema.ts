@@ -4,7 +4,7 @@
  * Reference with examples: docs/audit.md.
  */
 import { z } from 'zod';
-import { sinksConfigSchema } from './sinks/registry.ts';
+import { sinksConfigSchema } from './sinks/schema.ts';
 import { isValidTimeZone } from './timestamp.ts';
 
 const DAY_MINUTES = 1440;

@@ -3,7 +3,12 @@
  * re-reads a long overlap starts at 0, whatever the stored cursor). A bar on a TTY
  * (cli-progress, on stderr), a plain line every few seconds otherwise, nothing when quiet.
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgressModule from 'cli-progress';
+
+// cli-progress (CommonJS) is required only when a bar is drawn on a terminal: plain-line progress
+// (CI, Jobs, pipes) never loads it.
+const require = createRequire(import.meta.url);
 import type { AuditProgress } from '../audit/run-audit-export.ts';
 
 export interface AuditProgressReporter {
@@ -26,6 +31,7 @@ export function createAuditProgress(opts: { stream?: NodeJS.WriteStream; quiet?:
   const stream = opts.stream ?? process.stderr;
   if (opts.quiet) return { update() {}, stop() {} };
   if (stream.isTTY) {
+    const cliProgress = require('cli-progress') as typeof cliProgressModule;
     const bar = new cliProgress.SingleBar(
       {
         stream,

@@ -7,17 +7,12 @@
  * credential or feature problem (401, 403, feature disabled).
  */
 import { Command, Option } from 'commander';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
-import { parseInstant } from '../audit/config-schema.ts';
-import { partialSummary, runAuditExport, type AuditRunSummary } from '../audit/run-audit-export.ts';
-import { replayDeadLetters } from '../audit/replay.ts';
-import { buildAuditRuntime, type AuditRuntime } from '../audit/runtime.ts';
-import { auditStatus, type AuditStatus } from '../audit/status.ts';
+import type { AuditRunSummary } from '../audit/run-audit-export.ts';
+import type { AuditRuntime } from '../audit/runtime.ts';
+import type { AuditStatus } from '../audit/status.ts';
 import type { Logger } from '../observability/logger.ts';
-import { auditRecorder } from '../observability/instrument.ts';
-import { createAuditProgress } from './audit-progress.ts';
-import { openAuditRedis } from './audit-redis.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines, table } from './output.ts';
@@ -30,7 +25,8 @@ interface ExportOptions {
   json?: boolean;
 }
 
-function instantOption(value: string, flag: string): Date {
+async function instantOption(value: string, flag: string): Promise<Date> {
+  const { parseInstant } = await import('../audit/config-schema.ts');
   const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
   if (Number.isNaN(ms))
     throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
@@ -105,8 +101,13 @@ function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
 }
 
 async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
-  const from = opts.from !== undefined ? instantOption(opts.from, '--from') : undefined;
-  const to = opts.to !== undefined ? instantOption(opts.to, '--to') : undefined;
+  const from = opts.from !== undefined ? await instantOption(opts.from, '--from') : undefined;
+  const to = opts.to !== undefined ? await instantOption(opts.to, '--to') : undefined;
+  const [{ partialSummary, runAuditExport }, { auditRecorder }, { createAuditProgress }] = await Promise.all([
+    import('../audit/run-audit-export.ts'),
+    import('../observability/instrument.ts'),
+    import('./audit-progress.ts'),
+  ]);
   return withRuntime(opts, cmd, async (loaded, rt, logger) => {
     const progress = createAuditProgress({ quiet: opts.json === true });
     const abort = abortOnSignals();
@@ -140,12 +141,20 @@ async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
   });
 }
 
-/** The runtime of one command, with the Redis connection the config asks for (opened and closed here). */
+/**
+ * The runtime of one command, with the Redis connection the config asks for (opened and closed here).
+ * The engine loads here, when a subcommand runs: `--help` does not load it.
+ */
 async function withRuntime<T>(
   opts: { config: string; tenant?: string },
   cmd: Command,
   fn: (loaded: LoadedConfig, rt: AuditRuntime, logger: Logger) => Promise<T>,
 ): Promise<T> {
+  const [{ loadConfig }, { openAuditRedis }, { buildAuditRuntime }] = await Promise.all([
+    import('../config/load.ts'),
+    import('./audit-redis.ts'),
+    import('../audit/runtime.ts'),
+  ]);
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const logger = commandLogger(cmd, loaded);
   const redis = await openAuditRedis(loaded);
@@ -181,6 +190,10 @@ export function auditCommand(): Command {
     .action(
       runCommand((opts: { config: string; json?: boolean }, cmd: Command) =>
         withRuntime(opts, cmd, async (_loaded, rt, logger) => {
+          const [{ auditStatus }, { auditRecorder }] = await Promise.all([
+            import('../audit/status.ts'),
+            import('../observability/instrument.ts'),
+          ]);
           const st = await auditStatus({ ...rt, observer: auditRecorder(rt.tenant, logger) });
           if (opts.json) printJson(st);
           else printLines(renderStatus(st));
@@ -199,6 +212,10 @@ export function auditCommand(): Command {
     .action(
       runCommand((opts: { config: string; sink: string; batchSize: string; json?: boolean }, cmd: Command) =>
         withRuntime(opts, cmd, async (_loaded, rt, logger) => {
+          const [{ replayDeadLetters }, { auditRecorder }] = await Promise.all([
+            import('../audit/replay.ts'),
+            import('../observability/instrument.ts'),
+          ]);
           const batchSize = Number(opts.batchSize);
           if (!Number.isInteger(batchSize) || batchSize < 1)
             throw new ConfigError(`--batch-size must be a positive integer, got ${opts.batchSize}`);

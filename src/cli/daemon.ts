@@ -1,10 +1,8 @@
 /** `scim-audit-sync daemon --config F`: the long-running service (scheduling, workers, /metrics, /healthz, /readyz, /status). */
 import { Command } from 'commander';
-import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { runCommand } from './exit-codes.ts';
-import { assertPreflight } from './preflight.ts';
-import { importOneShotLedgers } from './ledger-auto-import.ts';
 import { configOption, globalOptions, logSettings } from './options.ts';
 
 /** No process-wide `tenant` field: the job loggers bind their own tenant (a shared one would repeat or contradict it). */
@@ -21,6 +19,11 @@ export function daemonCommand(): Command {
     .addOption(configOption())
     .action(
       runCommand(async (opts: { config: string }, cmd: Command) => {
+        const [{ loadAllTenants }, { assertPreflight }, { importOneShotLedgers }] = await Promise.all([
+          import('../config/load.ts'),
+          import('./preflight.ts'),
+          import('./ledger-auto-import.ts'),
+        ]);
         const all = await loadAllTenants(opts.config);
         const logger = daemonLogger(cmd, all);
         // A sink, source or platform setting that would fail at run time stops the start (exit 2).

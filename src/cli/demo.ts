@@ -7,10 +7,7 @@ import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/load.ts';
 import { createLogger } from '../observability/logger.ts';
-import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
-import { buildReconcileContext } from '../reconcile/from-config.ts';
 import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { paint } from './output.ts';
@@ -27,7 +24,12 @@ export function demoCommand(): Command {
 
 export async function runDemo(configPath: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   const token = `demo-${Math.random().toString(36).slice(2)}`;
-  const { startSimulator } = await import('../simulator/index.ts');
+  const [{ startSimulator }, { loadConfig }, { applyReconcile, planReconcile }, { buildReconcileContext }] = await Promise.all([
+    import('../simulator/index.ts'),
+    import('../config/load.ts'),
+    import('../reconcile/engine.ts'),
+    import('../reconcile/from-config.ts'),
+  ]);
   const auditFrom = new Date(Date.now() - 6 * 3_600_000);
   const sim = await startSimulator({ tokens: [{ token }], seed: 42, audit: { startAt: auditFrom.toISOString(), eventsPerHour: 400 } });
   const color = out.isTTY === true;

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
 import { FileLedgerStore } from '../reconcile/file-ledger-store.ts';
 import type { LedgerData, LedgerStore } from '../reconcile/ledger.ts';
@@ -56,7 +56,9 @@ const counts = (d: LedgerData | undefined): string =>
 const isEmpty = (d: LedgerData | undefined): boolean =>
   d === undefined || Object.keys(d.users).length + Object.keys(d.groups).length + d.pending.length === 0;
 
-function load(path: string, opts: { tenant?: string }): Promise<LoadedConfig> {
+/** The config loader (zod, yaml, the schema) loads when a subcommand runs: `--help` does not load it. */
+async function load(path: string, opts: { tenant?: string }): Promise<LoadedConfig> {
+  const { loadConfig } = await import('../config/load.ts');
   return loadConfig(path, process.env, { tenant: opts.tenant, platformCredential: false });
 }
 

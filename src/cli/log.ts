@@ -5,11 +5,7 @@
  * JSON lines in the state directory).
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
-import { retentionOf } from '../provisioning-log/config-schema.ts';
-import { FileProvisioningLogStore } from '../provisioning-log/file-store.ts';
-import { stateDirOf } from '../provisioning-log/local.ts';
 import { parseSince, type LogQuery } from '../provisioning-log/query.ts';
 import type { RecordResult } from '../provisioning-log/record.ts';
 import { renderRecord } from '../provisioning-log/render.ts';
@@ -56,6 +52,13 @@ export function logCommand(): Command {
 }
 
 async function run(opts: LogOptions): Promise<number> {
+  // Loaded when the command runs: `--help` does not load the config schema.
+  const [{ loadConfig }, { retentionOf }, { FileProvisioningLogStore }, { stateDirOf }] = await Promise.all([
+    import('../config/load.ts'),
+    import('../provisioning-log/config-schema.ts'),
+    import('../provisioning-log/file-store.ts'),
+    import('../provisioning-log/local.ts'),
+  ]);
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant, platformCredential: false });
   const limit = Number(opts.limit);
   if (!Number.isInteger(limit) || limit < 1)

@@ -3,7 +3,7 @@
  * `trigger reconcile|audit`, `resume --tenant T`, `approve-deletes --tenant T`, `status`.
  */
 import { Command, type Option } from 'commander';
-import { loadAllTenants, type LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import type { Control } from '../jobs/control.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { configOption, jsonOption, tenantOption as baseTenantOption } from './options.ts';
@@ -15,6 +15,7 @@ async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.
 }
 
 async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedConfig[]) => Promise<T>): Promise<T> {
+  const { loadAllTenants } = await import('../config/load.ts');
   // Redis only: the platform credential is not needed here, so it is not read (or required).
   const all = await loadAllTenants(configPath, process.env, { platformCredential: false });
   // Loaded on demand: other commands never pay for BullMQ.

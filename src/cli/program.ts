@@ -15,10 +15,15 @@ interface CommandModule {
 }
 
 /**
- * Every subcommand, in the order `--help` lists them. Modules load on demand: `audit export`
- * never loads the LDAP client, BullMQ or ioredis it does not use (less start-up time and memory).
+ * Every subcommand, in the order `--help` lists them. Modules load on demand: only the module
+ * of the command on the line (all of them for `--help`, none for `--version`), and a module
+ * defines its commands and options only: what an action needs (the config loader, the engines,
+ * the HTTP client, Redis) it imports when it runs, so `--help` loads none of it and `plan` no
+ * LDAP client, BullMQ or ioredis (less start-up time and memory; bench/lib/startup.ts measures
+ * it, test/cli/lazy-imports.test.ts keeps it so).
  * To add one: create src/cli/<name>.ts exporting `<name>Command(): Command` (wrap its action in
- * `runCommand` from exit-codes.ts) and append an entry here.
+ * `runCommand` from exit-codes.ts, `await import()` its dependencies inside it) and append an
+ * entry here.
  */
 const MODULES: readonly CommandModule[] = [
   { names: ['validate'], load: async () => [(await import('./validate.ts')).validateCommand] },
@@ -47,14 +52,16 @@ const MODULES: readonly CommandModule[] = [
 
 /**
  * The command factories for a command line: only the named command's module when the line
- * names one, else all of them (help, version, an unknown command and its suggestions).
+ * names one; none for `--version` alone (commander prints it before any command would run);
+ * else all of them (help, an unknown command and its suggestions).
  */
 export async function loadCommands(args: readonly string[] = []): Promise<CommandFactory[]> {
   // The first command name on the line is the command; later ones are its arguments
   // (`trigger audit`, `status --tenant audit`). No global option takes a command name as value.
   const first = args.find((a) => MODULES.some((m) => m.names.includes(a)));
   const named = MODULES.find((m) => first !== undefined && m.names.includes(first));
-  const chosen = named ? [named] : MODULES;
+  const version = args.some((a) => a === '-V' || a === '--version') && !args.some((a) => a === '-h' || a === '--help');
+  const chosen = named ? [named] : version ? [] : MODULES;
   return (await Promise.all(chosen.map((m) => m.load()))).flat();
 }
 

@@ -4,7 +4,12 @@
  * time left. A phase is named only once work in it has completed: a phase with nothing to do
  * (no deletions, say) never appears, and neither does the "start" before the first task.
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgressModule from 'cli-progress';
+
+// cli-progress (CommonJS) is required only when a bar is drawn on a terminal: plain-line progress
+// (CI, Jobs, pipes) never loads it.
+const require = createRequire(import.meta.url);
 
 export interface ProgressState {
   phase: string;
@@ -71,6 +76,7 @@ export function createProgress(opts: ProgressOptions): ProgressReporter {
     return { phase: phase ? ` | ${phase}` : '', failed: p.failed, speed: rate, left: eta };
   };
   if (stream.isTTY) {
+    const cliProgress = require('cli-progress') as typeof cliProgressModule;
     const bar = new cliProgress.SingleBar(
       {
         stream,

@@ -3,23 +3,16 @@
  * `scim-audit-sync apply --config F [--json] [--allow-deletes] [--only USER | --plan plan.json]`.
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/load.ts';
 import { ConfigError, ErrorCodes } from '../errors.ts';
-import { applyReconcile, planReconcile } from '../reconcile/engine.ts';
-import { buildReconcileContext, type BuiltReconcileContext } from '../reconcile/from-config.ts';
+import type { BuiltReconcileContext } from '../reconcile/from-config.ts';
 import type { PlannedReconcile } from '../reconcile/engine.ts';
-import { firstLines, planDrift, readPlanFile, toPlanFile, writePlanFile, type PlanFileOptions } from '../reconcile/plan-file.ts';
-import { restrictPlan } from '../reconcile/selection.ts';
-import { warnIfAllUnmanaged } from '../reconcile/ownership.ts';
+import type { PlanFileOptions } from '../reconcile/plan-file.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
-import { renderApplyResult, renderPlan } from '../reconcile/render.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { printJson } from './output.ts';
-import { createProgress } from './progress.ts';
-import { finishLocalLog, localProvisioningLog } from '../provisioning-log/local.ts';
 
 interface ReconcileOptions {
   config: string;
@@ -74,6 +67,11 @@ export function applyCommand(): Command {
 
 /** The full plan, restricted to one user with --only. */
 async function planFor(ctx: BuiltReconcileContext, options: PlanFileOptions, logger: Logger): Promise<PlannedReconcile> {
+  const [{ planReconcile }, { warnIfAllUnmanaged }, { restrictPlan }] = await Promise.all([
+    import('../reconcile/engine.ts'),
+    import('../reconcile/ownership.ts'),
+    import('../reconcile/selection.ts'),
+  ]);
   const planned = await planReconcile(ctx, { allowDeletes: options.allowDeletes });
   warnIfAllUnmanaged(planned.plan, ctx.ledgerStore.describe, logger);
   if (options.only === undefined) return planned;
@@ -87,6 +85,24 @@ async function planFor(ctx: BuiltReconcileContext, options: PlanFileOptions, log
 }
 
 async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promise<number> {
+  // Loaded when the command runs, not with the module: `--help` and `--version` stay small (src/cli/program.ts).
+  const [
+    { loadConfig },
+    { applyReconcile },
+    { buildReconcileContext },
+    { firstLines, planDrift, readPlanFile, toPlanFile, writePlanFile },
+    { renderApplyResult, renderPlan },
+    { createProgress },
+    { finishLocalLog, localProvisioningLog },
+  ] = await Promise.all([
+    import('../config/load.ts'),
+    import('../reconcile/engine.ts'),
+    import('../reconcile/from-config.ts'),
+    import('../reconcile/plan-file.ts'),
+    import('../reconcile/render.ts'),
+    import('./progress.ts'),
+    import('../provisioning-log/local.ts'),
+  ]);
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const tty = process.stdout.isTTY === true && !opts.json;
   // A human at a terminal gets the table and a progress bar; change lines go to the log (stderr).

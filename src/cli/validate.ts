@@ -7,13 +7,10 @@
  * (401/403), 1 when a probe fails otherwise.
  */
 import { Command, Option } from 'commander';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
-import { checkPlatform, checkSinks, checkSource, type CheckResult } from './connectivity.ts';
-import { checkUserAttributes } from './attribute-connectivity.ts'; // [h17]
-import { redactConfig, summarizeConfig } from './config-summary.ts';
+import type { CheckResult } from './connectivity.ts';
 import { ExitCode, isConfigClassCode, runCommand } from './exit-codes.ts';
-import { preflightIssues } from './preflight.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
 
@@ -45,6 +42,12 @@ function checkLine(c: CheckResult): string {
 }
 
 export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<number> {
+  // Loaded when the command runs: `--help` does not load the config schema or the HTTP client.
+  const [{ loadConfig }, { preflightIssues }, { redactConfig, summarizeConfig }] = await Promise.all([
+    import('../config/load.ts'),
+    import('./preflight.ts'),
+    import('./config-summary.ts'),
+  ]);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
@@ -66,6 +69,10 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
 
   const checks: CheckResult[] = [];
   if (opts.checkConnectivity) {
+    const [{ checkPlatform, checkSinks, checkSource }, { checkUserAttributes }] = await Promise.all([
+      import('./connectivity.ts'),
+      import('./attribute-connectivity.ts'), // [h17]
+    ]);
     const [platform, source, sinks, attributes] = await Promise.all([
       checkPlatform(loaded),
       checkSource(loaded, logger),

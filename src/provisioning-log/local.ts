@@ -1,19 +1,16 @@
 /**
  * The one-shot `apply`'s provisioning log: JSON lines in the state directory, and (with
  * `provisioningLog.deliverToSinks`) delivery through the audit sinks with the file-based
- * dead-letter store, right after the apply.
+ * dead-letter store, right after the apply. The delivery (sinks, their HTTP client and metrics)
+ * loads only when configured: a plain apply never loads it.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { FileDeadLetterStore } from '../audit/dead-letter/file-store.ts';
-import { auditStateDir } from '../audit/state/file-store.ts';
-import { createSink } from '../audit/sinks/registry.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
 import { retentionOf } from './config-schema.ts';
 import { FileProvisioningLogStore } from './file-store.ts';
 import { ProvisioningLogRecorder } from './recorder.ts';
-import { deliverRecords } from './sink-delivery.ts';
 
 export function newRunId(now: number = Date.now()): string {
   return `${now.toString(36)}-${randomUUID().slice(0, 8)}`;
@@ -37,6 +34,12 @@ export async function finishLocalLog(
   await rec.finish();
   const cfg = loaded.config;
   if (!cfg.provisioningLog.deliverToSinks || !cfg.audit) return;
+  const [{ FileDeadLetterStore }, { auditStateDir }, { createSink }, { deliverRecords }] = await Promise.all([
+    import('../audit/dead-letter/file-store.ts'),
+    import('../audit/state/file-store.ts'),
+    import('../audit/sinks/registry.ts'),
+    import('./sink-delivery.ts'),
+  ]);
   const deadLetters = new FileDeadLetterStore(auditStateDir(stateDirOf(loaded), cfg.tenant));
   try {
     const res = await deliverRecords({

@@ -5,7 +5,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { parse, type CsvError } from 'csv-parse';
+import type { CsvError } from 'csv-parse';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { userKey, type DesiredState, type NormalizedGroup, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
@@ -54,6 +54,7 @@ export class CsvSource implements Source {
 
   private async parseFile(signal: AbortSignal | undefined): Promise<DesiredState> {
     await access(this.path); // a missing file fails here with ENOENT, before any parsing
+    const { parse } = await import('csv-parse'); // loaded by a CSV read only, not with the source registry
     const c = this.config;
     const rejected: SourceRejection[] = [];
     let fatal: SourceError | undefined;
