@@ -48,9 +48,14 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
 # (an emptyDir in Kubernetes, so the root filesystem can stay read-only). MALLOC_ARENA_MAX=2:
 # glibc's per-thread malloc arenas keep freed buffer memory resident; two arenas cut about
 # 15 MB of peak RSS off a 1M-event audit export at no measurable CPU cost (bench:audit).
+# --max-semi-space-size=8: V8 sizes its young generation from the host's memory (up to 3 × 32 MB
+# on a large node, 1 MB semi-spaces under a 512 MiB limit); 8 MB semi-spaces keep a 1M-event
+# export near 150 MB on any node and, under the chart's limit, halve the export's GC CPU (every
+# batch in flight was promoted with 1 MB) (bench:audit, docs/audit.md#performance).
 ENV NODE_ENV=production \
     TMPDIR=/tmp \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    NODE_OPTIONS=--max-semi-space-size=8
 
 WORKDIR /app
 # Owned by root and read-only for the daemon's user: it cannot modify its own code.
