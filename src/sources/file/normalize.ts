@@ -1,5 +1,5 @@
 /**
- * Turns the parsed `{ users, groups }` document into the desired state.
+ * Turns the `{ users, groups }` entries of a file source, one by one, into the desired state.
  * Each entry stands alone: an invalid one is rejected with its reason, the rest are kept.
  * Duplicates: the FIRST entry with an externalId (or, for users, a case-insensitive
  * userName; for groups, a displayName) wins and every later one is rejected naming the
@@ -10,7 +10,7 @@
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { userKey } from '../../identity/model.ts';
 import { formatIssues } from '../../config/format-issues.ts';
-import { groupEntrySchema, userEntrySchema, type UserEntry } from './entry-schema.ts';
+import { groupEntrySchema, userEntrySchema, type GroupEntry, type UserEntry } from './entry-schema.ts';
 import { fastGroupEntry, fastUserEntry } from './fast-entry.ts';
 
 function refOf(list: 'users' | 'groups', index: number, entry: unknown): string {
@@ -64,24 +64,31 @@ function toUser(entry: UserEntry): NormalizedUser {
   return user;
 }
 
-/**
- * Consumes the parsed lists: each raw entry is released once normalized, so the parsed
- * document and the normalized copy are never both held whole (peak memory on big files).
- */
-export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): DesiredState {
-  const rejected: SourceRejection[] = [];
-  const users: NormalizedUser[] = [];
-  const userById = new Map<string, string>(); // externalId → ref of the kept entry
-  const rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
-  const userByName = new Map<string, string>(); // lower-cased userName → ref
+type PendingGroup = { ref: string; entry: GroupEntry } | { rejection: SourceRejection };
 
-  usersIn.forEach((raw, i) => {
-    usersIn[i] = undefined;
-    const ref = refOf('users', i, raw);
+/**
+ * Normalizes entries one at a time, as a parser delivers them: `user()` and `group()` in the
+ * file's order within each list (the lists themselves in either order), then `finish()`.
+ * Only the normalized entries and the duplicate indexes are kept, never the raw entries.
+ * Members are resolved in `finish()`, once every user is known; until then a group is kept
+ * validated (its members as written), so `groups:` may come before `users:` in the file.
+ */
+export class DirectoryNormalizer {
+  private readonly rejected: SourceRejection[] = [];
+  private readonly users: NormalizedUser[] = [];
+  private readonly userById = new Map<string, string>(); // externalId → ref of the kept entry
+  private readonly rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
+  private readonly userByName = new Map<string, string>(); // lower-cased userName → ref
+  private readonly pending: (PendingGroup | undefined)[] = [];
+  private readonly groupById = new Map<string, string>();
+  private readonly groupByName = new Map<string, string>();
+
+  user(raw: unknown, index: number): void {
+    const ref = refOf('users', index, raw);
     const reject = (reason: string): void => {
-      rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
+      this.rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
-      if ((typeof id === 'string' || typeof id === 'number') && !userById.has(String(id))) rejectedUserRef.set(String(id), ref);
+      if ((typeof id === 'string' || typeof id === 'number') && !this.userById.has(String(id))) this.rejectedUserRef.set(String(id), ref);
     };
     let entry = fastUserEntry(raw);
     if (!entry) {
@@ -91,75 +98,98 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
     }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
-    const firstById = userById.get(entry.externalId);
+    const firstById = this.userById.get(entry.externalId);
     if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = userByName.get(userKey(entry.userName));
+    const firstByName = this.userByName.get(userKey(entry.userName));
     if (firstByName)
       return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
-    userById.set(entry.externalId, ref);
-    userByName.set(userKey(entry.userName), ref);
-    rejectedUserRef.delete(entry.externalId);
-    users.push(toUser(entry));
-  });
+    this.userById.set(entry.externalId, ref);
+    this.userByName.set(userKey(entry.userName), ref);
+    this.rejectedUserRef.delete(entry.externalId);
+    this.users.push(toUser(entry));
+  }
 
-  const groups: NormalizedGroup[] = [];
-  const groupById = new Map<string, string>();
-  const groupByName = new Map<string, string>();
-  let membersUnknown = 0;
-  let memberships = 0;
-
-  groupsIn.forEach((raw, i) => {
-    const ref = refOf('groups', i, raw);
-    const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason, ...identityOf(raw, 'displayName') });
+  group(raw: unknown, index: number): void {
+    const ref = refOf('groups', index, raw);
+    const reject = (reason: string): void =>
+      void this.pending.push({ rejection: { kind: 'group', ref, reason, ...identityOf(raw, 'displayName') } });
     let entry = fastGroupEntry(raw);
     if (!entry) {
       const parsed = groupEntrySchema.safeParse(raw);
       if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
       entry = parsed.data;
     }
-    const firstById = groupById.get(entry.externalId);
+    const firstById = this.groupById.get(entry.externalId);
     if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = groupByName.get(entry.displayName.toLowerCase());
+    const firstByName = this.groupByName.get(entry.displayName.toLowerCase());
     if (firstByName)
       return reject(
         `duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`,
       );
-    groupById.set(entry.externalId, ref);
-    groupByName.set(entry.displayName.toLowerCase(), ref);
+    this.groupById.set(entry.externalId, ref);
+    this.groupByName.set(entry.displayName.toLowerCase(), ref);
+    this.pending.push({ ref, entry });
+  }
 
-    const members: string[] = [];
-    for (const member of new Set(entry.members)) {
-      if (userById.has(member)) {
-        members.push(member);
-        continue;
+  /** The desired state: users, then groups with their members resolved, rejections in that order. */
+  finish(): DesiredState {
+    const { rejected, users, pending } = this;
+    const usersRejected = rejected.length;
+    const groups: NormalizedGroup[] = [];
+    let membersUnknown = 0;
+    let memberships = 0;
+    pending.forEach((p, i) => {
+      pending[i] = undefined;
+      if (p === undefined) return;
+      if ('rejection' in p) return void rejected.push(p.rejection);
+      const { ref, entry } = p;
+      const members: string[] = [];
+      for (const member of new Set(entry.members)) {
+        if (this.userById.has(member)) {
+          members.push(member);
+          continue;
+        }
+        membersUnknown++;
+        const badRef = this.rejectedUserRef.get(member);
+        const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
+        rejected.push({
+          kind: 'group',
+          ref,
+          reason: `member "${member}" ${why}; the group is kept without it`,
+          externalId: entry.externalId,
+          displayName: entry.displayName,
+          member,
+        });
       }
-      membersUnknown++;
-      const badRef = rejectedUserRef.get(member);
-      const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
-      rejected.push({
-        kind: 'group',
-        ref,
-        reason: `member "${member}" ${why}; the group is kept without it`,
-        externalId: entry.externalId,
-        displayName: entry.displayName,
-        member,
-      });
-    }
-    memberships += members.length;
-    groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });
-  });
+      memberships += members.length;
+      groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });
+    });
+    return {
+      users,
+      groups,
+      rejected,
+      stats: {
+        users: users.length,
+        groups: groups.length,
+        usersRejected,
+        groupsRejected: pending.length - groups.length,
+        membersUnknown,
+        memberships,
+      },
+    };
+  }
+}
 
-  return {
-    users,
-    groups,
-    rejected,
-    stats: {
-      users: users.length,
-      groups: groups.length,
-      usersRejected: rejected.filter((r) => r.kind === 'user').length,
-      groupsRejected: groupsIn.length - groups.length,
-      membersUnknown,
-      memberships,
-    },
-  };
+/** Normalizes already-parsed lists (the YAML path); each raw entry is released once normalized. */
+export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): DesiredState {
+  const normalizer = new DirectoryNormalizer();
+  usersIn.forEach((raw, i) => {
+    usersIn[i] = undefined;
+    normalizer.user(raw, i);
+  });
+  groupsIn.forEach((raw, i) => {
+    groupsIn[i] = undefined;
+    normalizer.group(raw, i);
+  });
+  return normalizer.finish();
 }
