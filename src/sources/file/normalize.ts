@@ -19,6 +19,19 @@ function refOf(list: 'users' | 'groups', index: number, entry: unknown): string 
   return `${list}[${index}]${id}`;
 }
 
+/**
+ * Where the kept entry with an id is, for messages about later duplicates. Stored as its
+ * index (no string per entry, which cost ~15 MB at 100,000 users) unless the ref would
+ * not spell the id the same way (a YAML number, padding the schema trimmed).
+ */
+type Where = number | string;
+function where(list: 'users' | 'groups', index: number, raw: unknown, id: string): Where {
+  return (raw as Record<string, unknown>)['externalId'] === id ? index : refOf(list, index, raw);
+}
+function refAt(list: 'users' | 'groups', at: Where, id: string): string {
+  return typeof at === 'number' ? `${list}[${at}] (externalId ${id})` : at;
+}
+
 /** What identity a raw (possibly invalid) entry still shows: see SourceRejection. */
 function identityOf(raw: unknown, nameKey: 'userName' | 'displayName'): Pick<SourceRejection, 'externalId' | 'userName' | 'displayName'> {
   if (typeof raw !== 'object' || raw === null) return {};
@@ -76,16 +89,16 @@ type PendingGroup = { ref: string; entry: GroupEntry } | { rejection: SourceReje
 export class DirectoryNormalizer {
   private readonly rejected: SourceRejection[] = [];
   private readonly users: NormalizedUser[] = [];
-  private readonly userById = new Map<string, string>(); // externalId → ref of the kept entry
+  private readonly userById = new Map<string, Where>(); // externalId → where the kept entry is
   private readonly rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
-  private readonly userByName = new Map<string, string>(); // lower-cased userName → ref
+  private readonly userByName = new Map<string, string>(); // lower-cased userName → externalId of the kept entry
   private readonly pending: (PendingGroup | undefined)[] = [];
-  private readonly groupById = new Map<string, string>();
-  private readonly groupByName = new Map<string, string>();
+  private readonly groupById = new Map<string, Where>();
+  private readonly groupByName = new Map<string, string>(); // lower-cased displayName → externalId
 
-  user(raw: unknown, index: number): void {
-    const ref = refOf('users', index, raw);
-    const reject = (reason: string): void => {
+  user(raw: unknown, index: number): undefined {
+    const reject = (reason: string): undefined => {
+      const ref = refOf('users', index, raw);
       this.rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
       if ((typeof id === 'string' || typeof id === 'number') && !this.userById.has(String(id))) this.rejectedUserRef.set(String(id), ref);
@@ -98,37 +111,54 @@ export class DirectoryNormalizer {
     }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
-    const firstById = this.userById.get(entry.externalId);
-    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = this.userByName.get(userKey(entry.userName));
-    if (firstByName)
-      return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
-    this.userById.set(entry.externalId, ref);
-    this.userByName.set(userKey(entry.userName), ref);
+    const { externalId } = entry;
+    const firstById = this.userById.get(externalId);
+    if (firstById !== undefined)
+      return reject(
+        `duplicate externalId "${externalId}": already used by ${refAt('users', firstById, externalId)}; the first entry is kept`,
+      );
+    const key = userKey(entry.userName);
+    const firstByName = this.userByName.get(key);
+    if (firstByName !== undefined)
+      return reject(
+        `duplicate userName "${entry.userName}" (case-insensitive): already used by ${this.userRef(firstByName)}; the first entry is kept`,
+      );
+    this.userById.set(externalId, where('users', index, raw, externalId));
+    this.userByName.set(key, externalId);
     this.rejectedUserRef.delete(entry.externalId);
     this.users.push(toUser(entry));
   }
 
-  group(raw: unknown, index: number): void {
+  group(raw: unknown, index: number): undefined {
     const ref = refOf('groups', index, raw);
-    const reject = (reason: string): void =>
-      void this.pending.push({ rejection: { kind: 'group', ref, reason, ...identityOf(raw, 'displayName') } });
+    const reject = (reason: string): undefined => {
+      this.pending.push({ rejection: { kind: 'group', ref, reason, ...identityOf(raw, 'displayName') } });
+    };
     let entry = fastGroupEntry(raw);
     if (!entry) {
       const parsed = groupEntrySchema.safeParse(raw);
       if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
       entry = parsed.data;
     }
-    const firstById = this.groupById.get(entry.externalId);
-    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = this.groupByName.get(entry.displayName.toLowerCase());
-    if (firstByName)
+    const { externalId } = entry;
+    const firstById = this.groupById.get(externalId);
+    if (firstById !== undefined)
       return reject(
-        `duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`,
+        `duplicate externalId "${externalId}": already used by ${refAt('groups', firstById, externalId)}; the first entry is kept`,
       );
-    this.groupById.set(entry.externalId, ref);
-    this.groupByName.set(entry.displayName.toLowerCase(), ref);
+    const key = entry.displayName.toLowerCase();
+    const firstByName = this.groupByName.get(key);
+    if (firstByName !== undefined) {
+      const first = refAt('groups', this.groupById.get(firstByName) as Where, firstByName);
+      return reject(`duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${first}; the first entry is kept`);
+    }
+    this.groupById.set(externalId, where('groups', index, raw, externalId));
+    this.groupByName.set(key, externalId);
     this.pending.push({ ref, entry });
+  }
+
+  private userRef(externalId: string): string {
+    return refAt('users', this.userById.get(externalId) as Where, externalId);
   }
 
   /** The desired state: users, then groups with their members resolved, rejections in that order. */
