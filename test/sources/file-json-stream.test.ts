@@ -53,7 +53,7 @@ async function failure(src: FileSource): Promise<SourceError> {
 const users = [
   { externalId: 'u-1', userName: 'ann@example.com', emails: ['ann@example.com'], attributes: { title: 'CTO' } },
   { externalId: 'u-2', userName: 'bob@example.com', displayName: 'Bob "the builder, I say \\ Ñúñez 日本' },
-  { externalId: 'u-3', userName: 'cy@example.com' },
+  { externalId: 'u-3', userName: 'cy@example.com', emails: ['cy@example.com', 'cy@example.com', 'c2@example.com'] },
 ];
 const groups = [{ externalId: 'g-1', displayName: 'Team {a,b} [c]', members: ['u-1', 'u-2', 'u-3'] }];
 
@@ -100,6 +100,7 @@ describe('file source, JSON: entries as JSON.parse gives them, however the bytes
   it('skips a byte-order mark', async () => {
     const state = await source(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ users, groups }))])).read();
     expect(state.users.map((u) => u.externalId)).toEqual(['u-1', 'u-2', 'u-3']);
+    expect(state.users.map((u) => u.emails)).toEqual([['ann@example.com'], [], ['cy@example.com', 'c2@example.com']]);
   });
 
   it('rejects a bad entry in the middle alone and reads the rest', async () => {
