@@ -20,7 +20,7 @@
  * 1,000,000: 1,180 → 795 MB). The ecosystem's streaming parsers were measured first, in the
  * same runs, at 100,000 users: stream-json 3.8 (tokenizer + Assembler per entry) took ~20%
  * more CPU than the whole-text read, peaked higher (329 vs 301 MB) and kept 23 MB more live,
- * its strings being slices of its input chunks; @streamparser/json took twice its CPU.
+ * its strings being slices of its input chunks; @streamparser/json took about twice stream-json's CPU.
  */
 import { SourceError } from '../../errors.ts';
 import { isListKey, notAList, notAMapping, TOP_LEVEL_KEYS, unknownKey, type ListKey } from './top-level.ts';

@@ -58,13 +58,14 @@ function nameConflict(entry: UserEntry): string | undefined {
  * Plain addresses only (no `{ value, type }`): the list without repeats, in an array of its
  * own size (an array grown by push reserves 17 slots: ~13 MB per 100,000 users); else [].
  */
-function plainEmails(emails: UserEntry['emails']): string[] {
+function plainEmails(emails: UserEntry['emails'], userName: string): string[] {
   const first = emails[0];
-  if (emails.length === 1 && typeof first === 'string') return [first];
+  // An address equal to the login name is the login name's string, not a second copy.
+  if (emails.length === 1 && typeof first === 'string') return [first === userName ? userName : first];
   const plain: string[] = [];
   for (const e of emails) {
     if (typeof e !== 'string') return [];
-    if (!plain.includes(e)) plain.push(e);
+    if (!plain.includes(e)) plain.push(e === userName ? userName : e);
   }
   return plain;
 }
@@ -73,7 +74,7 @@ function toUser(entry: UserEntry): NormalizedUser {
   const user: NormalizedUser = {
     externalId: entry.externalId,
     userName: entry.userName,
-    emails: plainEmails(entry.emails),
+    emails: plainEmails(entry.emails, entry.userName),
     active: entry.active,
     attributes: entry.attributes,
   };
@@ -106,9 +107,10 @@ type PendingGroup = { ref: string; entry: GroupEntry } | { rejection: SourceReje
 export class DirectoryNormalizer {
   private readonly rejected: SourceRejection[] = [];
   private readonly users: NormalizedUser[] = [];
-  private readonly userById = new Map<string, Where>(); // externalId → where the kept entry is
+  private readonly userById = new Map<string, number>(); // externalId → position in `users`
+  private readonly userWhere: Where[] = []; // position in `users` → where the entry is in the file
   private readonly rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
-  private readonly userByName = new Map<string, string>(); // lower-cased userName → externalId of the kept entry
+  private readonly userByName = new Map<string, number>(); // lower-cased userName → position in `users`
   private readonly pending: (PendingGroup | undefined)[] = [];
   private readonly groupById = new Map<string, Where>();
   private readonly groupByName = new Map<string, string>(); // lower-cased displayName → externalId
@@ -131,17 +133,16 @@ export class DirectoryNormalizer {
     const { externalId } = entry;
     const firstById = this.userById.get(externalId);
     if (firstById !== undefined)
-      return reject(
-        `duplicate externalId "${externalId}": already used by ${refAt('users', firstById, externalId)}; the first entry is kept`,
-      );
+      return reject(`duplicate externalId "${externalId}": already used by ${this.userRef(firstById)}; the first entry is kept`);
     const key = userKey(entry.userName);
     const firstByName = this.userByName.get(key);
     if (firstByName !== undefined)
       return reject(
         `duplicate userName "${entry.userName}" (case-insensitive): already used by ${this.userRef(firstByName)}; the first entry is kept`,
       );
-    this.userById.set(externalId, where('users', index, raw, externalId));
-    this.userByName.set(key, externalId);
+    this.userById.set(externalId, this.users.length);
+    this.userByName.set(key, this.users.length);
+    this.userWhere.push(where('users', index, raw, externalId));
     this.rejectedUserRef.delete(entry.externalId);
     this.users.push(toUser(entry));
   }
@@ -174,8 +175,8 @@ export class DirectoryNormalizer {
     this.pending.push({ ref, entry });
   }
 
-  private userRef(externalId: string): string {
-    return refAt('users', this.userById.get(externalId) as Where, externalId);
+  private userRef(position: number): string {
+    return refAt('users', this.userWhere[position] as Where, (this.users[position] as NormalizedUser).externalId);
   }
 
   /** The desired state: users, then groups with their members resolved, rejections in that order. */
@@ -192,8 +193,10 @@ export class DirectoryNormalizer {
       const { ref, entry } = p;
       const members: string[] = [];
       for (const member of new Set(entry.members)) {
-        if (this.userById.has(member)) {
-          members.push(member);
+        const position = this.userById.get(member);
+        if (position !== undefined) {
+          // The user's own string, not the group's copy of it: 2,000,000 members share 1,000,000 ids.
+          members.push((this.users[position] as NormalizedUser).externalId);
           continue;
         }
         membersUnknown++;
