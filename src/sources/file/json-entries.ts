@@ -16,8 +16,8 @@
  * end. Invalid or truncated JSON fails the whole read, naming the entry and byte offset.
  *
  * Pays for: bench:sources, "The file source at scale": JSON.parse of the whole text held
- * the text, its tree and the normalized copy at once (100,000 users: peak RSS 315 → 226 MB;
- * 1,000,000: 1,180 → 795 MB). The ecosystem's streaming parsers were measured first, in the
+ * the text, its tree and the normalized copy at once (100,000 users: peak RSS 283 → 222 MB;
+ * 1,000,000: 1,442 → 817 MB; CPU time the same). The ecosystem's streaming parsers were measured first, in the
  * same runs, at 100,000 users: stream-json 3.8 (tokenizer + Assembler per entry) took ~20%
  * more CPU than the whole-text read, peaked higher (329 vs 301 MB) and kept 23 MB more live,
  * its strings being slices of its input chunks; @streamparser/json took about twice stream-json's CPU.
