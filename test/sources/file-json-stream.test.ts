@@ -138,6 +138,13 @@ describe('file source, JSON: whole-read failures', () => {
     ['invalid JSON inside an entry', text.replace('"u-2",', '"u-2" '), /not valid JSON in users\[1\], before byte \d+ \(/],
     ['a trailing comma in a list', text.replace('}],"groups"', '},],"groups"'), /not valid JSON in users\[3\]/],
     ['content after the document', `${text} {}`, /not valid JSON at byte \d+ \(content after the end of the document\)/],
+    [
+      'garbage after a list',
+      text.replace('}],"groups"', '}] x,"groups"'),
+      /not valid JSON after users\[2\] at byte \d+ \(unexpected character\)/,
+    ],
+    ['garbage after an empty list', '{"users": [] x', /not valid JSON at byte 13 \(unexpected character\)/],
+    ['an invalid escape in a top-level key', '{"us\\x": []}', /not valid JSON in a top-level key, before byte 7 \(/],
     ['a list at the top level', JSON.stringify([users]), /expected a mapping with `users:` and `groups:`/],
     ['a string at the top level', '"users"', /expected a mapping with `users:` and `groups:`/],
     ['a misspelled top-level key', JSON.stringify({ users, grups: groups }), /unknown top-level key "grups" — did you mean "groups"\?/],

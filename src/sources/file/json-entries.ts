@@ -209,7 +209,14 @@ export class JsonEntryReader {
   }
 
   private key(chunk: Buffer, start: number, end: number): void {
-    const key = JSON.parse(this.text(chunk, start, end)) as string;
+    let key: string;
+    try {
+      key = JSON.parse(this.text(chunk, start, end)) as string;
+    } catch (e) {
+      throw new SourceError(
+        `${this.describe}: not valid JSON in a top-level key, before byte ${this.offset + end} (${(e as Error).message})`,
+      );
+    }
     if (!isListKey(key)) throw unknownKey(this.describe, key);
     if (this.seen.has(key)) throw new SourceError(`${this.describe}: top-level key "${key}" appears twice; refusing a partial read`);
     this.seen.add(key);
@@ -218,8 +225,7 @@ export class JsonEntryReader {
   }
 
   private invalid(i: number, what?: string): SourceError {
-    const where =
-      this.state === 'entry' || this.state === 'firstEntry' || this.state === 'afterList' ? ` after ${this.list}[${this.index - 1}]` : '';
+    const where = this.state === 'afterList' && this.index > 0 ? ` after ${this.list}[${this.index - 1}]` : '';
     return new SourceError(`${this.describe}: not valid JSON${where} at byte ${this.offset + i} (${what ?? 'unexpected character'})`);
   }
 }
