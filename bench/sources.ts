@@ -1,21 +1,31 @@
 /**
- * Source read cost, side by side in one run: the same directory (default 50,000 users,
- * 2,000 groups, every user in ≥2 groups, 5 groups with 5,000+ members) read by the file
- * source, the LDAP source (private slapd, paged, 1,000-entry size limit) and the
- * google-workspace source (the real Google clients against the Directory API simulator:
- * 500 users and 200 members per page). Each read runs in its own child process, so its
- * time and peak RSS are its own; the servers run elsewhere.
+ * Source read cost, in one run:
+ * 1. Side by side: the same directory (default 50,000 users, 2,000 groups, every user in
+ *    ≥2 groups, 5 groups with 5,000+ members) read by the file source, the LDAP source
+ *    (private slapd, paged, 1,000-entry size limit) and the google-workspace source (the
+ *    real Google clients against the Directory API simulator: 500 users and 200 members
+ *    per page).
+ * 2. The file source at scale: the bench:reconcile directory (bench/lib/directory.ts:
+ *    100,000 users, 5,000 groups of 40 members; 1,000,000 + 50,000 with
+ *    BENCH_SOURCES_1M=1) read streamed against the read before streaming (JSON.parse of
+ *    the whole text, bench/lib/read-source.ts --whole-json), and a YAML file of 10,000
+ *    users (parsed whole) for scale.
+ * Each read runs in its own child process, so its time and peak RSS are its own; the
+ * servers run elsewhere.
  *
- *   node bench/sources.ts [--users 50000] [--groups 2000]      (npm run bench:sources)
+ *   node bench/sources.ts [--users 50000] [--groups 2000] [--file-only]   (npm run bench:sources)
  *
  * Needs slapd + ldap-utils for the LDAP row. Writes a section of bench/RESULTS.md.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
 import type { LdifEntry } from '../test/helpers/ldif.ts';
+import { generateDirectory, writeDirectory } from './lib/directory.ts';
+import { runMeasured } from './lib/peak-rss.ts';
 import { writeResultsSection } from './lib/results-md.ts';
 
 const HERE = import.meta.dirname;
@@ -141,9 +151,15 @@ async function main(): Promise<void> {
       config: { type: 'string' },
       users: { type: 'string', default: '50000' },
       groups: { type: 'string', default: '2000' },
+      'file-only': { type: 'boolean', default: false },
     },
   });
   if (values.child) return child(values.child, values.config as string);
+  if (values['file-only']) {
+    const section = await fileAtScale();
+    process.stdout.write(`${section}\n`);
+    return;
+  }
 
   const users = Number(values.users);
   const groups = Number(values.groups);
@@ -223,6 +239,7 @@ async function main(): Promise<void> {
     const file = rows[0] as ChildResult;
     const row = (r: ChildResult): string =>
       `| ${r.label} | ${r.users} | ${r.groups} | ${r.memberships} | ${(r.readMs / 1000).toFixed(2)} | ×${(r.readMs / file.readMs).toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} | ${r.peakRssMB.toFixed(0)} | ×${(r.peakRssMB / file.peakRssMB).toFixed(2)} |`;
+    const scale = await fileAtScale();
     const section = [
       '## Source reads side by side (`npm run bench:sources`)',
       '',
@@ -233,6 +250,8 @@ async function main(): Promise<void> {
       ...rows.map(row),
       '',
       `Read time is wall time and includes waiting for the server (slapd, the simulator) on a shared machine (1-minute load average at the end: ${loadavg()[0]?.toFixed(1)}); the CPU column is the reading process alone. Against Google itself each request waits for the network (typically 100-300 ms), so a real read is bounded by round trips and by \`concurrency\` for member lists, not by this CPU figure.`,
+      '',
+      scale,
     ].join('\n');
     process.stdout.write(`${section}\n`);
     await writeResultsSection('sources', section);
@@ -241,6 +260,107 @@ async function main(): Promise<void> {
     await sl?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface ReadSourceResult {
+  users: number;
+  groups: number;
+  memberships: number;
+  rejected: number;
+  readMs: number;
+  cpuMs: number;
+  baseRssMb: number;
+  liveHeapMb: number;
+  oldSpaceMb: number;
+  youngGenMb: number;
+}
+
+/** One read by bench/lib/read-source.ts in its own process: its VmHWM and what it reports. */
+async function readSource(
+  config: string,
+  whole: boolean,
+  nodeFlags: string[] = [],
+): Promise<ReadSourceResult & { peakRssMb: number; wallMs: number }> {
+  const args = [...nodeFlags, '--expose-gc', join(HERE, 'lib', 'read-source.ts'), config, ...(whole ? ['--whole-json'] : [])];
+  const run = await runMeasured(process.execPath, args, { keepStdout: true, sampleMs: 50 });
+  if (run.code !== 0) throw new Error(`read-source ${config}${whole ? ' --whole-json' : ''}: ${run.stderr.slice(0, 2000)}`);
+  const r = JSON.parse(run.stdout.trim().split('\n').pop() ?? '') as ReadSourceResult;
+  return { ...r, peakRssMb: run.peakRssMb ?? Number.NaN, wallMs: run.wallMs };
+}
+
+/** The file source at the sizes of bench:reconcile, streamed against the whole-text parse; YAML for scale. */
+async function fileAtScale(): Promise<string> {
+  const sizes: [users: number, groups: number][] = [[100_000, 5_000]];
+  if (process.env.BENCH_SOURCES_1M === '1') sizes.push([1_000_000, 50_000]);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-file-source-'));
+  const n0 = (n: number): string => n.toLocaleString('en-US');
+  const rows: string[] = [];
+  const notes: string[] = [];
+  let firstStreamed: (ReadSourceResult & { peakRssMb: number }) | undefined;
+  const row = (what: string, mb: number, r: Awaited<ReturnType<typeof readSource>>, ratio = ''): string =>
+    `| ${what} | ${mb.toFixed(1)} | ${n0(r.users)} | ${n0(r.groups)} | ${n0(r.memberships)} | ${(r.readMs / 1000).toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} | ${r.peakRssMb.toFixed(0)} | ${r.baseRssMb.toFixed(0)} | ${(r.peakRssMb - r.baseRssMb).toFixed(0)} | ${r.liveHeapMb.toFixed(0)} | ${r.youngGenMb.toFixed(0)} | ${ratio} |`;
+  try {
+    const config = (name: string, file: string): string => {
+      const path = join(dir, name);
+      writeFileSync(
+        path,
+        JSON.stringify({
+          tenant: 'bench',
+          platform: { baseUrl: 'http://127.0.0.1:1', token: 'unused', allowInsecureHttp: true },
+          state: { dir: join(dir, 'state') },
+          provisioning: { source: { type: 'file', path: file } },
+        }),
+      );
+      return path;
+    };
+    for (const [users, groups] of sizes) {
+      const file = `directory-${users}.json`;
+      await writeDirectory(join(dir, file), generateDirectory(users, groups, 40));
+      const mb = statSync(join(dir, file)).size / 1024 / 1024;
+      const cfg = config(`file-${users}.yaml`, file);
+      const whole = await readSource(cfg, true);
+      const streamed = await readSource(cfg, false);
+      if (streamed.users !== whole.users || streamed.memberships !== whole.memberships || streamed.rejected !== whole.rejected)
+        throw new Error(`the streamed read differs from the whole-text parse: ${JSON.stringify({ streamed, whole })}`);
+      firstStreamed ??= streamed;
+      rows.push(row(`${n0(users)} users, JSON parsed whole (the read before)`, mb, whole));
+      rows.push(
+        row(
+          `${n0(users)} users, JSON streamed`,
+          mb,
+          streamed,
+          `time ×${(streamed.readMs / whole.readMs).toFixed(2)}, CPU ×${(streamed.cpuMs / whole.cpuMs).toFixed(2)}, peak ×${(streamed.peakRssMb / whole.peakRssMb).toFixed(2)}`,
+        ),
+      );
+      // The same read with V8's young generation capped (on this machine V8 lets it grow to
+      // 2 × 64 MB while the live set grows): what the read itself needs.
+      const small = await readSource(cfg, false, ['--max-semi-space-size=4']);
+      rows.push(row(`${n0(users)} users, JSON streamed, \`node --max-semi-space-size=4\``, mb, small));
+      rmSync(join(dir, file));
+    }
+    const yamlUsers = 10_000;
+    writeFileSync(join(dir, 'directory.yaml'), stringify(generateDirectory(yamlUsers, 500, 40)));
+    const yaml = await readSource(config('yaml.yaml', 'directory.yaml'), false);
+    rows.push(row(`${n0(yamlUsers)} users, YAML (parsed whole)`, statSync(join(dir, 'directory.yaml')).size / 1024 / 1024, yaml));
+    const perUser = (r: ReadSourceResult): number => r.cpuMs / r.users;
+    const json = firstStreamed as ReadSourceResult & { peakRssMb: number };
+    notes.push(
+      `YAML: the \`yaml\` package yields a document only once it is complete (its Parser emits one CST token per document; Composer builds the whole Document from it), so a one-document directory cannot be read entry by entry with it. YAML is parsed whole, then its entries are validated one by one: ${perUser(yaml).toFixed(3)} ms CPU and ${((yaml.peakRssMb - yaml.baseRssMb) / (yamlUsers / 1000)).toFixed(1)} MB of peak RSS per 1,000 users here, against ${perUser(json).toFixed(3)} ms and ${((json.peakRssMb - json.baseRssMb) / (json.users / 1000)).toFixed(1)} MB for the streamed JSON: large directories belong in JSON (or CSV).`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return [
+    '### The file source at scale',
+    '',
+    `The bench:reconcile directory (bench/lib/directory.ts: realistic users, groups of 40 random members), each read in its own process (bench/lib/read-source.ts, \`--expose-gc\` to report the live heap), peak RSS = VmHWM sampled every 50 ms. "Parsed whole" is the read before streaming (readFile, JSON.parse of the whole text, then per-entry validation); "streamed" reads 64 KB chunks, finds each entry's bytes and JSON.parses it alone (src/sources/file/json-entries.ts).${process.env.BENCH_SOURCES_1M === '1' ? '' : ' (1,000,000 users: run with BENCH_SOURCES_1M=1.)'}`,
+    '',
+    '| directory | file (MB) | users | groups | memberships | read (s) | CPU (s) | peak RSS (MB) | RSS before the read (MB) | peak − before (MB) | live heap after (MB) | young generation (MB) | streamed ÷ whole |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...rows,
+    '',
+    ...notes,
+  ].join('\n');
 }
 
 await main();

@@ -3,21 +3,22 @@
  * The whole read fails (SourceError) when the file is missing, unreadable, unparseable or
  * not of that shape — including a misspelled top-level key — because a half-read
  * directory would look like mass departures to the planner. Bad entries inside a good
- * file are rejected one by one (see normalize.ts).
+ * file are rejected one by one (see normalize.ts). JSON is read as a stream, entry by
+ * entry (json-entries.ts); YAML is parsed whole (see readYaml).
  */
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { DesiredState } from '../../identity/model.ts';
-import { SourceError } from '../../errors.ts';
+import { SourceError, isSyncError } from '../../errors.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
-import { closestMatch } from '../../config/suggest.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Source } from '../source.ts';
 import type { FileSourceConfig } from './schema.ts';
-import { normalizeDocument } from './normalize.ts';
-
-const TOP_LEVEL_KEYS = ['users', 'groups'];
+import { JsonEntryReader } from './json-entries.ts';
+import { DirectoryNormalizer, normalizeDocument } from './normalize.ts';
+import { isListKey, notAList, notAMapping, TOP_LEVEL_KEYS, unknownKey } from './top-level.ts';
 
 export interface FileSourceContext {
   configDir: string;
@@ -37,8 +38,7 @@ export class FileSource implements Source {
   }
 
   async read(signal?: AbortSignal): Promise<DesiredState> {
-    const doc = await this.load(signal);
-    const state = normalizeDocument(doc.users, doc.groups);
+    const state = extname(this.path).toLowerCase() === '.json' ? await this.readJson(signal) : await this.readYaml(signal);
     this.logger?.debug({ source: this.describe, ...state.stats, rejected: state.rejected.length }, 'file source read');
     return state;
   }
@@ -49,28 +49,37 @@ export class FileSource implements Source {
     return `${state.users.length} users, ${state.groups.length} groups${rejected}`;
   }
 
-  private async load(signal?: AbortSignal): Promise<{ users: unknown[]; groups: unknown[] }> {
+  /** JSON: streamed, each entry normalized as it is parsed (json-entries.ts). */
+  private async readJson(signal?: AbortSignal): Promise<DesiredState> {
+    const normalizer = new DirectoryNormalizer();
+    const reader = new JsonEntryReader(this.describe, (list, raw, index) =>
+      list === 'users' ? normalizer.user(raw, index) : normalizer.group(raw, index),
+    );
+    try {
+      for await (const chunk of createReadStream(this.path, signal ? { signal } : {}) as AsyncIterable<Buffer>) {
+        reader.write(chunk);
+      }
+    } catch (e) {
+      // The reader's SourceErrors (and any bug, which has no `code`) are not read failures.
+      if (isSyncError(e) || typeof (e as { code?: unknown }).code !== 'string') throw e;
+      throw this.unreadable(e, signal);
+    }
+    reader.end();
+    return normalizer.finish();
+  }
+
+  /**
+   * YAML: the yaml package composes a whole document before any of it can be used (its
+   * parser yields a document only when it ends), so the text is parsed whole and the
+   * entries normalized one by one from the tree. Large directories belong in JSON or CSV.
+   */
+  private async readYaml(signal?: AbortSignal): Promise<DesiredState> {
     let text: string;
     try {
       text = await readFile(this.path, { encoding: 'utf8', ...(signal ? { signal } : {}) });
     } catch (e) {
-      if (signal?.aborted) throw e;
-      const code = (e as { code?: string }).code ?? 'unknown error';
-      throw new SourceError(`${this.describe}: cannot read ${this.path} (${code === 'ENOENT' ? 'no such file' : code})`, { cause: e });
+      throw this.unreadable(e, signal);
     }
-    const parsed = extname(this.path).toLowerCase() === '.json' ? this.parseJson(text) : this.parseYaml(text);
-    return this.checkShape(parsed);
-  }
-
-  private parseJson(text: string): unknown {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (e) {
-      throw new SourceError(`${this.describe}: not valid JSON (${(e as Error).message})`);
-    }
-  }
-
-  private parseYaml(text: string): unknown {
     const doc = parseDocument(text, { uniqueKeys: true });
     const first = doc.errors[0];
     if (first) {
@@ -78,27 +87,21 @@ export class FileSource implements Source {
       const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
       throw new SourceError(`${this.describe}: not valid YAML${where} (${first.code})`);
     }
-    return doc.toJS({ maxAliasCount: 1000 }) as unknown;
+    const { users, groups } = this.checkShape(doc.toJS({ maxAliasCount: 1000 }) as unknown);
+    return normalizeDocument(users, groups);
+  }
+
+  private unreadable(e: unknown, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return e;
+    const code = (e as { code?: string }).code ?? (e instanceof Error ? e.message : 'unknown error');
+    return new SourceError(`${this.describe}: cannot read ${this.path} (${code === 'ENOENT' ? 'no such file' : code})`, { cause: e });
   }
 
   private checkShape(doc: unknown): { users: unknown[]; groups: unknown[] } {
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-      throw new SourceError(`${this.describe}: expected a mapping with \`users:\` and \`groups:\` lists at the top level`);
-    }
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw notAMapping(this.describe);
     const record = doc as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      if (TOP_LEVEL_KEYS.includes(key)) continue;
-      const guess = closestMatch(key, TOP_LEVEL_KEYS);
-      throw new SourceError(
-        `${this.describe}: unknown top-level key "${key}"${guess ? ` — did you mean "${guess}"?` : '; only `users` and `groups` are allowed'}`,
-      );
-    }
-    for (const key of TOP_LEVEL_KEYS) {
-      if (!Array.isArray(record[key])) {
-        const fix = key === 'groups' ? ' (write `groups: []` when there are none)' : '';
-        throw new SourceError(`${this.describe}: \`${key}\` must be a list${fix}; refusing a partial read`);
-      }
-    }
+    for (const key of Object.keys(record)) if (!isListKey(key)) throw unknownKey(this.describe, key);
+    for (const key of TOP_LEVEL_KEYS) if (!Array.isArray(record[key])) throw notAList(this.describe, key);
     return { users: record['users'] as unknown[], groups: record['groups'] as unknown[] };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Turns the parsed `{ users, groups }` document into the desired state.
+ * Turns the `{ users, groups }` entries of a file source, one by one, into the desired state.
  * Each entry stands alone: an invalid one is rejected with its reason, the rest are kept.
  * Duplicates: the FIRST entry with an externalId (or, for users, a case-insensitive
  * userName; for groups, a displayName) wins and every later one is rejected naming the
@@ -10,13 +10,26 @@
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { userKey } from '../../identity/model.ts';
 import { formatIssues } from '../../config/format-issues.ts';
-import { groupEntrySchema, userEntrySchema, type UserEntry } from './entry-schema.ts';
+import { groupEntrySchema, userEntrySchema, type GroupEntry, type UserEntry } from './entry-schema.ts';
 import { fastGroupEntry, fastUserEntry } from './fast-entry.ts';
 
 function refOf(list: 'users' | 'groups', index: number, entry: unknown): string {
   const raw = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)['externalId'] : undefined;
   const id = typeof raw === 'string' || typeof raw === 'number' ? ` (externalId ${raw})` : '';
   return `${list}[${index}]${id}`;
+}
+
+/**
+ * Where the kept entry with an id is, for messages about later duplicates. Stored as its
+ * index (no string per entry, which cost ~15 MB at 100,000 users) unless the ref would
+ * not spell the id the same way (a YAML number, padding the schema trimmed).
+ */
+type Where = number | string;
+function where(list: 'users' | 'groups', index: number, raw: unknown, id: string): Where {
+  return (raw as Record<string, unknown>)['externalId'] === id ? index : refOf(list, index, raw);
+}
+function refAt(list: 'users' | 'groups', at: Where, id: string): string {
+  return typeof at === 'number' ? `${list}[${at}] (externalId ${id})` : at;
 }
 
 /** What identity a raw (possibly invalid) entry still shows: see SourceRejection. */
@@ -41,20 +54,38 @@ function nameConflict(entry: UserEntry): string | undefined {
   return undefined;
 }
 
+/**
+ * Plain addresses only (no `{ value, type }`): the list without repeats, in an array of its
+ * own size (an array grown by push reserves 17 slots: ~13 MB per 100,000 users); else [].
+ */
+function plainEmails(emails: UserEntry['emails'], userName: string): string[] {
+  const first = emails[0];
+  // An address equal to the login name is the login name's string, not a second copy.
+  if (emails.length === 1 && typeof first === 'string') return [first === userName ? userName : first];
+  const plain: string[] = [];
+  for (const e of emails) {
+    if (typeof e !== 'string') return [];
+    if (!plain.includes(e)) plain.push(e === userName ? userName : e);
+  }
+  return plain;
+}
+
 function toUser(entry: UserEntry): NormalizedUser {
   const user: NormalizedUser = {
     externalId: entry.externalId,
     userName: entry.userName,
-    emails: [],
+    emails: plainEmails(entry.emails, entry.userName),
     active: entry.active,
     attributes: entry.attributes,
   };
-  // The address marked primary first, then the file's order; typed entries keep their type.
-  const list = entry.emails.map((e) => (typeof e === 'string' ? { value: e } : e));
-  list.sort((a, b) => Number('primary' in b && b.primary === true) - Number('primary' in a && a.primary === true));
-  for (const e of list) {
-    if (!user.emails.includes(e.value)) user.emails.push(e.value);
-    if ('type' in e && e.type !== undefined) user.emailTypes = { ...user.emailTypes, [e.value]: e.type };
+  if (user.emails.length === 0 && entry.emails.length > 0) {
+    // The address marked primary first, then the file's order; typed entries keep their type.
+    const list = entry.emails.map((e) => (typeof e === 'string' ? { value: e } : e));
+    list.sort((a, b) => Number('primary' in b && b.primary === true) - Number('primary' in a && a.primary === true));
+    for (const e of list) {
+      if (!user.emails.includes(e.value)) user.emails.push(e.value);
+      if ('type' in e && e.type !== undefined) user.emailTypes = { ...user.emailTypes, [e.value]: e.type };
+    }
   }
   const givenName = entry.givenName ?? entry.name?.givenName;
   const familyName = entry.familyName ?? entry.name?.familyName;
@@ -64,24 +95,32 @@ function toUser(entry: UserEntry): NormalizedUser {
   return user;
 }
 
-/**
- * Consumes the parsed lists: each raw entry is released once normalized, so the parsed
- * document and the normalized copy are never both held whole (peak memory on big files).
- */
-export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): DesiredState {
-  const rejected: SourceRejection[] = [];
-  const users: NormalizedUser[] = [];
-  const userById = new Map<string, string>(); // externalId → ref of the kept entry
-  const rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
-  const userByName = new Map<string, string>(); // lower-cased userName → ref
+type PendingGroup = { ref: string; entry: GroupEntry } | { rejection: SourceRejection };
 
-  usersIn.forEach((raw, i) => {
-    usersIn[i] = undefined;
-    const ref = refOf('users', i, raw);
-    const reject = (reason: string): void => {
-      rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
+/**
+ * Normalizes entries one at a time, as a parser delivers them: `user()` and `group()` in the
+ * file's order within each list (the lists themselves in either order), then `finish()`.
+ * Only the normalized entries and the duplicate indexes are kept, never the raw entries.
+ * Members are resolved in `finish()`, once every user is known; until then a group is kept
+ * validated (its members as written), so `groups:` may come before `users:` in the file.
+ */
+export class DirectoryNormalizer {
+  private readonly rejected: SourceRejection[] = [];
+  private readonly users: NormalizedUser[] = [];
+  private readonly userById = new Map<string, number>(); // externalId → position in `users`
+  private readonly userWhere: Where[] = []; // position in `users` → where the entry is in the file
+  private readonly rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
+  private readonly userByName = new Map<string, number>(); // lower-cased userName → position in `users`
+  private readonly pending: (PendingGroup | undefined)[] = [];
+  private readonly groupById = new Map<string, Where>();
+  private readonly groupByName = new Map<string, string>(); // lower-cased displayName → externalId
+
+  user(raw: unknown, index: number): undefined {
+    const reject = (reason: string): undefined => {
+      const ref = refOf('users', index, raw);
+      this.rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
-      if ((typeof id === 'string' || typeof id === 'number') && !userById.has(String(id))) rejectedUserRef.set(String(id), ref);
+      if ((typeof id === 'string' || typeof id === 'number') && !this.userById.has(String(id))) this.rejectedUserRef.set(String(id), ref);
     };
     let entry = fastUserEntry(raw);
     if (!entry) {
@@ -91,75 +130,116 @@ export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): Desi
     }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
-    const firstById = userById.get(entry.externalId);
-    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = userByName.get(userKey(entry.userName));
-    if (firstByName)
-      return reject(`duplicate userName "${entry.userName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`);
-    userById.set(entry.externalId, ref);
-    userByName.set(userKey(entry.userName), ref);
-    rejectedUserRef.delete(entry.externalId);
-    users.push(toUser(entry));
-  });
+    const { externalId } = entry;
+    const firstById = this.userById.get(externalId);
+    if (firstById !== undefined)
+      return reject(`duplicate externalId "${externalId}": already used by ${this.userRef(firstById)}; the first entry is kept`);
+    const key = userKey(entry.userName);
+    const firstByName = this.userByName.get(key);
+    if (firstByName !== undefined)
+      return reject(
+        `duplicate userName "${entry.userName}" (case-insensitive): already used by ${this.userRef(firstByName)}; the first entry is kept`,
+      );
+    this.userById.set(externalId, this.users.length);
+    this.userByName.set(key, this.users.length);
+    this.userWhere.push(where('users', index, raw, externalId));
+    this.rejectedUserRef.delete(entry.externalId);
+    this.users.push(toUser(entry));
+  }
 
-  const groups: NormalizedGroup[] = [];
-  const groupById = new Map<string, string>();
-  const groupByName = new Map<string, string>();
-  let membersUnknown = 0;
-  let memberships = 0;
-
-  groupsIn.forEach((raw, i) => {
-    const ref = refOf('groups', i, raw);
-    const reject = (reason: string): void => void rejected.push({ kind: 'group', ref, reason, ...identityOf(raw, 'displayName') });
+  group(raw: unknown, index: number): undefined {
+    const ref = refOf('groups', index, raw);
+    const reject = (reason: string): undefined => {
+      this.pending.push({ rejection: { kind: 'group', ref, reason, ...identityOf(raw, 'displayName') } });
+    };
     let entry = fastGroupEntry(raw);
     if (!entry) {
       const parsed = groupEntrySchema.safeParse(raw);
       if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
       entry = parsed.data;
     }
-    const firstById = groupById.get(entry.externalId);
-    if (firstById) return reject(`duplicate externalId "${entry.externalId}": already used by ${firstById}; the first entry is kept`);
-    const firstByName = groupByName.get(entry.displayName.toLowerCase());
-    if (firstByName)
+    const { externalId } = entry;
+    const firstById = this.groupById.get(externalId);
+    if (firstById !== undefined)
       return reject(
-        `duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${firstByName}; the first entry is kept`,
+        `duplicate externalId "${externalId}": already used by ${refAt('groups', firstById, externalId)}; the first entry is kept`,
       );
-    groupById.set(entry.externalId, ref);
-    groupByName.set(entry.displayName.toLowerCase(), ref);
-
-    const members: string[] = [];
-    for (const member of new Set(entry.members)) {
-      if (userById.has(member)) {
-        members.push(member);
-        continue;
-      }
-      membersUnknown++;
-      const badRef = rejectedUserRef.get(member);
-      const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
-      rejected.push({
-        kind: 'group',
-        ref,
-        reason: `member "${member}" ${why}; the group is kept without it`,
-        externalId: entry.externalId,
-        displayName: entry.displayName,
-        member,
-      });
+    const key = entry.displayName.toLowerCase();
+    const firstByName = this.groupByName.get(key);
+    if (firstByName !== undefined) {
+      const first = refAt('groups', this.groupById.get(firstByName) as Where, firstByName);
+      return reject(`duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${first}; the first entry is kept`);
     }
-    memberships += members.length;
-    groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });
-  });
+    this.groupById.set(externalId, where('groups', index, raw, externalId));
+    this.groupByName.set(key, externalId);
+    this.pending.push({ ref, entry });
+  }
 
-  return {
-    users,
-    groups,
-    rejected,
-    stats: {
-      users: users.length,
-      groups: groups.length,
-      usersRejected: rejected.filter((r) => r.kind === 'user').length,
-      groupsRejected: groupsIn.length - groups.length,
-      membersUnknown,
-      memberships,
-    },
-  };
+  private userRef(position: number): string {
+    return refAt('users', this.userWhere[position] as Where, (this.users[position] as NormalizedUser).externalId);
+  }
+
+  /** The desired state: users, then groups with their members resolved, rejections in that order. */
+  finish(): DesiredState {
+    const { rejected, users, pending } = this;
+    const usersRejected = rejected.length;
+    const groups: NormalizedGroup[] = [];
+    let membersUnknown = 0;
+    let memberships = 0;
+    pending.forEach((p, i) => {
+      pending[i] = undefined;
+      if (p === undefined) return;
+      if ('rejection' in p) return void rejected.push(p.rejection);
+      const { ref, entry } = p;
+      const members: string[] = [];
+      for (const member of new Set(entry.members)) {
+        const position = this.userById.get(member);
+        if (position !== undefined) {
+          // The user's own string, not the group's copy of it: 2,000,000 members share 1,000,000 ids.
+          members.push((this.users[position] as NormalizedUser).externalId);
+          continue;
+        }
+        membersUnknown++;
+        const badRef = this.rejectedUserRef.get(member);
+        const why = badRef ? `is a rejected user (${badRef})` : 'is not a user in this file';
+        rejected.push({
+          kind: 'group',
+          ref,
+          reason: `member "${member}" ${why}; the group is kept without it`,
+          externalId: entry.externalId,
+          displayName: entry.displayName,
+          member,
+        });
+      }
+      memberships += members.length;
+      groups.push({ externalId: entry.externalId, displayName: entry.displayName, members });
+    });
+    return {
+      users,
+      groups,
+      rejected,
+      stats: {
+        users: users.length,
+        groups: groups.length,
+        usersRejected,
+        groupsRejected: pending.length - groups.length,
+        membersUnknown,
+        memberships,
+      },
+    };
+  }
+}
+
+/** Normalizes already-parsed lists (the YAML path); each raw entry is released once normalized. */
+export function normalizeDocument(usersIn: unknown[], groupsIn: unknown[]): DesiredState {
+  const normalizer = new DirectoryNormalizer();
+  usersIn.forEach((raw, i) => {
+    usersIn[i] = undefined;
+    normalizer.user(raw, i);
+  });
+  groupsIn.forEach((raw, i) => {
+    groupsIn[i] = undefined;
+    normalizer.group(raw, i);
+  });
+  return normalizer.finish();
 }
