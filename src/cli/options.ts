@@ -34,13 +34,6 @@ export function addGlobalOptions(program: Command): Command {
           .choices(LOG_FORMATS)
           .default('auto'),
       )
-      // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
-      .addOption(
-        new Option(
-          '--low-memory',
-          'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)',
-        ),
-      )
   );
 }
 
