@@ -257,7 +257,7 @@ async function daemonReconcile(ws: Workspace, users: number) {
   const waiters: Array<(l: Record<string, unknown>) => boolean> = [];
   let tail = '';
   createInterface({ input: proc.stderr }).on('line', (text) => {
-    tail = (tail + text + '\n').slice(-8000);
+    tail = `${tail}${text}\n`.slice(-8000);
     try {
       const l = JSON.parse(text) as Record<string, unknown>;
       for (const w of [...waiters]) if (w(l)) waiters.splice(waiters.indexOf(w), 1);
@@ -268,7 +268,12 @@ async function daemonReconcile(ws: Workspace, users: number) {
   const wait = (pred: (l: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`daemon: timed out\n${tail}`)), ms);
-      waiters.push((l) => (pred(l) ? (clearTimeout(timer), resolve(l), true) : false));
+      waiters.push((l) => {
+        if (!pred(l)) return false;
+        clearTimeout(timer);
+        resolve(l);
+        return true;
+      });
       void exited.then(() => reject(new Error(`daemon exited before the reconcile finished\n${tail}`)));
     });
   let peak = 0;

@@ -50,7 +50,7 @@ export async function runCli(command: string, args: string[], opts: CliRunOption
   const creates: CliRun['creates'] = { count: 0, firstMs: undefined, lastMs: undefined };
   let stopped = false;
   createInterface({ input: child.stderr }).on('line', (line) => {
-    tail = (tail + line + '\n').slice(-16_000);
+    tail = `${tail}${line}\n`.slice(-16_000);
     if (!line.startsWith('{')) return;
     if (line.includes('"msg":"user.create"')) {
       const time = /"time":(\d+)/.exec(line);
