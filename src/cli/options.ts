@@ -22,19 +22,17 @@ export interface GlobalOptions {
 }
 
 export function addGlobalOptions(program: Command): Command {
-  return (
-    program
-      .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
-      .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
-      .addOption(
-        new Option(
-          '--log-format <format>',
-          'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise',
-        )
-          .choices(LOG_FORMATS)
-          .default('auto'),
+  return program
+    .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
+    .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise',
       )
-  );
+        .choices(LOG_FORMATS)
+        .default('auto'),
+    );
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
