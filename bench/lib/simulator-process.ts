@@ -98,7 +98,8 @@ export async function startSimulatorProcess(o: SimulatorProcessOptions): Promise
   }
   const seed =
     o.seedDirectory !== undefined ? ['--seed-directory', o.seedDirectory, ...(o.ledgerOut ? ['--ledger-out', o.ledgerOut] : [])] : [];
-  const bench = await launch([MAIN, ...flags(o), ...seed], 'bench', 300_000);
+  // Seeding a million users takes minutes on a loaded machine.
+  const bench = await launch([MAIN, ...flags(o), ...seed], 'bench', 1_800_000);
   if (!bench) throw new Error('simulator process did not start');
   return bench;
 }

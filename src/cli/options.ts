@@ -22,26 +22,17 @@ export interface GlobalOptions {
 }
 
 export function addGlobalOptions(program: Command): Command {
-  return (
-    program
-      .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
-      .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
-      .addOption(
-        new Option(
-          '--log-format <format>',
-          'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise',
-        )
-          .choices(LOG_FORMATS)
-          .default('auto'),
+  return program
+    .addOption(new Option('--debug', 'print stack traces on errors and log at debug level'))
+    .addOption(new Option('--log-level <level>', 'override logging.level from the config').choices(LOG_LEVELS))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines on stderr: auto = readable, warnings and errors only, on a terminal and JSON otherwise',
       )
-      // Read by the launcher (bin/scim-audit-sync.mjs) before anything loads; declared here for --help and parsing.
-      .addOption(
-        new Option(
-          '--low-memory',
-          'favour memory over speed (V8 optimize-for-size): ~40% less peak memory when planning very large directories, ~2x CPU time; also SCIM_AUDIT_SYNC_LOW_MEMORY=1 (the audit export does not need it)',
-        ),
-      )
-  );
+        .choices(LOG_FORMATS)
+        .default('auto'),
+    );
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {

@@ -12,7 +12,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
-import { printJson } from './output.ts';
+import { streamJson } from './output.ts';
 
 interface ReconcileOptions {
   config: string;
@@ -134,7 +134,7 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     if (!apply) {
       const { plan } = planned;
       if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options));
-      if (opts.json) printJson(plan);
+      if (opts.json) await streamJson(plan);
       else process.stdout.write(`${renderPlan(plan, { color: tty })}\n`);
       if (opts.out !== undefined)
         process.stderr.write(`plan saved to ${opts.out}; review it, then run: scim-audit-sync apply --plan ${opts.out}\n`);
@@ -178,7 +178,7 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     });
     progress.stop();
     await finishLocalLog(provisioningLog, loaded, logger);
-    if (opts.json) printJson({ plan, result });
+    if (opts.json) await streamJson({ plan, result });
     else process.stdout.write(`${renderApplyResult(result, { color: tty })}\n`);
     if (plan.guard.tripped) process.stderr.write(guardMessage(plan));
     return exitFor(plan, result);

@@ -5,7 +5,7 @@
  */
 import type { EmailsConfig, MappingRule } from '../config/schema.ts';
 import type { NormalizedGroup, NormalizedUser } from './model.ts';
-import { getField, setPath } from './paths.ts';
+import { getField, parsePath, setPath } from './paths.ts';
 import { SCHEMA_GROUP, SCHEMA_USER, type NewResource, type ScimGroup, type ScimUser } from '../platform/scim/types.ts';
 
 export interface DesiredUser {
@@ -26,6 +26,31 @@ export type MappingRules = Record<string, MappingRule>;
 
 const CORE_USER_PATHS = ['userName', 'externalId', 'name.givenName', 'name.familyName', 'displayName', 'emails', 'active'];
 const CORE_GROUP_PATHS = ['displayName', 'externalId'];
+
+/**
+ * The top-level attributes of a platform user that the mapping compares or reads (core paths and
+ * every mapped path: `name` for `name.givenName`, the URN for an extension path). A listed user
+ * is kept with `id` and only these (ScimClient.listUsers `attributes`), so the platform snapshot
+ * holds what planning reads and nothing else.
+ */
+export function comparedUserAttributes(rules: MappingRules): string[] {
+  return topLevel([...CORE_USER_PATHS, ...Object.keys(rules)]);
+}
+
+export function comparedGroupAttributes(rules: MappingRules): string[] {
+  return topLevel([...CORE_GROUP_PATHS, 'members', ...Object.keys(rules)]);
+}
+
+function topLevel(paths: string[]): string[] {
+  return [
+    ...new Set(
+      paths.map((path) => {
+        const { urn, segments } = parsePath(path);
+        return urn ?? (segments[0] as string);
+      }),
+    ),
+  ];
+}
 
 export function evaluateRule(rule: MappingRule, subject: unknown): unknown {
   let value: unknown;

@@ -66,6 +66,9 @@ export interface ApplyDeps {
   attributes?: UserAttributeTarget | undefined;
 }
 
+/** Queued tasks per unit of concurrency before the phase waits for the queue to drain. */
+const BACKLOG = 4;
+
 export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions): Promise<ApplyResult> {
   const started = performance.now();
   const now = opts.now ?? Date.now;
@@ -143,7 +146,13 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
       // Write-ahead, like pending creates: the deactivation times are saved before any
       // PATCH, so a crash in the middle of the phase cannot lose the grace period.
       if (stampDeactivations(phase.tasks, ledger, now())) await ledger.save(deps.ledgerStore);
-      for (const task of phase.tasks) execute(task);
+      for (const task of phase.tasks) {
+        // Only a few tasks wait in the queue at a time: a closure and a promise per queued task
+        // for a whole phase (100,000 creates) would be the largest thing an apply holds.
+        if (queue.size >= BACKLOG * opts.concurrency) await queue.onSizeLessThan(opts.concurrency);
+        if (result.aborted !== undefined || opts.signal?.aborted) break;
+        execute(task);
+      }
       await queue.onIdle();
       if (ledger.isDirty) await ledger.save(deps.ledgerStore);
     }

@@ -9,6 +9,7 @@ import { Ledger, type LedgerStore, type ObjectKind } from './ledger.ts';
 import type { DeleteApproval, Plan, PlanWarning } from './plan-types.ts';
 import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
 import { buildPlan } from './planner.ts';
+import { comparedGroupAttributes, comparedUserAttributes } from '../identity/mapping.ts';
 import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
 import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
@@ -46,8 +47,9 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   const desired = await ctx.source.read(ctx.signal);
   const sourceAt = performance.now();
   const [users, groups, ledger] = await Promise.all([
-    ctx.target.listUsers(ctx.signal),
-    ctx.target.listGroups(ctx.signal),
+    // Only what the mapping compares is kept of each listed object (platform/scim/compact.ts).
+    ctx.target.listUsers(ctx.signal, { attributes: comparedUserAttributes(ctx.config.mapping.user) }),
+    ctx.target.listGroups(ctx.signal, { attributes: comparedGroupAttributes(ctx.config.mapping.group) }),
     Ledger.load(ctx.ledgerStore),
   ]);
   // A managed object missing from the listing is confirmed gone (404) before the ledger

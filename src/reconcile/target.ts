@@ -13,8 +13,9 @@ export interface CreateOutcome<T> {
 }
 
 export interface ScimTarget {
-  listUsers(signal?: AbortSignal): Promise<ScimUser[]>;
-  listGroups(signal?: AbortSignal): Promise<ScimGroup[]>;
+  /** With `attributes`: only `id` and those top-level attributes are kept of each object listed. */
+  listUsers(signal?: AbortSignal, opts?: { attributes?: readonly string[] }): Promise<ScimUser[]>;
+  listGroups(signal?: AbortSignal, opts?: { attributes?: readonly string[] }): Promise<ScimGroup[]>;
   /** One object by id; undefined when the server answers 404 (confirms a managed object is gone). */
   get<T extends ScimUser | ScimGroup>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined>;
   /** The same, typed per resource: one user or group by id, undefined on 404. */

@@ -9,7 +9,7 @@ import { sleep } from '../retry.ts';
 import { Tester } from 'scim2-parse-filter';
 import { parseFilter } from './filter.ts';
 import { applyMemberDelta, memberPatchRequests, type MemberRemoveDialect } from './members.ts';
-import { compactGroup, compactUser } from './compact.ts';
+import { compactGroup, compactUser, projection } from './compact.ts';
 import { applyPatch } from './patch-apply.ts';
 import { listAllPages, type Page, type PagingLimits } from './paging.ts';
 import { asListPage, asResource, asServiceProviderConfig, createdResource } from './response.ts';
@@ -54,6 +54,11 @@ export interface ListOptions {
   onPage?: (n: number) => void;
   /** Applied to each resource as its page arrives, before it is kept (see compact.ts). */
   compact?: (resource: ScimResource) => ScimResource;
+}
+
+export interface ListProjection {
+  /** Keep only `id` and these top-level attributes of each listed object (case-insensitive). */
+  attributes?: readonly string[];
 }
 
 export interface CreateResult<T> {
@@ -130,14 +135,19 @@ export class ScimClient {
     return all.filter((r) => tester.test(r, localFilter));
   }
 
-  /** Every user, without server bookkeeping (meta, read-only groups): see compact.ts. */
-  listUsers(signal?: AbortSignal): Promise<ScimUser[]> {
-    return this.listAll<ScimUser>('Users', { compact: (r) => compactUser(r as ScimUser), ...(signal ? { signal } : {}) });
+  /**
+   * Every user, without server bookkeeping (meta, read-only groups); with `attributes`, only
+   * `id` and those top-level attributes (see compact.ts).
+   */
+  listUsers(signal?: AbortSignal, opts: ListProjection = {}): Promise<ScimUser[]> {
+    const project = opts.attributes ? projection(opts.attributes) : undefined;
+    return this.listAll<ScimUser>('Users', { compact: (r) => compactUser(r as ScimUser, project), ...(signal ? { signal } : {}) });
   }
 
-  /** Groups with their members (member `value` and `type` only), without meta. */
-  listGroups(signal?: AbortSignal): Promise<ScimGroup[]> {
-    return this.listAll<ScimGroup>('Groups', { compact: (r) => compactGroup(r as ScimGroup), ...(signal ? { signal } : {}) });
+  /** Groups with their members (member `value` and `type` only), without meta; `attributes` as for users. */
+  listGroups(signal?: AbortSignal, opts: ListProjection = {}): Promise<ScimGroup[]> {
+    const project = opts.attributes ? projection(opts.attributes) : undefined;
+    return this.listAll<ScimGroup>('Groups', { compact: (r) => compactGroup(r as ScimGroup, project), ...(signal ? { signal } : {}) });
   }
 
   async get<T extends ScimResource>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined> {
