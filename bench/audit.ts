@@ -39,6 +39,7 @@ import { PlatformClient } from '../src/platform/http-client.ts';
 import { openAuditExport } from '../src/platform/audit-export.ts';
 import { planWindows, requestFor } from '../src/audit/windows.ts';
 import { writeResultsSection } from './lib/results-md.ts';
+import { buildShipped, IMAGE_ENV } from './lib/shipped-build.ts';
 import { createMemoryCgroup, type MemoryCgroup } from './lib/memory-cgroup.ts';
 import { runMeasured, vmHwmMb } from './lib/peak-rss.ts';
 
@@ -47,8 +48,6 @@ const BIN = (build: string): string => join(build, 'bin', 'scim-audit-sync.mjs')
 const TOKEN = 'bench-token';
 const HOUR = 3_600_000;
 const EVENTS_PER_HOUR = 100_000;
-/** What the Dockerfile and the Helm chart set for the process. */
-const IMAGE_ENV = { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' };
 const RATIO_AIM = 0.8;
 const RSS_AIM_MB = 150;
 
@@ -356,23 +355,6 @@ async function daemonJob(build: string, url: string, rows: number, startMs: numb
   }
 }
 
-/** `npm run build` into a temp dir laid out like the image (dist/, bin/, package.json, node_modules). */
-async function buildShipped(): Promise<string> {
-  const build = await mkdtemp(join(tmpdir(), 'bench-audit-build-'));
-  const tsc = spawn(
-    process.execPath,
-    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(build, 'dist')],
-    { stdio: 'inherit' },
-  );
-  const [code] = (await once(tsc, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`tsc exited ${code}`);
-  await mkdir(join(build, 'bin'));
-  await copyFile(join(ROOT, 'bin', 'scim-audit-sync.mjs'), BIN(build));
-  await copyFile(join(ROOT, 'package.json'), join(build, 'package.json'));
-  await symlink(join(ROOT, 'node_modules'), join(build, 'node_modules'));
-  return build;
-}
-
 async function measure(build: string, rows: number): Promise<Result> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-audit-'));
   const windows = Math.ceil(rows / EVENTS_PER_HOUR);
@@ -471,7 +453,7 @@ function report(results: Result[]): string {
   lines.push(
     '',
     '- *Baseline*: bench/lib/audit-baseline.ts, a plain single-threaded script doing what every exporter of this log must do: each window streamed through csv-parse, a SHA-256 of each row, one JSON document per row, appended to a file with an fdatasync per 1,000 rows.',
-    '- *Shipped CLI*: the compiled build (`npm run build` layout), `scim-audit-sync audit export --json` with `NODE_ENV=production MALLOC_ARENA_MAX=2` as in the image, batches of 1,000 into the file sink (one fdatasync each), checkpoint every 5,000 events (default). events/s from its summary (engine time, after start-up); peak RSS = VmHWM of the process.',
+    '- *Shipped CLI*: the compiled build (`npm run build` layout), `scim-audit-sync audit export --json` in the image environment (the Dockerfile ENV: `NODE_ENV=production MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=8`), batches of 1,000 into the file sink (one fdatasync each), checkpoint every 5,000 events (default). events/s from its summary (engine time, after start-up); peak RSS = VmHWM of the process.',
     "- *CLI under the chart limit*: the same command inside a memory cgroup with the chart's `resources.limits.memory` (as a Kubernetes Job of the image would run): Node sizes V8's heap from the limit (old generation about half of it, 1 MB semi-spaces), which keeps the process small at the cost of more garbage-collection CPU.",
     '- *CPU s*: user + system CPU of the whole process from GNU time, start-up included (the CLI loads its modules in ~0.8 s of CPU; the baseline in ~0.3 s).',
     "- *Daemon audit job*: the compiled `scim-audit-sync daemon` (Redis state, BullMQ worker, metrics server) started inside a memory cgroup limited to the chart's `resources.limits.memory`; Node sizes V8's heap from that limit as in the pod. One `trigger audit` job exports the same range (plus the empty windows up to now). Peak RSS = VmHWM of the daemon process; the cgroup's own peak also counts the sink file's page cache, which the kernel reclaims under the limit.",
@@ -483,7 +465,7 @@ function report(results: Result[]): string {
 async function main(): Promise<void> {
   const sizes = [Number(process.env['AUDIT_BENCH_ROWS'] ?? 1_000_000)];
   if (process.env['AUDIT_BENCH_10M'] === '1') sizes.push(10_000_000);
-  const build = await buildShipped();
+  const build = await buildShipped('bench-audit-build');
   const results: Result[] = [];
   try {
     for (const rows of sizes) {

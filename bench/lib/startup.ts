@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generateDirectory, writeDirectory } from './directory.ts';
-import { BIN, ROOT, startSimulatorProcess } from './simulator-process.ts';
+import { buildShipped, IMAGE_ENV, shippedBin } from './shipped-build.ts';
+import { ROOT, startSimulatorProcess } from './simulator-process.ts';
 
 export interface StartupMetric {
   name: string;
@@ -33,22 +34,6 @@ export interface StartupMetric {
 const TOKEN = 'bench-startup-token';
 const TARGET_MB = 80;
 const RUNS = 3;
-
-/** The image's layout in a temporary directory: bin/ and package.json copied, dist/ compiled, node_modules linked. */
-async function buildImageLayout(): Promise<{ dir: string; bin: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'bench-startup-build-'));
-  await mkdir(join(dir, 'bin'));
-  await copyFile(BIN, join(dir, 'bin', 'scim-audit-sync.mjs'));
-  await copyFile(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  const tsc = spawn(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const [code] = (await once(tsc, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`tsc -p tsconfig.build.json exited with ${code}`);
-  return { dir, bin: join(dir, 'bin', 'scim-audit-sync.mjs') };
-}
 
 async function tinyWorkspace(): Promise<{ dir: string; configPath: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-startup-'));
@@ -101,12 +86,13 @@ async function peakMb(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: 
 }
 
 export async function measureStartup(): Promise<StartupMetric[]> {
-  const image = await buildImageLayout();
+  const build = await buildShipped('bench-startup-build');
+  const image = { dir: build, bin: shippedBin(build) };
   const ws = await tinyWorkspace();
   const sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000 });
   try {
     const base = { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', SIM_URL: sim.url, BENCH_TOKEN: TOKEN };
-    const imageEnv = { ...base, NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' }; // as the Dockerfile sets them
+    const imageEnv = { ...base, ...IMAGE_ENV }; // as the Dockerfile sets them
     const plan = ['plan', '--config', ws.configPath];
     // From source: src/main.ts run directly (what the launcher falls back to without dist/).
     const source = join(ROOT, 'src', 'main.ts');
