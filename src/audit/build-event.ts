@@ -11,7 +11,7 @@
  *   `_key`/`_ts`) is kept as `<name>_raw`.
  * Normalized fields whose column is absent or empty are omitted.
  */
-import type { AuditEvent } from './event.ts';
+import { EncodedEvent } from './event.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
 import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type PassKeys } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
@@ -85,6 +85,9 @@ export class EventBuilder {
   /** `"name":` per column (with its leading comma after the first), as in this style's document. */
   private readonly members: string[];
   private readonly quoted: string[];
+  /** Where the documents are written (see EncodedEvent); a new one when full. */
+  private arena = Buffer.allocUnsafeSlow(ARENA_BYTES);
+  private used = 0;
 
   constructor(columns: readonly string[], opts: BuilderOptions) {
     this.columns = columns;
@@ -117,7 +120,7 @@ export class EventBuilder {
   }
 
   /** The event of a row under its key (keyOf()). */
-  build(values: readonly string[], timestampMs: number, key: string): AuditEvent {
+  build(values: readonly string[], timestampMs: number, key: string): EncodedEvent {
     const { plan, members, quoted } = this;
     const idValue = plan.id >= 0 ? values[plan.id] : undefined;
     let cols = '';
@@ -150,9 +153,24 @@ export class EventBuilder {
       if (ip !== undefined) json += ',"ip":' + ip;
       json += cols === '' ? '}' : ',' + cols + '}';
     }
-    return { key, timestampMs, json, noReservedMembers: true };
+    return this.encode(key, timestampMs, json);
+  }
+
+  /** The document's UTF-8 bytes appended to the arena (a larger one of its own when it would not fit). */
+  private encode(key: string, timestampMs: number, json: string): EncodedEvent {
+    const most = 3 * json.length; // UTF-8 bytes per UTF-16 unit, at most
+    if (this.used + most > this.arena.length) {
+      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, most));
+      this.used = 0;
+    }
+    const start = this.used;
+    this.used += this.arena.write(json, start, 'utf8');
+    return new EncodedEvent(key, timestampMs, this.arena, start, this.used);
   }
 }
+
+/** Bytes per arena: a few hundred documents; an arena is freed with the last event written into it. */
+const ARENA_BYTES = 256 * 1024;
 
 /** The quoted value of a role's column, or undefined when the role has no column or the cell is empty. */
 function pickQuoted(values: readonly string[], quoted: readonly string[], idx: number): string | undefined {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventBuilder } from '../../src/audit/build-event.ts';
 import { PassKeys } from '../../src/audit/event-key.ts';
@@ -78,6 +79,32 @@ describe('EventBuilder', () => {
 });
 
 describe('EventBuilder documents', () => {
+  it('writes every value exactly as JSON.stringify would, row after row of any length and content (property)', () => {
+    // Values with quotes, backslashes, control characters, lone surrogates and empty cells,
+    // in rows of varying length through one builder: what a document holds is the row, never
+    // a piece of the row before it.
+    const cols = ['Timestamp', 'Action', 'Email', 'IP', 'Details', 'Extra'];
+    const cell = fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('', '"', '\\', '\u2028', '\ud800', 'x'.repeat(300)));
+    const row = fc.array(cell, { minLength: 1, maxLength: cols.length });
+    fc.assert(
+      fc.property(fc.constantFrom<'ecs' | 'plain'>('ecs', 'plain'), fc.array(row, { minLength: 1, maxLength: 6 }), (fieldStyle, rows) => {
+        const e = new EventBuilder(cols, { ...opts, fieldStyle });
+        const pass = new PassKeys();
+        for (const cells of rows) {
+          const values = ['2026-11-01T00:00:00.000Z', ...cells.slice(1)];
+          const ev = e.build(values, 1, e.keyOf(values, pass) ?? 'k');
+          const doc = JSON.parse(ev.json) as Record<string, unknown> & { platform?: { audit: Record<string, string> } };
+          const originals = fieldStyle === 'ecs' ? (doc.platform as { audit: Record<string, string> }).audit : doc;
+          cols.forEach((c, i) => {
+            if (i < values.length) expect(originals[c]).toBe(values[i]);
+          });
+          const members = cols.map((c, i) => `${JSON.stringify(c)}:${JSON.stringify(values[i] ?? '')}`).join(',');
+          expect(ev.json).toContain(members);
+        }
+      }),
+    );
+  });
+
   it('keeps every column in header order, whatever its name, with values escaped', () => {
     const cols = ['Timestamp', '2', '__proto__', 'Details'];
     const e = new EventBuilder(cols, opts);

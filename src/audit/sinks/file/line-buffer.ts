@@ -4,7 +4,7 @@
  * second pass to measure it. The bytes are those of encodeFileLine(); the document is
  * written as it is and its opening `{` overwritten with the `,` that follows `_ts`.
  */
-import type { AuditEvent } from '../../event.ts';
+import { EncodedEvent, type AuditEvent } from '../../event.ts';
 import type { BatchDefaults } from '../common-config.ts';
 import type { RejectedEvent } from '../sink.ts';
 import { encodeFileLine } from './encoder.ts';
@@ -59,13 +59,15 @@ export class LineBuffer {
   /** Writes the event's line at `at`; returns its size. */
   private encode(event: AuditEvent, at: number): number {
     if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
-    if (!event.noReservedMembers || event.json.length < 2) return this.put(encodeFileLine(event), at);
+    const encoded = event instanceof EncodedEvent ? event : undefined;
+    const most = encoded ? encoded.jsonBytes : 3 * event.json.length;
+    if (!event.noReservedMembers || most < 2) return this.put(encodeFileLine(event), at);
     const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
-    this.reserve(at, 3 * (head.length + event.json.length) + 1);
+    this.reserve(at, 3 * head.length + most + 1);
     const buf = this.buf;
     let end = at + buf.write(head, at, 'utf8');
     const open = end;
-    end += buf.write(event.json, end, 'utf8');
+    end += encoded ? encoded.copyJson(buf, end) : buf.write(event.json, end, 'utf8');
     if (end - open === 2) {
       buf[open] = 125; // `{}`: the line is the head closed
       end = open + 1;
