@@ -10,6 +10,7 @@ import type { DeleteApproval, Plan, PlanWarning } from './plan-types.ts';
 import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
 import { buildPlan } from './planner.ts';
 import { comparedGroupAttributes, comparedUserAttributes } from '../identity/mapping.ts';
+import { createIntern } from '../platform/scim/compact.ts';
 import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
 import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
@@ -46,12 +47,7 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   // the other keeps the two peaks of memory apart, which matters at 100,000 users.
   const desired = await ctx.source.read(ctx.signal);
   const sourceAt = performance.now();
-  const [users, groups, ledger] = await Promise.all([
-    // Only what the mapping compares is kept of each listed object (platform/scim/compact.ts).
-    ctx.target.listUsers(ctx.signal, { attributes: comparedUserAttributes(ctx.config.mapping.user) }),
-    ctx.target.listGroups(ctx.signal, { attributes: comparedGroupAttributes(ctx.config.mapping.group) }),
-    Ledger.load(ctx.ledgerStore),
-  ]);
+  const { users, groups, ledger } = await snapshotPlatform(ctx);
   // A managed object missing from the listing is confirmed gone (404) before the ledger
   // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
   const warnings: PlanWarning[] = [];
@@ -87,6 +83,21 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
     });
   }
   return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
+}
+
+/**
+ * The platform's users and groups and the ledger, listed together. Only what the mapping
+ * compares is kept of each listed object, and each id once across the users, the groups'
+ * members and the ledger (platform/scim/compact.ts); the pool of ids goes when this returns.
+ */
+async function snapshotPlatform(ctx: ReconcileContext): Promise<{ users: ScimUser[]; groups: ScimGroup[]; ledger: Ledger }> {
+  const intern = createIntern();
+  const [users, groups, ledger] = await Promise.all([
+    ctx.target.listUsers(ctx.signal, { attributes: comparedUserAttributes(ctx.config.mapping.user), intern }),
+    ctx.target.listGroups(ctx.signal, { attributes: comparedGroupAttributes(ctx.config.mapping.group), intern }),
+    Ledger.load(ctx.ledgerStore, intern),
+  ]);
+  return { users, groups, ledger };
 }
 
 /** How many GETs run at once when confirming absences. */

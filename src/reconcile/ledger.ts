@@ -66,9 +66,10 @@ export class Ledger implements LedgerWriter {
   /** [h17] User-attribute section (definitions we created, last known values). */
   readonly attributes: AttributeLedger;
 
-  constructor(data?: LedgerData) {
-    this.users = new Map(Object.entries(data?.users ?? {}));
-    this.groups = new Map(Object.entries(data?.groups ?? {}));
+  /** `intern`: keep each id as the one string the platform snapshot holds (platform/scim/compact.ts). */
+  constructor(data?: LedgerData, intern: (s: string) => string = (s) => s) {
+    this.users = new Map(Object.entries(data?.users ?? {}).map(([id, e]) => [intern(id), e]));
+    this.groups = new Map(Object.entries(data?.groups ?? {}).map(([id, e]) => [intern(id), e]));
     this.pending = new Set(data?.pending ?? []);
     this.attributes = new AttributeLedger(data?.attributes);
   }
@@ -89,8 +90,8 @@ export class Ledger implements LedgerWriter {
     return this.attributes.state(userId);
   }
 
-  static async load(store: LedgerStore): Promise<Ledger> {
-    return new Ledger(await store.load());
+  static async load(store: LedgerStore, intern?: (s: string) => string): Promise<Ledger> {
+    return new Ledger(await store.load(), intern);
   }
 
   private map(kind: ObjectKind): Map<string, LedgerEntry> {

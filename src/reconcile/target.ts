@@ -2,6 +2,7 @@
  * What the reconcile engine needs from the platform. `ScimClient` (platform/scim/client.ts)
  * implements it; keeping the engine on this narrow interface keeps it free of HTTP details.
  */
+import type { ListProjection } from '../platform/scim/client.ts';
 import type { NewResource, PatchOperation, ResourceType, ScimGroup, ScimUser } from '../platform/scim/types.ts';
 
 export interface CreateOutcome<T> {
@@ -14,8 +15,8 @@ export interface CreateOutcome<T> {
 
 export interface ScimTarget {
   /** With `attributes`: only `id` and those top-level attributes are kept of each object listed. */
-  listUsers(signal?: AbortSignal, opts?: { attributes?: readonly string[] }): Promise<ScimUser[]>;
-  listGroups(signal?: AbortSignal, opts?: { attributes?: readonly string[] }): Promise<ScimGroup[]>;
+  listUsers(signal?: AbortSignal, opts?: ListProjection): Promise<ScimUser[]>;
+  listGroups(signal?: AbortSignal, opts?: ListProjection): Promise<ScimGroup[]>;
   /** One object by id; undefined when the server answers 404 (confirms a managed object is gone). */
   get<T extends ScimUser | ScimGroup>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined>;
   /** The same, typed per resource: one user or group by id, undefined on 404. */

@@ -9,7 +9,7 @@ import { sleep } from '../retry.ts';
 import { Tester } from 'scim2-parse-filter';
 import { parseFilter } from './filter.ts';
 import { applyMemberDelta, memberPatchRequests, type MemberRemoveDialect } from './members.ts';
-import { compactGroup, compactUser, projection } from './compact.ts';
+import { compactGroup, compactUser, projection, type Intern } from './compact.ts';
 import { applyPatch } from './patch-apply.ts';
 import { listAllPages, type Page, type PagingLimits } from './paging.ts';
 import { asListPage, asResource, asServiceProviderConfig, createdResource } from './response.ts';
@@ -59,6 +59,8 @@ export interface ListOptions {
 export interface ListProjection {
   /** Keep only `id` and these top-level attributes of each listed object (case-insensitive). */
   attributes?: readonly string[];
+  /** Ids and member values kept once across listings that share it (compact.ts createIntern). */
+  intern?: Intern;
 }
 
 export interface CreateResult<T> {
@@ -141,13 +143,19 @@ export class ScimClient {
    */
   listUsers(signal?: AbortSignal, opts: ListProjection = {}): Promise<ScimUser[]> {
     const project = opts.attributes ? projection(opts.attributes) : undefined;
-    return this.listAll<ScimUser>('Users', { compact: (r) => compactUser(r as ScimUser, project), ...(signal ? { signal } : {}) });
+    return this.listAll<ScimUser>('Users', {
+      compact: (r) => compactUser(r as ScimUser, project, opts.intern),
+      ...(signal ? { signal } : {}),
+    });
   }
 
   /** Groups with their members (member `value` and `type` only), without meta; `attributes` as for users. */
   listGroups(signal?: AbortSignal, opts: ListProjection = {}): Promise<ScimGroup[]> {
     const project = opts.attributes ? projection(opts.attributes) : undefined;
-    return this.listAll<ScimGroup>('Groups', { compact: (r) => compactGroup(r as ScimGroup, project), ...(signal ? { signal } : {}) });
+    return this.listAll<ScimGroup>('Groups', {
+      compact: (r) => compactGroup(r as ScimGroup, project, opts.intern),
+      ...(signal ? { signal } : {}),
+    });
   }
 
   async get<T extends ScimResource>(type: ResourceType, id: string, signal?: AbortSignal): Promise<T | undefined> {
