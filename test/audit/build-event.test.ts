@@ -79,6 +79,21 @@ describe('EventBuilder', () => {
 });
 
 describe('EventBuilder documents', () => {
+  it('an event kept as bytes is stored (dead letters) and read back as the same document, across arenas', () => {
+    // Enough rows, and one document larger than an arena, that the builder moves to new buffers:
+    // every event still reads its own bytes, and JSON (a dead letter's form) carries the text.
+    const e = new EventBuilder(['Timestamp', 'Details'], opts);
+    const pass = new PassKeys();
+    const rows = Array.from({ length: 3_000 }, (_, i) => ['2026-11-01T00:00:00.000Z', `détails ${i} ${'é'.repeat(i % 50)}`]);
+    rows.splice(1_500, 0, ['2026-11-01T00:00:00.000Z', 'x'.repeat(600_000)]);
+    const events = rows.map((r) => e.build(r, 1, e.keyOf(r, pass) ?? 'k'));
+    events.forEach((ev, i) => {
+      expect((eventDoc(ev) as { platform: { audit: Record<string, string> } }).platform.audit['Details']).toBe(rows[i]?.[1]);
+    });
+    const stored = JSON.parse(JSON.stringify({ event: events[1_500] })) as { event: AuditEvent };
+    expect(stored.event).toEqual({ key: events[1_500]?.key, timestampMs: 1, json: events[1_500]?.json, noReservedMembers: true });
+  });
+
   it('writes every value exactly as JSON.stringify would, row after row of any length and content (property)', () => {
     // Values with quotes, backslashes, control characters, lone surrogates and empty cells,
     // in rows of varying length through one builder: what a document holds is the row, never
