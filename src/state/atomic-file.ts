@@ -14,12 +14,33 @@ export async function readJsonFile<T>(path: string): Promise<T | undefined> {
 }
 
 export async function writeJsonFileAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, [Buffer.from(JSON.stringify(value))]);
+}
+
+/** The same for bytes given a piece at a time (a large document never becomes one string). */
+export async function writeFileAtomic(path: string, pieces: Iterable<Buffer>): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {
-    await fh.writeFile(JSON.stringify(value));
+    // Pieces go out in writes of about a megabyte: few trips through the thread pool, little held.
+    let batch: Buffer[] = [];
+    let bytes = 0;
+    const flush = async (): Promise<void> => {
+      const { bytesWritten } = await fh.writev(batch);
+      // A short write (rare on a regular file): the rest, until all of it is out.
+      let rest = bytesWritten < bytes ? Buffer.concat(batch).subarray(bytesWritten) : undefined;
+      while (rest && rest.length > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
+      batch = [];
+      bytes = 0;
+    };
+    for (const piece of pieces) {
+      batch.push(piece);
+      bytes += piece.length;
+      if (bytes >= 1024 * 1024) await flush();
+    }
+    if (batch.length > 0) await flush();
     await fh.sync();
   } finally {
     await fh.close();

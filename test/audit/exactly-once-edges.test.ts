@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,6 +146,35 @@ describe('the run lock of one-shot runs', () => {
     } finally {
       await releaseFileLock(path);
     }
+  });
+
+  it('the lock file replaced under us (renamed over, as a takeover writes it): this run commits nothing more', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
+    const store = new FileAuditStateStore(dir, 'acme');
+    await store.acquire('first');
+    await store.commit({ cursorMs: 10, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
+    const lock = join(dir, 'acme', 'audit', 'run.lock');
+    const other = `${lock}.other`;
+    await writeFile(other, JSON.stringify({ pid: 999_999, host: 'node-b', owner: 'second', token: 'someone-else', atMs: Date.now() }));
+    await rename(other, lock);
+    await expect(store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 })).rejects.toMatchObject({
+      code: ErrorCodes.CONFLICT,
+    });
+    await store.release();
+    expect(await new FileAuditStateStore(dir, 'acme').load()).toMatchObject({ cursorMs: 10 });
+  });
+
+  it('the lock file only touched (a backup tool changed its mode and times): this run still holds it and commits', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
+    const store = new FileAuditStateStore(dir, 'acme');
+    await store.acquire('first');
+    await store.commit({ cursorMs: 10, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
+    const lock = join(dir, 'acme', 'audit', 'run.lock');
+    await chmod(lock, 0o644);
+    await utimes(lock, new Date(0), new Date(0));
+    await store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 });
+    await store.release();
+    expect(await new FileAuditStateStore(dir, 'acme').load()).toMatchObject({ cursorMs: 20 });
   });
 
   it('another run took the lock over: this run commits nothing more', async () => {

@@ -218,6 +218,25 @@ describe('file state specifics', () => {
     expect(small.dedupe.map(([k]) => k).sort()).toEqual(['k28a', 'k28b', 'k29a', 'k29b', 'k30a', 'k30b']);
   });
 
+  it('compacts thousands of keys of any text (quotes, backslashes, accents, emoji, __proto__, empty) unchanged', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'audit-compact-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const odd = ['', '__proto__', 'constructor', 'say "hi"', 'back\\slash', 'ünï', '事件', '🙂', 'line\nbreak', 'tab\there'];
+    const keys: Array<[string, number]> = Array.from({ length: 5_000 }, (_, i) => [
+      i < odd.length ? (odd[i] as string) : `k-${i}`,
+      1_000 + i,
+    ]);
+    const store = new FileAuditStateStore(dir, 'odd', { compactBytes: 50_000 });
+    await store.acquire('x');
+    await store.load();
+    for (let i = 0; i < keys.length; i += 700)
+      await store.commit({ cursorMs: 1_000 + i, added: keys.slice(i, i + 700), pruneBeforeMs: 0, nowMs: i });
+    await store.release();
+    expect(await readdir(auditStateDir(dir, 'odd'))).toContain('state.json');
+    const st = await new FileAuditStateStore(dir, 'odd').load();
+    expect(new Map(st.dedupe)).toEqual(new Map(keys));
+  });
+
   it('names the file and the fix when the state is corrupt', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'audit-corrupt-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));

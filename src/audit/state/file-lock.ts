@@ -9,10 +9,13 @@
  *   after a container restart), or another host's lock whose time is older than `staleAfterMs`.
  *   The holder refreshes that time every third of it, so a long run keeps its lock.
  * - Each lock carries a random token; `holdsFileLock` checks the file still has ours, and the
- *   state store refuses to commit once another run has taken the lock over.
+ *   state store refuses to commit once another run has taken the lock over. That check runs
+ *   before every commit, so it is one stat(): the file we placed is known by its device,
+ *   inode and ctime (any replacement or rewrite changes one of them); only when they differ
+ *   is the content read for the token.
  */
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { ErrorCodes, SyncError } from '../../errors.ts';
@@ -35,6 +38,8 @@ export interface FileLockOptions {
 interface Held {
   info: LockInfo;
   timer: NodeJS.Timeout;
+  /** Device, inode and ctime of the lock file as we last verified it carries our token. */
+  identity: string | undefined;
 }
 
 /** Locks held by this process, so a second acquire in the same process is refused too. */
@@ -69,6 +74,31 @@ async function readLock(path: string): Promise<{ info: LockInfo | undefined; mti
   }
 }
 
+/** What stat() says of a file that changes whenever it is replaced or rewritten. */
+function identityOf(st: { dev: bigint; ino: bigint; ctimeNs: bigint }): string {
+  return `${st.dev}:${st.ino}:${st.ctimeNs}`;
+}
+
+/** The lock file's identity if it carries `token` (read and stat'ed through one descriptor), else undefined. */
+async function verifiedIdentity(path: string, token: string): Promise<string | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const st = await fh.stat({ bigint: true });
+    const info = JSON.parse(await fh.readFile('utf8')) as Partial<LockInfo>;
+    return info.token === token ? identityOf(st) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Writes `info` to a private temp file, then `place`s it (link: only if absent; rename: replace). */
 async function writeLock(path: string, info: LockInfo, place: 'link' | 'rename'): Promise<void> {
   const tmp = `${path}.${info.token}.${Date.now()}.tmp`;
@@ -92,7 +122,9 @@ export async function acquireFileLock(path: string, owner: string, opts: FileLoc
     const info: LockInfo = { pid: process.pid, host, owner, token: randomUUID(), atMs: Date.now() };
     try {
       await writeLock(path, info, 'link');
-      held.set(path, { info, timer: startRefresh(path, info, staleAfterMs) });
+      const h: Held = { info, timer: startRefresh(path, info, staleAfterMs), identity: undefined };
+      held.set(path, h);
+      h.identity = await verifiedIdentity(path, info.token);
       return;
     } catch (e) {
       if ((e as { code?: string }).code !== 'EEXIST') throw e;
@@ -124,6 +156,8 @@ function startRefresh(path: string, info: LockInfo, staleAfterMs: number): NodeJ
         const found = await readLock(path);
         if (found?.info?.token !== info.token) return; // taken over: commits will refuse
         await writeLock(path, { ...info, atMs: Date.now() }, 'rename');
+        const h = held.get(path);
+        if (h?.info === info) h.identity = await verifiedIdentity(path, info.token);
       })().catch(() => undefined);
     },
     Math.max(50, Math.floor(staleAfterMs / 3)),
@@ -146,6 +180,10 @@ export async function releaseFileLock(path: string): Promise<void> {
 export async function holdsFileLock(path: string): Promise<boolean> {
   const h = held.get(path);
   if (!h) return false;
-  const found = await readLock(path).catch(() => undefined);
-  return found?.info?.token === h.info.token;
+  const st = await stat(path, { bigint: true }).catch(() => undefined);
+  if (st === undefined) return false;
+  if (h.identity !== undefined && identityOf(st) === h.identity) return true;
+  // Replaced, rewritten or only touched (a backup tool): the content decides.
+  h.identity = await verifiedIdentity(path, h.info.token).catch(() => undefined);
+  return h.identity !== undefined;
 }

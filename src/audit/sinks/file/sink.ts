@@ -1,10 +1,12 @@
 /**
- * NDJSON file sink. Appends with O_APPEND, fdatasyncs, and only then acknowledges. Rotates
+ * NDJSON file sink. Appends durably (O_DSYNC, or write + fdatasync: state/durable-append.ts),
+ * and only then acknowledges. Rotates
  * by size and by time bucket (renamed with the UTC rotation time), keeps `maxFiles`.
  * Key-aware resume makes it idempotent: `open()` cuts a torn last line and `recentKeys`
  * tells the engine which events already made it to disk before a crash.
  */
-import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, stat } from 'node:fs/promises';
+import { openAppend, type AppendFile } from '../../../state/durable-append.ts';
 import type { AuditEvent } from '../../event.ts';
 import { ErrorCodes, SyncError, errorCodeOf } from '../../../errors.ts';
 import type { SinkContext } from '../context.ts';
@@ -28,7 +30,7 @@ export class FileSink implements Sink {
   private readonly now: () => number;
   private readonly instrument: SinkInstrument;
   private readonly ctx: SinkContext;
-  private fh: FileHandle | undefined;
+  private file: AppendFile | undefined;
   private size = 0;
   /** Time bucket the current file belongs to (time rotation). */
   private bucket = 0;
@@ -56,7 +58,7 @@ export class FileSink implements Sink {
   }
 
   async write(events: AuditEvent[], signal?: AbortSignal): Promise<WriteResult> {
-    if (this.closed || !this.fh)
+    if (this.closed || !this.file)
       throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `sink ${this.name}: write before open() or after close()`);
     return writeLocally(
       this.lines.chunks(events, this.config.batch),
@@ -85,8 +87,8 @@ export class FileSink implements Sink {
 
   async close(): Promise<void> {
     this.closed = true;
-    const fh = this.fh;
-    this.fh = undefined;
+    const fh = this.file?.handle;
+    this.file = undefined;
     if (!fh) return;
     if (this.config.fsync) await fh.datasync().catch(() => undefined);
     await fh.close();
@@ -95,8 +97,8 @@ export class FileSink implements Sink {
   /** Writes the lines (rotating between them when due), then fdatasyncs: the ack point. */
   private async appendDurably(bytes: Buffer, sizes: number[]): Promise<void> {
     if (this.dirty) {
-      await this.fh!.close().catch(() => undefined);
-      this.fh = undefined;
+      await this.file?.handle.close().catch(() => undefined);
+      this.file = undefined;
       await repairTornLine(this.path, this.config.fsync);
       await this.openCurrent();
       this.dirty = false;
@@ -112,7 +114,6 @@ export class FileSink implements Sink {
       end += size;
     }
     await this.flush(bytes.subarray(start, end));
-    if (this.config.fsync) await this.fh!.datasync();
   }
 
   /** `pending` bytes are already destined for the current file; `line` is the next one. */
@@ -125,19 +126,14 @@ export class FileSink implements Sink {
   }
 
   private async flush(buf: Buffer): Promise<void> {
-    let off = 0;
-    while (off < buf.length) {
-      const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, null);
-      off += bytesWritten;
-      this.size += bytesWritten;
-    }
+    this.size += await this.file!.append(buf);
   }
 
   private async rotate(): Promise<void> {
-    const fh = this.fh!;
+    const fh = this.file!.handle;
     if (this.config.fsync) await fh.datasync();
     await fh.close();
-    this.fh = undefined;
+    this.file = undefined;
     const at = this.now();
     let target = rotatedName(this.naming, at, 0);
     for (let seq = 1; await exists(target); seq++) target = rotatedName(this.naming, at, seq);
@@ -149,8 +145,8 @@ export class FileSink implements Sink {
 
   private async openCurrent(): Promise<void> {
     const existed = await exists(this.path);
-    this.fh = await open(this.path, 'a', this.config.mode);
-    const st = await this.fh.stat();
+    this.file = await openAppend(this.path, this.config.fsync, this.config.mode);
+    const st = await this.file.handle.stat();
     this.size = st.size;
     // An existing file belongs to the bucket of its last write; a new one to the current bucket.
     const ref = st.size > 0 ? st.mtimeMs : this.now();
