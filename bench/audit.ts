@@ -453,7 +453,13 @@ function report(results: Result[]): string {
   lines.push(
     '',
     '- *Baseline*: bench/lib/audit-baseline.ts, a plain single-threaded script doing what every exporter of this log must do: each window streamed through csv-parse, a SHA-256 of each row, one JSON document per row, appended to a file with an fdatasync per 1,000 rows.',
-    '- *Shipped CLI*: the compiled build (`npm run build` layout), `scim-audit-sync audit export --json` in the image environment (the Dockerfile ENV: `NODE_ENV=production MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=8`), batches of 1,000 into the file sink (one fdatasync each), checkpoint every 5,000 events (default). events/s from its summary (engine time, after start-up); peak RSS = VmHWM of the process.',
+    `- *Shipped CLI*: the compiled build (\`npm run build\` layout), \`scim-audit-sync audit export --json\` in the image environment (the Dockerfile ENV: \`${Object.entries(
+      IMAGE_ENV,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(
+        ' ',
+      )}\`), batches of 1,000 into the file sink (one fdatasync each), checkpoint every 5,000 events (default). events/s from its summary (engine time, after start-up); peak RSS = VmHWM of the process.`,
     "- *CLI under the chart limit*: the same command inside a memory cgroup with the chart's `resources.limits.memory` (as a Kubernetes Job of the image would run): Node sizes V8's heap from the limit (old generation about half of it, 1 MB semi-spaces), which keeps the process small at the cost of more garbage-collection CPU.",
     '- *CPU s*: user + system CPU of the whole process from GNU time, start-up included (the CLI loads its modules in ~0.8 s of CPU; the baseline in ~0.3 s).',
     "- *Daemon audit job*: the compiled `scim-audit-sync daemon` (Redis state, BullMQ worker, metrics server) started inside a memory cgroup limited to the chart's `resources.limits.memory`; Node sizes V8's heap from that limit as in the pod. One `trigger audit` job exports the same range (plus the empty windows up to now). Peak RSS = VmHWM of the daemon process; the cgroup's own peak also counts the sink file's page cache, which the kernel reclaims under the limit.",

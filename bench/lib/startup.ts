@@ -3,7 +3,7 @@
  * (10 users, 2 groups, file source) against the simulator in another process.
  *
  * The aim (≤ 80 MB each) applies to the form the production image ships: the compiled build
- * (dist/, run by bin/scim-audit-sync.mjs with NODE_ENV=production and MALLOC_ARENA_MAX=2, as in
+ * (dist/, run by bin/scim-audit-sync.mjs with the Dockerfile's ENV (NODE_ENV, MALLOC_ARENA_MAX…), as in
  * the Dockerfile). It is built here into a temporary directory laid out like the image (bin/,
  * dist/, package.json, node_modules), so the checkout never gets a dist/ that the launcher would
  * then prefer to the sources. The from-source form (Node's type stripping, what a checkout runs)

@@ -340,7 +340,7 @@ describe('defaults a platform team reviews', () => {
     expect(deployment).toMatch(/- name: tmp\s+mountPath: \/tmp/);
     expect(deployment).toMatch(/name: TMPDIR\s+value: \/tmp/);
     // The image's malloc setting, kept when the chart sets env explicitly.
-    expect(deployment).toMatch(/name: MALLOC_ARENA_MAX\s+value: "2"/);
+    expect(deployment).toMatch(/name: MALLOC_ARENA_MAX\s+value: "1"/);
     expect(deployment).toMatch(/name: NODE_OPTIONS\s+value: --max-semi-space-size=8/);
   });
 

@@ -130,7 +130,7 @@ describe('Dockerfile', () => {
 
   it('sets NODE_ENV=production and a TMPDIR, so a read-only root filesystem works', () => {
     const env = Object.assign({}, ...final.filter((i) => i.keyword === 'ENV').map((i) => keyValues(i.args))) as Record<string, string>;
-    expect(env).toMatchObject({ NODE_ENV: 'production', TMPDIR: '/tmp', MALLOC_ARENA_MAX: '2', NODE_OPTIONS: '--max-semi-space-size=8' });
+    expect(env).toMatchObject({ NODE_ENV: 'production', TMPDIR: '/tmp', MALLOC_ARENA_MAX: '1', NODE_OPTIONS: '--max-semi-space-size=8' });
     expect(Object.keys(env).filter((k) => /TOKEN|PASSWORD|SECRET|KEY/i.test(k))).toEqual([]);
     expect(final.filter((i) => i.keyword === 'EXPOSE').map((i) => i.args)).toEqual(['9464']);
   });
