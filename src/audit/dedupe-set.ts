@@ -95,8 +95,11 @@ class PendingKeys {
   private times = new Float64Array(1024);
   private used = 0;
   private count = 0;
+  /** Keys UTF-8 cannot carry (a lone surrogate), by position: kept as they are. */
+  private unencodable = new Map<number, string>();
 
   push(key: string, timestampMs: number): void {
+    if (!key.isWellFormed()) this.unencodable.set(this.count, key);
     const most = 3 * key.length; // UTF-8 bytes per UTF-16 unit, at most
     if (this.used + most > this.bytes.length) this.bytes = grown(this.bytes, this.used + most, this.used);
     if (this.count === this.ends.length) {
@@ -116,7 +119,7 @@ class PendingKeys {
     for (let i = 0; i < this.count; i++) {
       const end = this.ends[i] as number;
       const ts = this.times[i] as number;
-      if (ts >= minMs) out.push([this.bytes.toString('utf8', start, end), ts]);
+      if (ts >= minMs) out.push([this.unencodable.get(i) ?? this.bytes.toString('utf8', start, end), ts]);
       start = end;
     }
     return out;
@@ -125,6 +128,7 @@ class PendingKeys {
   clear(): void {
     this.used = 0;
     this.count = 0;
+    if (this.unencodable.size > 0) this.unencodable = new Map();
   }
 }
 

@@ -117,7 +117,7 @@ describe('DedupeSet', () => {
   it('carries any id-column key to the commit exactly as delivered, however many and however long', () => {
     // Ids with accents, CJK, emoji, quotes and long ones reach the commit unchanged, in delivery order.
     const s = new DedupeSet();
-    const keys = ['évt-1', '事件-2', 'id "3" \\ 🙂', 'x'.repeat(100_000), '', `${BAD_ROW_KEY_PREFIX}ß`];
+    const keys = ['évt-1', '事件-2', 'id "3" \\ 🙂', 'x'.repeat(100_000), '', `${BAD_ROW_KEY_PREFIX}ß`, 'lone \ud800 surrogate', '\udfff'];
     for (let i = 0; i < 3_000; i++) keys.push(`k-${i}-${'ü'.repeat(i % 7)}`);
     keys.forEach((k, i) => s.add(k, i * 1.5));
     expect(s.takePending()).toEqual(keys.map((k, i) => [k, i * 1.5]));
