@@ -148,49 +148,49 @@ describe('the run lock of one-shot runs', () => {
     }
   });
 
-  it('the lock file replaced under us (renamed over, as a takeover writes it): this run commits nothing more', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
-    const store = new FileAuditStateStore(dir, 'acme');
+  /** A store that holds the lock and has committed once (cursor 10); `lock` is its lock file, `reopen` another store on its state. */
+  async function holdingLockAfterOneCommit(): Promise<{ store: FileAuditStateStore; lock: string; reopen: () => FileAuditStateStore }> {
+    const stateDir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
+    dir = stateDir;
+    const store = new FileAuditStateStore(stateDir, 'acme');
     await store.acquire('first');
     await store.commit({ cursorMs: 10, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
-    const lock = join(dir, 'acme', 'audit', 'run.lock');
+    return { store, lock: join(stateDir, 'acme', 'audit', 'run.lock'), reopen: () => new FileAuditStateStore(stateDir, 'acme') };
+  }
+  const otherRunsLock = (): string =>
+    JSON.stringify({ pid: 999_999, host: 'node-b', owner: 'second', token: 'someone-else', atMs: Date.now() });
+
+  it('the lock file replaced under us (renamed over, as a takeover writes it): this run commits nothing more', async () => {
+    const { store, lock, reopen } = await holdingLockAfterOneCommit();
     const other = `${lock}.other`;
-    await writeFile(other, JSON.stringify({ pid: 999_999, host: 'node-b', owner: 'second', token: 'someone-else', atMs: Date.now() }));
+    await writeFile(other, otherRunsLock());
     await rename(other, lock);
     await expect(store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 })).rejects.toMatchObject({
       code: ErrorCodes.CONFLICT,
     });
     await store.release();
-    expect(await new FileAuditStateStore(dir, 'acme').load()).toMatchObject({ cursorMs: 10 });
+    expect(await reopen().load()).toMatchObject({ cursorMs: 10 });
   });
 
   it('the lock file only touched (a backup tool changed its mode and times): this run still holds it and commits', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
-    const store = new FileAuditStateStore(dir, 'acme');
-    await store.acquire('first');
-    await store.commit({ cursorMs: 10, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
-    const lock = join(dir, 'acme', 'audit', 'run.lock');
+    const { store, lock, reopen } = await holdingLockAfterOneCommit();
     await chmod(lock, 0o644);
     await utimes(lock, new Date(0), new Date(0));
     await store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 });
     await store.release();
-    expect(await new FileAuditStateStore(dir, 'acme').load()).toMatchObject({ cursorMs: 20 });
+    expect(await reopen().load()).toMatchObject({ cursorMs: 20 });
   });
 
   it('another run took the lock over: this run commits nothing more', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'audit-lock-'));
-    const store = new FileAuditStateStore(dir, 'acme');
-    await store.acquire('first');
-    await store.commit({ cursorMs: 10, added: [['a', 9]], pruneBeforeMs: 0, nowMs: 1 });
+    const { store, lock, reopen } = await holdingLockAfterOneCommit();
     // Another process judged the lock stale and wrote its own.
-    const lock = join(dir, 'acme', 'audit', 'run.lock');
-    await writeFile(lock, JSON.stringify({ pid: 999_999, host: 'node-b', owner: 'second', token: 'someone-else', atMs: Date.now() }));
+    await writeFile(lock, otherRunsLock());
     await expect(store.commit({ cursorMs: 20, added: [['b', 19]], pruneBeforeMs: 0, nowMs: 2 })).rejects.toMatchObject({
       code: ErrorCodes.CONFLICT,
     });
     await store.release();
     expect(await readFile(lock, 'utf8')).toContain('someone-else');
-    const st = await new FileAuditStateStore(dir, 'acme').load();
+    const st = await reopen().load();
     expect(st.cursorMs).toBe(10);
   });
 });

@@ -2,7 +2,7 @@
  * The two state stores and the two dead-letter stores share one contract; each case runs
  * against the local files and against real Redis (unique key prefix per test).
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -235,6 +235,32 @@ describe('file state specifics', () => {
     expect(await readdir(auditStateDir(dir, 'odd'))).toContain('state.json');
     const st = await new FileAuditStateStore(dir, 'odd').load();
     expect(new Map(st.dedupe)).toEqual(new Map(keys));
+  });
+
+  it('reads the state an earlier release wrote (version 1: keys as an object) and rewrites it as pairs with the same keys', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'audit-v1-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const auditDir = auditStateDir(dir, 'acme');
+    await mkdir(auditDir, { recursive: true });
+    const v1 =
+      '{"version":1,"tenant":"acme","cursorMs":50,"cursor":null,"columns":["a"],"backfill":null,"updatedAtMs":7,"dedupe":{"x":40,"say \\"hi\\"":45,"__proto__":46}}';
+    await writeFile(join(auditDir, 'state.json'), v1);
+    const store = new FileAuditStateStore(dir, 'acme');
+    await store.acquire('upgrade');
+    const expected = new Map<string, number>([
+      ['x', 40],
+      ['say "hi"', 45],
+      ['__proto__', 46],
+    ]);
+    expect(new Map((await store.load()).dedupe)).toEqual(expected);
+    await store.commit({ cursorMs: 60, added: [['y', 55]], pruneBeforeMs: 0, nowMs: 8 });
+    await store.release();
+    await store.acquire('compact'); // folds the journal into a new snapshot
+    await store.load();
+    await store.release();
+    const written = JSON.parse(await readFile(join(auditDir, 'state.json'), 'utf8')) as { version: number; dedupe: unknown };
+    expect(written.version).toBe(2);
+    expect(new Map(written.dedupe as Array<[string, number]>)).toEqual(new Map([...expected, ['y', 55]]));
   });
 
   it('names the file and the fix when the state is corrupt', async () => {

@@ -1,6 +1,7 @@
 /**
  * The audit state in local files under `state.dir/<tenant>/audit/`:
- * - `state.json`: a snapshot (cursor, overlap keys, columns, backfill), replaced atomically;
+ * - `state.json`: a snapshot (cursor, overlap keys as [key, time] pairs, columns, backfill),
+ *   replaced atomically (version 2; the object of keys that version 1 wrote is still read);
  * - `state.journal`: one JSON line per commit since the snapshot, appended and fdatasync'd.
  * A commit is one durable append (its cost is the keys it adds, not the whole set); a torn
  * last line is a commit that was never acknowledged and is ignored. The journal is folded
@@ -19,7 +20,8 @@ import { acquireFileLock, holdsFileLock, releaseFileLock } from './file-lock.ts'
 import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
 
 interface Snapshot {
-  version: 1;
+  /** 2: `dedupe` is an array of [key, time] pairs; 1 (read only): an object key → time. */
+  version: 1 | 2;
   tenant: string;
   cursorMs: number | null;
   /** For humans reading the file; cursorMs is authoritative. */
@@ -27,8 +29,8 @@ interface Snapshot {
   columns: string[] | null;
   backfill: AuditState['backfill'];
   updatedAtMs: number | null;
-  /** key → timestamp (epoch ms). */
-  dedupe: Record<string, number>;
+  /** [key, timestamp (epoch ms)] pairs (version 1: an object key → timestamp). */
+  dedupe: Array<[string, number]> | Record<string, number>;
 }
 
 /** One commit: cursor, added keys, prune bound, optional columns/backfill (null = cleared), wall time. */
@@ -45,12 +47,16 @@ interface Folded {
   cursorMs: number | null;
   dedupe: Map<string, number>;
   /**
-   * While the lock is held: each commit since load() as its journal line's bytes, with the
+   * While the lock is held: each commit since load() as the bytes of its journal line, with the
    * largest time of its keys (folded into `dedupe` only when a snapshot is written). As key
    * strings, one overlap window of them was promoted to V8's old generation commit after
    * commit: ~15 MB of a 1M-event export's peak RSS (bench:audit); as bytes, ~3 MB outside the heap.
+   * `pairs` is the part of the line that lists the keys (`["k",t],…`): a snapshot copies it as
+   * it is, so a compaction never turns the keys back into strings (which cost a ~20 MB spike of
+   * V8's old generation at each compaction, and V8 keeps the freed pages: +6–10 MB of peak RSS
+   * over a 10M-event export).
    */
-  recent: Array<{ line: Buffer; maxTs: number }>;
+  recent: Array<{ pairs: Buffer; maxTs: number }>;
   columns: string[] | null;
   backfill: AuditState['backfill'];
   updatedAtMs: number | null;
@@ -71,10 +77,12 @@ function allKeys(s: Folded): Map<string, number> {
   if (s.recent.length === 0) return s.dedupe;
   const keys = new Map(s.dedupe);
   for (const r of s.recent) {
-    for (const [k, ts] of (JSON.parse(r.line.toString('utf8')) as JournalLine).a) if (ts >= s.pruneBeforeMs) keys.set(k, ts);
+    for (const [k, ts] of JSON.parse(`[${r.pairs.toString('utf8')}]`) as JournalLine['a']) if (ts >= s.pruneBeforeMs) keys.set(k, ts);
   }
   return keys;
 }
+
+const COMMA = Buffer.from(',');
 
 /** Keys per piece of a journal line or snapshot: each piece's text stays small and short-lived. */
 const KEYS_PER_PIECE = 1024;
@@ -101,11 +109,14 @@ function* piecewiseJson<K>(
   yield Buffer.from(close);
 }
 
-/** One journal line as UTF-8 bytes. */
-function journalBytes(line: JournalLine): Buffer {
+/** One journal line as UTF-8 bytes, and the part of it that lists the keys (`["k",t],…`). */
+function journalBytes(line: JournalLine): { bytes: Buffer; pairs: Buffer } {
   const { a, ...rest } = line;
-  return Buffer.concat([...piecewiseJson(rest, 'a', a, (slice) => JSON.stringify(slice), '[', ']}\n')]);
+  const pieces = [...piecewiseJson(rest, 'a', a, (slice) => JSON.stringify(slice), '[', JOURNAL_CLOSE)];
+  const bytes = Buffer.concat(pieces);
+  return { bytes, pairs: bytes.subarray((pieces[0] as Buffer).length, bytes.length - JOURNAL_CLOSE.length) };
 }
+const JOURNAL_CLOSE = ']}\n';
 
 export function auditStateDir(stateDir: string, tenant: string): string {
   return join(stateDir, tenant, 'audit');
@@ -116,10 +127,13 @@ export function auditStateDir(stateDir: string, tenant: string): string {
  * last line (see prune()): bounds only grow (cursor − overlap), and where a smaller overlap
  * in a later config makes one shrink, keeping a few more keys only prevents duplicates.
  */
-function apply(s: Folded, l: JournalLine, bytes?: Buffer): void {
+function apply(s: Folded, l: JournalLine, encoded?: { pairs: Buffer }): void {
   s.cursorMs = s.cursorMs === null ? l.c : Math.max(s.cursorMs, l.c);
-  if (bytes === undefined) for (const [k, ts] of l.a) s.dedupe.set(k, ts);
-  else if (l.a.length > 0) s.recent.push({ line: bytes, maxTs: l.a.reduce((m, [, ts]) => (ts > m ? ts : m), Number.NEGATIVE_INFINITY) });
+  if (encoded === undefined) for (const [k, ts] of l.a) s.dedupe.set(k, ts);
+  else if (l.a.length > 0) {
+    const maxTs = l.a.reduce((m, [, ts]) => (ts > m ? ts : m), Number.NEGATIVE_INFINITY);
+    s.recent.push({ pairs: encoded.pairs, maxTs });
+  }
   s.pruneBeforeMs = l.p;
   if (l.col !== undefined) s.columns = l.col;
   if (l.bf !== undefined) s.backfill = l.bf;
@@ -190,7 +204,8 @@ export class FileAuditStateStore implements AuditStateStore {
     const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
     if (u.columns !== undefined) line.col = u.columns;
     if (u.backfill !== undefined) line.bf = u.backfill;
-    const bytes = journalBytes(line);
+    const encoded = journalBytes(line);
+    const { bytes } = encoded;
     if (!this.journalFile) {
       await mkdir(this.dir, { recursive: true });
       this.journalFile = await openAppend(this.journal, true);
@@ -206,7 +221,7 @@ export class FileAuditStateStore implements AuditStateStore {
     }
     this.journalBytes += bytes.length;
     if (this.current) {
-      apply(this.current, line, bytes);
+      apply(this.current, line, encoded);
       prune(this.current);
     }
     if (this.journalBytes >= this.compactBytes) await this.writeSnapshot(this.current ?? (await this.fold()));
@@ -245,7 +260,8 @@ export class FileAuditStateStore implements AuditStateStore {
         );
       }
       s.cursorMs = snap.cursorMs ?? null;
-      for (const [k, ts] of Object.entries(snap.dedupe ?? {})) s.dedupe.set(k, ts);
+      const pairs = snap.dedupe ?? [];
+      for (const [k, ts] of Array.isArray(pairs) ? pairs : Object.entries(pairs)) s.dedupe.set(k, ts);
       s.columns = snap.columns ?? null;
       s.backfill = snap.backfill ?? null;
       s.updatedAtMs = snap.updatedAtMs ?? null;
@@ -277,7 +293,7 @@ export class FileAuditStateStore implements AuditStateStore {
 
   private async writeSnapshot(s: Folded): Promise<void> {
     const rest: Omit<Snapshot, 'dedupe'> = {
-      version: 1,
+      version: 2,
       tenant: this.tenant,
       cursorMs: s.cursorMs,
       cursor: s.cursorMs === null ? null : new Date(s.cursorMs).toISOString(),
@@ -285,10 +301,20 @@ export class FileAuditStateStore implements AuditStateStore {
       backfill: s.backfill,
       updatedAtMs: s.updatedAtMs,
     };
-    // Encoded before the first await: the keys read back live only while this runs (a few MB
-    // that would otherwise outlive the write and be promoted to V8's old generation), the
-    // bytes are outside the heap.
-    const pieces = [...piecewiseJson(rest, 'dedupe', [...allKeys(s)], (slice) => JSON.stringify(Object.fromEntries(slice)), '{', '}}')];
+    // Pieces of bytes outside the heap: the held commits' pairs are copied from their journal
+    // lines, never read back into strings. Collected before the first await, so a commit made
+    // meanwhile cannot change what this snapshot holds.
+    // A held line may still carry a few keys below the prune bound (lines are dropped whole, by
+    // their newest key): the next load prunes them, and a key kept longer only prevents a duplicate.
+    const loaded = [...s.dedupe];
+    const pieces = [...piecewiseJson(rest, 'dedupe', loaded, (slice) => JSON.stringify(slice), '[', '')];
+    let separate = loaded.length > 0;
+    for (const r of s.recent) {
+      if (separate) pieces.push(COMMA);
+      pieces.push(r.pairs);
+      separate = true;
+    }
+    pieces.push(Buffer.from(']}'));
     await writeFileAtomic(this.path, pieces);
     await this.closeJournal();
     await unlink(this.journal).catch((e: { code?: string }) => {
