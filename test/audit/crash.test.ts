@@ -3,6 +3,7 @@
  * and is killed at random points of a large export (mid-download, mid-write, between a
  * sink's ack and the commit) at least 10 times; a last run completes. The idempotent file
  * sink must then hold every event exactly once, the non-idempotent one every event at least once.
+ * The state is compacted after nearly every commit, so kills also land inside a compaction.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -81,6 +82,8 @@ describe('crash safety', () => {
       plainPath: join(dir, 'out', 'plain.jsonl'),
       tenant: 'crash',
       nowMs: T0 + HOURS * 3_600_000,
+      // A compaction of the state after nearly every commit, so kills also land inside one.
+      compactBytes: 32 * 1024,
       audit: {
         windowMinutes: 60,
         overlapMinutes: 15,

@@ -21,6 +21,8 @@ interface ChildArgs {
   tenant: string;
   nowMs: number;
   audit: Record<string, unknown>;
+  /** The state store's compaction threshold (default: the store's own). */
+  compactBytes?: number;
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as ChildArgs;
@@ -39,7 +41,7 @@ const summary = await runAuditExport(
     platform,
     config,
     tenant: args.tenant,
-    state: new FileAuditStateStore(args.stateDir, args.tenant),
+    state: new FileAuditStateStore(args.stateDir, args.tenant, args.compactBytes ? { compactBytes: args.compactBytes } : {}),
     deadLetters: new FileDeadLetterStore(auditStateDir(args.stateDir, args.tenant)),
     sinks,
     now: () => args.nowMs,
