@@ -11,6 +11,7 @@
  * the number of rows (a map of every key of the run cost ~8 % of the export's CPU and grew
  * with each window).
  */
+import { grownBuffer } from './grown-buffer.ts';
 
 /** Keys of dead-lettered CSV rows start with this (see WindowPass). */
 export const BAD_ROW_KEY_PREFIX = 'bad:';
@@ -101,7 +102,7 @@ class PendingKeys {
   push(key: string, timestampMs: number): void {
     if (!key.isWellFormed()) this.unencodable.set(this.count, key);
     const most = 3 * key.length; // UTF-8 bytes per UTF-16 unit, at most
-    if (this.used + most > this.bytes.length) this.bytes = grown(this.bytes, this.used + most, this.used);
+    if (this.used + most > this.bytes.length) this.bytes = grownBuffer(this.bytes, this.used + most, this.used);
     if (this.count === this.ends.length) {
       this.ends = grownArray(this.ends, Uint32Array);
       this.times = grownArray(this.times, Float64Array);
@@ -130,13 +131,6 @@ class PendingKeys {
     this.count = 0;
     if (this.unencodable.size > 0) this.unencodable = new Map();
   }
-}
-
-/** A larger copy of `buf` holding at least `bytes`, its first `keep` bytes copied. */
-function grown(buf: Buffer, bytes: number, keep: number): Buffer {
-  const next = Buffer.allocUnsafeSlow(Math.max(2 * buf.length, bytes));
-  buf.copy(next, 0, 0, keep);
-  return next;
 }
 
 function grownArray<T extends Uint32Array | Float64Array>(a: T, Kind: new (n: number) => T): T {

@@ -87,23 +87,19 @@ const COMMA = Buffer.from(',');
 /** Keys per piece of a journal line or snapshot: each piece's text stays small and short-lived. */
 const KEYS_PER_PIECE = 1024;
 
+/** How a journal line ends, after its keys. */
+const JOURNAL_CLOSE = ']}\n';
+
 /**
- * A JSON object as UTF-8 bytes whose last member holds the keys, encoded a piece at a time: a
- * commit or snapshot of tens of thousands of keys never becomes one multi-megabyte string (V8
- * keeps those in its large-object space until a full GC). `piece` encodes a slice of the keys
- * as JSON text with its brackets; `close` ends the member and the object.
+ * A JSON object as UTF-8 bytes whose last member is an array of `pairs`, encoded a slice at
+ * a time: a commit or snapshot of tens of thousands of keys never becomes one multi-megabyte
+ * string (V8 keeps those in its large-object space until a full GC). `close` ends the array
+ * and the object; with '' the caller appends more elements first.
  */
-function* piecewiseJson<K>(
-  rest: object,
-  name: string,
-  keys: K[],
-  piece: (slice: K[]) => string,
-  open: string,
-  close: string,
-): Generator<Buffer> {
-  yield Buffer.from(`${JSON.stringify(rest).slice(0, -1)},"${name}":${open}`);
-  for (let i = 0; i < keys.length; i += KEYS_PER_PIECE) {
-    const text = piece(keys.slice(i, i + KEYS_PER_PIECE));
+function* piecewiseJson(rest: object, name: string, pairs: Array<[string, number]>, close: string): Generator<Buffer> {
+  yield Buffer.from(`${JSON.stringify(rest).slice(0, -1)},"${name}":[`);
+  for (let i = 0; i < pairs.length; i += KEYS_PER_PIECE) {
+    const text = JSON.stringify(pairs.slice(i, i + KEYS_PER_PIECE));
     yield Buffer.from(i === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`);
   }
   yield Buffer.from(close);
@@ -112,11 +108,10 @@ function* piecewiseJson<K>(
 /** One journal line as UTF-8 bytes, and the part of it that lists the keys (`["k",t],…`). */
 function journalBytes(line: JournalLine): { bytes: Buffer; pairs: Buffer } {
   const { a, ...rest } = line;
-  const pieces = [...piecewiseJson(rest, 'a', a, (slice) => JSON.stringify(slice), '[', JOURNAL_CLOSE)];
+  const pieces = [...piecewiseJson(rest, 'a', a, JOURNAL_CLOSE)];
   const bytes = Buffer.concat(pieces);
   return { bytes, pairs: bytes.subarray((pieces[0] as Buffer).length, bytes.length - JOURNAL_CLOSE.length) };
 }
-const JOURNAL_CLOSE = ']}\n';
 
 export function auditStateDir(stateDir: string, tenant: string): string {
   return join(stateDir, tenant, 'audit');
@@ -307,7 +302,7 @@ export class FileAuditStateStore implements AuditStateStore {
     // A held line may still carry a few keys below the prune bound (lines are dropped whole, by
     // their newest key): the next load prunes them, and a key kept longer only prevents a duplicate.
     const loaded = [...s.dedupe];
-    const pieces = [...piecewiseJson(rest, 'dedupe', loaded, (slice) => JSON.stringify(slice), '[', '')];
+    const pieces = [...piecewiseJson(rest, 'dedupe', loaded, '')];
     let separate = loaded.length > 0;
     for (const r of s.recent) {
       if (separate) pieces.push(COMMA);

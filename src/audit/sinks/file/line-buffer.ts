@@ -8,6 +8,7 @@ import { EncodedEvent, type AuditEvent } from '../../event.ts';
 import type { BatchDefaults } from '../common-config.ts';
 import type { RejectedEvent } from '../sink.ts';
 import { encodeFileLine } from './encoder.ts';
+import { grownBuffer } from '../../grown-buffer.ts';
 
 export interface FileChunk {
   events: AuditEvent[];
@@ -24,7 +25,7 @@ const NEWLINE = 10;
 const INITIAL_BYTES = 1 << 20;
 
 export class LineBuffer {
-  private buf = Buffer.allocUnsafe(INITIAL_BYTES);
+  private buf: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
 
   /**
    * The events as chunks of at most `maxEvents` lines and `maxBytes` bytes (a single larger
@@ -85,9 +86,6 @@ export class LineBuffer {
 
   /** Room for `bytes` more after `at`, keeping what is before it. */
   private reserve(at: number, bytes: number): void {
-    if (at + bytes <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, at + bytes));
-    this.buf.copy(next, 0, 0, at);
-    this.buf = next;
+    if (at + bytes > this.buf.length) this.buf = grownBuffer(this.buf, at + bytes, at);
   }
 }
