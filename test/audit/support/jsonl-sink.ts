@@ -8,6 +8,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ErrorCodes, SyncError } from '../../../src/errors.ts';
 import type { AuditEvent } from '../../../src/audit/event.ts';
+import { repairTornLine } from '../../../src/audit/sinks/file/torn-line.ts';
 import type { RejectedEvent, Sink, WriteResult } from '../../../src/audit/sinks/sink.ts';
 
 export interface JsonlSinkOptions {
@@ -37,6 +38,9 @@ export class JsonlSink implements Sink {
   async open(): Promise<void> {
     this.opened++;
     await mkdir(dirname(this.path), { recursive: true });
+    // A process killed inside an append leaves a torn last line (never acknowledged): cut it,
+    // as any line-oriented destination would, so the next run's first line is not glued to it.
+    await repairTornLine(this.path, false);
   }
 
   async write(events: AuditEvent[]): Promise<WriteResult> {
@@ -59,14 +63,18 @@ export class JsonlSink implements Sink {
     this.closed++;
   }
 
+  /** The keys written, in order (none when the file does not exist; a line that is not JSON throws). */
   async keys(): Promise<string[]> {
+    let text: string;
     try {
-      return (await readFile(this.path, 'utf8'))
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as { key: string }).key);
-    } catch {
-      return [];
+      text = await readFile(this.path, 'utf8');
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ENOENT') return [];
+      throw e;
     }
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { key: string }).key);
   }
 }
