@@ -50,7 +50,7 @@ async function child(label: string, configPath: string): Promise<void> {
   const { createSource, sourceContext } = await import('../src/sources/registry.ts');
   const loaded = await loadConfig(configPath);
   if (!loaded.config.provisioning) throw new Error(`${configPath} has no provisioning section`);
-  const source = createSource(loaded.config.provisioning.source, sourceContext(loaded, createLogger({ level: 'warn' })));
+  const source = await createSource(loaded.config.provisioning.source, sourceContext(loaded, createLogger({ level: 'warn' })));
   const baseRssMB = process.memoryUsage().rss / 1024 / 1024;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();

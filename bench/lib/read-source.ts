@@ -24,7 +24,7 @@ const path = process.argv[2];
 if (path === undefined) throw new Error('usage: read-source.ts <config.yaml> [--whole-json]');
 const loaded = await loadConfig(path);
 if (!loaded.config.provisioning) throw new Error('the config has no provisioning section');
-const source: Source = createSource(loaded.config.provisioning.source, sourceContext(loaded, createLogger({ level: 'silent' })));
+const source: Source = await createSource(loaded.config.provisioning.source, sourceContext(loaded, createLogger({ level: 'silent' })));
 
 async function wholeJson(file: string): Promise<DesiredState> {
   const doc = JSON.parse(await readFile(file, 'utf8')) as { users: unknown[]; groups: unknown[] };

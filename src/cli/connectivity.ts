@@ -74,7 +74,7 @@ export async function checkSource(loaded: LoadedConfig, logger: Logger, signal?:
   const sourceConfig = loaded.config.provisioning?.source;
   if (sourceConfig === undefined) return undefined;
   try {
-    const source = createSource(sourceConfig, sourceContext(loaded, logger));
+    const source = await createSource(sourceConfig, sourceContext(loaded, logger));
     try {
       return { name: 'source', ok: true, detail: `${source.describe}: ${await source.check(signal)}` };
     } finally {

@@ -48,7 +48,7 @@ export async function runDemo(configPath: string, out: NodeJS.WriteStream = proc
     say(paint('bold', `Source: ${resolve(loaded.configDir, 'directory.yaml')}`, out));
     say('');
 
-    const ctx = buildReconcileContext(loaded, logger);
+    const ctx = await buildReconcileContext(loaded, logger);
     try {
       say(paint('bold', '== 1. plan ==', out));
       const first = await planReconcile(ctx, { allowDeletes: false });

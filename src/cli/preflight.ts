@@ -26,7 +26,7 @@ export async function preflightIssues(loaded: LoadedConfig, logger: Logger, wher
   const source = loaded.config.provisioning?.source;
   if (source !== undefined) {
     try {
-      await createSource(source, sourceContext(loaded, logger)).close?.();
+      await (await createSource(source, sourceContext(loaded, logger))).close?.();
     } catch (e) {
       issues.push(`${where}provisioning.source: ${isSyncError(e) ? e.message : message(e)}`);
     }

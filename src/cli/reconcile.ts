@@ -118,7 +118,7 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     ...(opts.only !== undefined ? { only: opts.only } : {}),
   };
   // plan runs on a read-only client: a write attempted on its path fails with E_READ_ONLY, unsent.
-  const ctx = buildReconcileContext(loaded, logger, apply ? {} : { readOnly: true });
+  const ctx = await buildReconcileContext(loaded, logger, apply ? {} : { readOnly: true });
   const target = `${ctx.platform.baseUrl.origin}${ctx.platform.resolvePath(loaded.config.platform.scimPath.replace(/\/+$/, ''))}`;
   try {
     if (saved && (saved.tenant !== loaded.config.tenant || saved.target !== target)) {

@@ -84,7 +84,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     recordRun(tenant, 'reconcile', 'skipped', 0, logger, r.detail);
     return r;
   }
-  const source = createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
+  const source = await createSource(cfg.provisioning!.source, sourceContext(rt.loaded, logger));
   const signal = deps.signal ? AbortSignal.any([deps.signal, lease.signal]) : lease.signal;
   try {
     // An approval releases only a plan no larger than the one that was held (guard.ts).

@@ -21,11 +21,11 @@ export interface BuiltReconcileContext extends ReconcileContext {
   close(): Promise<void>;
 }
 
-export function buildReconcileContext(
+export async function buildReconcileContext(
   loaded: LoadedConfig,
   logger: Logger,
   opts: { ledgerStore?: LedgerStore; platformOverrides?: Partial<PlatformClientOptions>; signal?: AbortSignal; readOnly?: boolean } = {},
-): BuiltReconcileContext {
+): Promise<BuiltReconcileContext> {
   const { config } = loaded;
   if (!config.provisioning) {
     throw new ConfigError('the config has no provisioning section', [
@@ -43,7 +43,7 @@ export function buildReconcileContext(
     updateMethod: s.updateMethod,
     discover: s.discover,
   });
-  const source = createSource(config.provisioning.source, sourceContext(loaded, logger));
+  const source = await createSource(config.provisioning.source, sourceContext(loaded, logger));
   const ledgerStore = opts.ledgerStore ?? new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant);
   const attributes = createAttributeClient(loaded, { ...opts.platformOverrides, ...(opts.readOnly ? { readOnly: true } : {}) });
   return {

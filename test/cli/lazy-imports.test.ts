@@ -109,7 +109,7 @@ describe('lazy command loading', () => {
     expect(r.own.filter((m) => /^(config\/load|reconcile\/engine|audit\/runtime|jobs\/|simulator\/server)/.test(m))).toEqual([]);
   });
 
-  it('a plan of a file source loads the config, the engine and the HTTP client, and no queue, LDAP, Google, metrics or sink code', async () => {
+  it('a plan of a file source loads the config, the engine and the HTTP client, and no queue, other source, LDAP, Google, metrics or sink code', async () => {
     await writeFile(
       join(dir, 'directory.yaml'),
       'users:\n  - { externalId: u-1, userName: ann@example.com, givenName: Ann, familyName: Lee }\ngroups:\n  - { externalId: g-1, displayName: Eng, members: [u-1] }\n',
@@ -137,5 +137,8 @@ describe('lazy command loading', () => {
         /^(jobs\/|ui\/(?!config-schema$)|simulator\/|audit\/sinks\/[^/]+\/sink$|audit\/runtime|observability\/metrics|app$)/.test(m),
       ),
     ).toEqual([]);
+    // Only the configured source's code (the others' config schemas are part of the config's).
+    expect(r.own).toContain('sources/file/file-source');
+    expect(r.own.filter((m) => /^sources\/(?!file\/)[^/]+\/(?!schema$|presets$)/.test(m))).toEqual([]);
   });
 });

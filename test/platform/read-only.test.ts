@@ -122,7 +122,7 @@ describe('plan cannot write', () => {
 
     // The same context, made read-only, cannot apply that plan: every write fails unsent.
     const loaded = await loadConfig(ws.configPath, ws.env);
-    const ctx = buildReconcileContext(loaded, createLogger({ level: 'silent' }), { readOnly: true });
+    const ctx = await buildReconcileContext(loaded, createLogger({ level: 'silent' }), { readOnly: true });
     try {
       const planned = await planReconcile(ctx, { allowDeletes: true });
       sim.clearRequests();
