@@ -14,7 +14,8 @@
  *   audit job, inside a memory cgroup with the Helm chart's default memory limit (Node then
  *   sizes V8's heap from that limit, as in the pod); where no cgroup can be made, the limit
  *   is emulated with the V8 heap flags Node derives from it.
- * Baseline and CLI run twice, alternately; the faster run of each counts (the machine is shared).
+ * Baseline and CLI run three times, alternately; the fastest run of each counts (the machine is
+ * shared and either side's speed moves ±20 % between runs, its fdatasync waits most).
  * The audit section of bench/RESULTS.md is replaced by this run's table (AUDIT_BENCH_NO_WRITE=1: printed only).
  *
  *   AUDIT_BENCH_ROWS=1000000   rows of the main run (default 1,000,000 ≈ 160 MB of CSV)
@@ -50,6 +51,8 @@ const HOUR = 3_600_000;
 const EVENTS_PER_HOUR = 100_000;
 const RATIO_AIM = 0.8;
 const RSS_AIM_MB = 150;
+/** Alternated baseline/CLI runs per size. */
+const PAIRS = 3;
 
 interface Run {
   rows: number;
@@ -74,6 +77,8 @@ interface Result {
   csvMb: number;
   baseline: Run;
   cli: Run;
+  /** CLI events/s ÷ baseline rows/s of each alternated pair, in run order. */
+  pairRatios: number[];
   /** The same CLI inside a cgroup with the chart's memory limit (as a Kubernetes Job of the image). */
   cliLimited?: Run & { limitMb: number };
   daemon?: DaemonRun | { error: string };
@@ -369,7 +374,7 @@ async function measure(build: string, rows: number): Promise<Result> {
     try {
       const runs: { baseline: Run[]; cli: Run[] } = { baseline: [], cli: [] };
       const once = process.env['AUDIT_BENCH_ONCE'] === '1';
-      for (let i = 0; i < (once ? 1 : 2); i++) {
+      for (let i = 0; i < (once ? 1 : PAIRS); i++) {
         runs.baseline.push(await baseline(server.url, startMs, windows, dir));
         process.stderr.write(`  baseline: ${n(rate(runs.baseline.at(-1)!))} rows/s, peak RSS ${runs.baseline.at(-1)!.peakRssMb} MB\n`);
         runs.cli.push(await shippedCli(build, server.url, rows, startMs, dir));
@@ -409,6 +414,7 @@ async function measure(build: string, rows: number): Promise<Result> {
         csvMb: Math.round(bytes / 1e6),
         baseline: best(runs.baseline),
         cli: best(runs.cli),
+        pairRatios: runs.cli.map((c, i) => rate(c) / rate(runs.baseline[i] as Run)),
         ...(cliLimited ? { cliLimited } : {}),
         ...(daemon ? { daemon } : {}),
       };
@@ -426,7 +432,7 @@ function report(results: Result[]): string {
   const lines = [
     '## Audit export (`npm run bench:audit`)',
     '',
-    `Run ${new Date().toISOString()} on Node ${process.versions.node}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), shared with other work. The export (generated once by the simulator: one-hour windows of ${EVENTS_PER_HOUR.toLocaleString('en')} rows, no id column so SHA-256 keys) is served from files by a static loopback server in its own process. Each measured side runs in its own process; baseline and CLI twice, alternately, the faster run counted (peak RSS: the larger of the two).`,
+    `Run ${new Date().toISOString()} on Node ${process.versions.node}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), shared with other work. The export (generated once by the simulator: one-hour windows of ${EVENTS_PER_HOUR.toLocaleString('en')} rows, no id column so SHA-256 keys) is served from files by a static loopback server in its own process. Each measured side runs in its own process; baseline and CLI ${PAIRS} times, alternately, the fastest run of each counted (peak RSS: the largest).`,
     '',
     `Aims: shipped CLI events/s ≥ ${RATIO_AIM} × baseline; CLI peak RSS ≤ ${RSS_AIM_MB} MB at 1M rows and unchanged at 10M (\`AUDIT_BENCH_10M=1\`); the daemon's audit job inside the chart's memory limit. ✓/✗ mark each figure against its aim.`,
     '',
@@ -452,6 +458,7 @@ function report(results: Result[]): string {
   }
   lines.push(
     '',
+    `- *Pairs*: the CLI/baseline ratio of each alternated pair, in run order: ${results.map((r) => `${n(r.rows)} rows ${r.pairRatios.map((x) => x.toFixed(2)).join(', ')}`).join('; ')}.`,
     '- *Baseline*: bench/lib/audit-baseline.ts, a plain single-threaded script doing what every exporter of this log must do: each window streamed through csv-parse, a SHA-256 of each row, one JSON document per row, appended to a file with an fdatasync per 1,000 rows.',
     `- *Shipped CLI*: the compiled build (\`npm run build\` layout), \`scim-audit-sync audit export --json\` in the image environment (the Dockerfile ENV: \`${Object.entries(
       IMAGE_ENV,

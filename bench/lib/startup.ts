@@ -9,7 +9,8 @@
  * then prefer to the sources. The from-source form (Node's type stripping, what a checkout runs)
  * is measured and printed too, without a target.
  *
- * Each figure is the median of RUNS runs; peak RSS is the kernel's high-water mark (VmHWM) as
+ * Each figure is the median of RUNS runs (a run in which V8 tiers a function or llhttp up to
+ * Turbofan costs 4–5 MB more, so single runs are bimodal); peak RSS is the kernel's high-water mark (VmHWM) as
  * the process reads it on exit (`--import` of a data: URL module that writes it to fd 3): these
  * processes live for well under a second, and sampling /proc from outside misses the last
  * milliseconds (1–3 MB here).
@@ -33,7 +34,7 @@ export interface StartupMetric {
 
 const TOKEN = 'bench-startup-token';
 const TARGET_MB = 80;
-const RUNS = 3;
+const RUNS = 9;
 
 async function tinyWorkspace(): Promise<{ dir: string; configPath: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-startup-'));
