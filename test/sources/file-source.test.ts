@@ -25,7 +25,10 @@ describe('file source: the example directory', () => {
       users: { externalId: string; active?: boolean }[];
       groups: { externalId: string; members: string[] }[];
     };
-    const src = await createSource({ type: 'file', path: 'directory.yaml' }, { configDir: examples, logger: createLogger({ level: 'silent' }) });
+    const src = await createSource(
+      { type: 'file', path: 'directory.yaml' },
+      { configDir: examples, logger: createLogger({ level: 'silent' }) },
+    );
     const state = await src.read();
     expect(state.rejected).toEqual([]);
     expect(state.users.map((u) => u.externalId)).toEqual(raw.users.map((u) => u.externalId));
