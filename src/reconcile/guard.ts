@@ -3,7 +3,7 @@
  * operation (deactivations, deletions, group deletions, member removals) is left out — when:
  * - deactivations + deletions exceed an absolute or relative limit of the managed objects, or
  * - member removals exceed their own absolute or relative limit, or
- * - the source returned no users while objects are managed, or listed no member in any group
+ * - the source returned no users (or only rejected ones) while objects are managed, or listed no member in any group
  *   while members would be removed (a membership read that came back empty), or
  * - source entries were rejected without any readable identity while the plan would
  *   deprovision someone they could be (reconcile.md, "Present but invalid").
@@ -20,6 +20,8 @@ export interface GuardInput {
   /** Members of the managed groups compared by this plan. */
   members: number;
   sourceEmpty: boolean;
+  /** User entries the source returned but rejected (with sourceEmpty: every entry it returned). */
+  sourceRejectedUsers: number;
   /** Every in-scope source group lists no member. */
   sourceMembersEmpty: boolean;
   /** Reasons from rejections without identity (already worded), empty when none apply. */
@@ -33,7 +35,12 @@ export function evaluateGuard(input: GuardInput): GuardVerdict {
   const reasons: string[] = [];
   const { destructive, managed, memberRemovals, members, limits } = input;
   if (input.sourceEmpty && managed > 0) {
-    reasons.push(`the source returned no users while ${managed} objects are managed`);
+    const rejected = input.sourceRejectedUsers;
+    reasons.push(
+      rejected > 0
+        ? `the source returned no valid users (${rejected} ${rejected === 1 ? 'entry' : 'entries'} rejected) while ${managed} objects are managed`
+        : `the source returned no users while ${managed} objects are managed`,
+    );
   }
   if (destructive > limits.maxDeletes) {
     reasons.push(`${destructive} deactivations/deletions exceed guards.maxDeletes (${limits.maxDeletes})`);

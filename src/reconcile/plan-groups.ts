@@ -23,7 +23,12 @@ export interface GroupPlan {
   inScope: number;
 }
 
-export function planGroups(ctx: PlanContext): GroupPlan {
+/**
+ * `deletesFreeNames`: a group this run deletes gives up its displayName to a rename or create
+ * of the same run (the delete is marked `freesName` and applied first, see tasks.ts). The
+ * planner asks for it only when the guard lets the deletes run (planner.ts).
+ */
+export function planGroups(ctx: PlanContext, opts: { deletesFreeNames: boolean } = { deletesFreeNames: true }): GroupPlan {
   const { input, config, ledger, skipped } = ctx;
   const scope = compileScope<NormalizedGroup>(config.scope.groups, 'provisioning.scope.groups');
   const match = matchObjects<NormalizedGroup, ScimGroup>({
@@ -76,41 +81,6 @@ export function planGroups(ctx: PlanContext): GroupPlan {
     out.compared.push({ source: g, platform: p });
   }
 
-  const wanted = new Map(input.desired.groups.map((g) => [g.externalId, g.displayName]));
-  const renaming = out.update.filter((u) => u.changes.some((c) => c.path === 'displayName'));
-  const renames = planRenames(
-    renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.displayName })),
-    toCreate.map((c) => ({ ext: c.create.externalId, name: c.create.displayName })),
-    (name) => match.byName.get(name),
-    tempGroupName,
-  );
-  for (const u of renaming) {
-    const via = renames.via.get(u.id);
-    if (via !== undefined) u.renameVia = via;
-    const holder = renames.blockedRenames.get(u.id);
-    if (holder === undefined) continue;
-    skipped.push({
-      kind: 'group',
-      ref: u.displayName,
-      reason: `displayName change to ${wanted.get(u.externalId) ?? ''} not applied: ${describeHolder(holder.id, input.platformGroups, match)}`,
-    });
-    Object.assign(u, withoutPath(u.changes, u.ops, 'displayName'));
-  }
-  out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
-  for (const c of toCreate) {
-    const holder = renames.blockedCreates.get(c.create.externalId);
-    if (holder !== undefined) {
-      skipped.push({
-        kind: 'group',
-        ref: c.create.displayName,
-        reason: `not created: the displayName is held by ${describeHolder(holder.id, input.platformGroups, match)}`,
-      });
-      continue;
-    }
-    out.create.push(c.create);
-    out.compared.push({ source: c.source, platform: undefined });
-  }
-
   for (const p of input.platformGroups) {
     if (match.claimedBy.has(p.id) || !isManaged(ctx, 'group', p)) continue;
     const externalId = p.externalId ?? ledger.get('group', p.id)?.externalId ?? '';
@@ -137,11 +107,55 @@ export function planGroups(ctx: PlanContext): GroupPlan {
     }
     if (deletes) out.delete.push({ id: p.id, externalId, displayName: p.displayName });
   }
+  const wanted = new Map(input.desired.groups.map((g) => [g.externalId, g.displayName]));
+  const renaming = out.update.filter((u) => u.changes.some((c) => c.path === 'displayName'));
+  // A group this run deletes does not hold its name against a rename or create of the same run.
+  const deleted = new Map(opts.deletesFreeNames ? out.delete.map((d) => [d.id, d]) : []);
+  const renames = planRenames(
+    renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.displayName })),
+    toCreate.map((c) => ({ ext: c.create.externalId, name: c.create.displayName })),
+    (name) => {
+      const holders = match.byName.get(name) ?? [];
+      for (const h of holders) {
+        const d = deleted.get(h.id);
+        if (d) d.freesName = true;
+      }
+      return holders.filter((h) => !deleted.has(h.id));
+    },
+    tempGroupName,
+  );
+  for (const u of renaming) {
+    const via = renames.via.get(u.id);
+    if (via !== undefined) u.renameVia = via;
+    const holder = renames.blockedRenames.get(u.id);
+    if (holder === undefined) continue;
+    skipped.push({
+      kind: 'group',
+      ref: u.displayName,
+      reason: `displayName change to ${wanted.get(u.externalId) ?? ''} not applied: ${describeHolder(holder.id, input.platformGroups, match, out.delete)}`,
+    });
+    Object.assign(u, withoutPath(u.changes, u.ops, 'displayName'));
+  }
+  out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
+  for (const c of toCreate) {
+    const holder = renames.blockedCreates.get(c.create.externalId);
+    if (holder !== undefined) {
+      skipped.push({
+        kind: 'group',
+        ref: c.create.displayName,
+        reason: `not created: the displayName is held by ${describeHolder(holder.id, input.platformGroups, match, out.delete)}`,
+      });
+      continue;
+    }
+    out.create.push(c.create);
+    out.compared.push({ source: c.source, platform: undefined });
+  }
   return out;
 }
 
-function describeHolder(id: string, groups: ScimGroup[], match: MatchResult<ScimGroup>): string {
+function describeHolder(id: string, groups: ScimGroup[], match: MatchResult<ScimGroup>, deletes: GroupDelete[]): string {
   const who = `platform group ${id} (${groups.find((g) => g.id === id)?.displayName ?? '?'})`;
+  if (deletes.some((d) => d.id === id)) return `${who}, whose deletion the guard holds: it follows the approved deletion`;
   const owner = match.claimedBy.get(id);
   if (owner !== undefined) return `${who}, the group of source group ${owner}, which keeps it`;
   const rejection = match.protectedBy.get(id);

@@ -68,6 +68,11 @@ export interface GroupDelete {
   id: string;
   externalId: string;
   displayName: string;
+  /**
+   * Added field: a rename or create of this plan takes this group's displayName, so the delete
+   * runs first (apply phase `name-deletes`). Only in plans whose deletes the guard lets run.
+   */
+  freesName?: true;
 }
 
 /** A user as a membership refers to it: by platform id when it exists, else by externalId (created in this run). */

@@ -6,7 +6,7 @@
  */
 import { isUnidentified } from '../identity/model.ts';
 import { evaluateGuard } from './guard.ts';
-import type { PlanContext, PlanInput } from './plan-context.ts';
+import { userRejections, type PlanContext, type PlanInput } from './plan-context.ts';
 import { planGroups } from './plan-groups.ts';
 import { planMemberships } from './plan-members.ts';
 import { planUsers } from './plan-users.ts';
@@ -15,10 +15,16 @@ import { PLAN_SCHEMA_VERSION, type Plan, type PlanSummary } from './plan-types.t
 export type { PlanInput } from './plan-context.ts';
 
 export function buildPlan(input: PlanInput): Plan {
+  const plan = planOnce(input, true);
+  // A group name freed by a delete the guard holds stays taken: plan again with the names held.
+  return plan.guard.tripped && plan.groups.delete.some((d) => d.freesName) ? planOnce(input, false) : plan;
+}
+
+function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   const { config, desired } = input;
   const ctx: PlanContext = { input, config, ledger: input.ledger, skipped: [], protected: [], warnings: [...(input.warnings ?? [])] };
   const users = planUsers(ctx);
-  const groups = planGroups(ctx);
+  const groups = planGroups(ctx, { deletesFreeNames });
   const members = planMemberships(ctx, users, groups);
 
   const managed =
@@ -33,6 +39,7 @@ export function buildPlan(input: PlanInput): Plan {
     memberRemovals,
     members: members.members,
     sourceEmpty: desired.users.length === 0,
+    sourceRejectedUsers: userRejections(desired.rejected).length,
     sourceMembersEmpty: inScopeGroups.length > 0 && inScopeGroups.every((g) => g.members.length === 0),
     unidentified: unidentifiedReasons(input, users.leavers.size, members.leaverRemovals, groups.delete.length),
     limits: config.guards,

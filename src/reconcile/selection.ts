@@ -8,6 +8,7 @@
  */
 import { restrictAttributePlan } from './attributes/selection.ts'; // [h17]
 import { evaluateGuard } from './guard.ts';
+import { userRejections } from './plan-context.ts';
 import type { MemberRef, MembershipChange, Plan, Skipped } from './plan-types.ts';
 import { summarize } from './planner.ts';
 
@@ -70,6 +71,7 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
         memberRemovals: memberships.reduce((n, m) => n + m.remove.length, 0),
         members: full.guard.members,
         sourceEmpty: (full.sourceStats['sourceUsers'] ?? 1) === 0,
+        sourceRejectedUsers: userRejections(full.rejected).length,
         sourceMembersEmpty: false,
         unidentified: [],
         limits: {

@@ -46,6 +46,7 @@ export type PhaseName =
   | 'attribute-values'
   | 'groups'
   | 'memberships'
+  | 'name-deletes'
   | 'group-deletes'
   | 'user-removals';
 
@@ -85,9 +86,10 @@ export function isPartialTaskError(e: unknown): e is PartialTaskError {
 }
 
 /**
- * Phases in apply order; destructive ones are left out when the guard holds them. `renames`
- * (only when a plan has swaps or cycles) first sets the temporary names (renameVia), so the
- * final names written in `users` and `groups` are all free.
+ * Phases in apply order; destructive ones are left out when the guard holds them.
+ * `name-deletes` (only when a rename or create takes the displayName of a group this run
+ * deletes) and `renames` (only when a plan has swaps or cycles: the temporary names,
+ * renameVia) come first, so the final names written in `users` and `groups` are all free.
  */
 export function planPhases(plan: Plan): Phase[] {
   const held = plan.guard.tripped;
@@ -158,7 +160,15 @@ export function planPhases(plan: Plan): Phase[] {
       }),
     )
     .filter((t) => t.action === 'group.members' && (t.add.length > 0 || t.remove.length > 0));
+  const groupDelete = (g: Plan['groups']['delete'][number]): ApplyTask => ({
+    action: 'group.delete',
+    id: g.id,
+    externalId: g.externalId,
+    name: g.displayName,
+  });
+  const nameDeletes = held ? [] : plan.groups.delete.filter((g) => g.freesName).map(groupDelete);
   const phases: Phase[] = [
+    ...(nameDeletes.length > 0 ? [{ name: 'name-deletes' as const, tasks: nameDeletes }] : []),
     ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
     { name: 'users', tasks: users },
     ...attributePhases(plan), // [h17] after the user exists, before group memberships
@@ -168,9 +178,7 @@ export function planPhases(plan: Plan): Phase[] {
   if (!held) {
     phases.push({
       name: 'group-deletes',
-      tasks: plan.groups.delete.map(
-        (g): ApplyTask => ({ action: 'group.delete', id: g.id, externalId: g.externalId, name: g.displayName }),
-      ),
+      tasks: plan.groups.delete.filter((g) => !g.freesName).map(groupDelete),
     });
     phases.push({
       name: 'user-removals',

@@ -19,6 +19,7 @@ const guard = (destructive: number, memberRemovals: number, approval: Awaited<Re
     memberRemovals,
     members: 100,
     sourceEmpty: false,
+    sourceRejectedUsers: 0,
     sourceMembersEmpty: false,
     unidentified: [],
     limits,

@@ -1,6 +1,7 @@
 /**
  * Renames converge in one run: swaps and cycles go through a temporary name (apply phase
- * `renames`), a case-only rename is applied, and no rename ever loops on 409.
+ * `renames`), a group takes the name of a group that left the source (apply phase
+ * `name-deletes`), a case-only rename is applied, and no rename ever loops on 409.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
@@ -127,5 +128,59 @@ describe('renames converge', () => {
     expect(conflicts(sim)).toEqual([]);
     expect(users(sim)).toEqual(['a@example.com u-1 active', 'b@example.com u-2 active', 'taken@example.com - active']);
     await expectConverged(ws);
+  });
+
+  describe('a team dissolved while another takes its name', () => {
+    const people = ['u-1', 'u-2', 'u-3', 'u-4'].map((ext, i) => user(ext, `${'abcd'.charAt(i)}@example.com`));
+    const teams = (list: Directory['groups']): Directory => ({ users: people, groups: list });
+    const before = teams([
+      { externalId: 'g-1', displayName: 'Platform', members: ['u-1', 'u-2'] },
+      { externalId: 'g-2', displayName: 'Infra', members: ['u-3'] },
+      { externalId: 'g-3', displayName: 'Data', members: ['u-4'] },
+    ]);
+
+    it('Platform is dissolved and Infra is renamed to Platform: the old group is deleted first, the rename lands in the same run, no 409', async () => {
+      sim = await startSim();
+      const ws = createWorkspace(sim, { directory: before });
+      await apply(ws);
+      const infra = sim.store.getGroupByDisplayName('Infra')?.id;
+      ws.writeDirectory(
+        teams([{ externalId: 'g-2', displayName: 'Platform', members: ['u-3'] }, before.groups[2] as Directory['groups'][number]]),
+      );
+      sim.clearRequests();
+      const run = await apply(ws);
+      expect(run.plan.skipped).toEqual([]);
+      expect(run.plan.groups.delete.map((d) => [d.displayName, d.freesName])).toEqual([['Platform', true]]);
+      expect(conflicts(sim)).toEqual([]);
+      // The delete went first: it precedes the PATCH that takes the name.
+      expect(writeRequests(sim).map((r) => r.method)).toEqual(['DELETE', 'PATCH']);
+      expect(sim.store.getGroup(infra ?? '')?.displayName).toBe('Platform');
+      expect(groups(sim)).toEqual(['Data: d@example.com', 'Platform: c@example.com']);
+      await expectConverged(ws);
+    });
+
+    it('while the guard holds the deletions, the rename waits with its reason; the approved run deletes and renames together', async () => {
+      sim = await startSim();
+      const ws = createWorkspace(sim, { directory: before, config: { provisioning: { guards: { maxDeletes: 0 } } } });
+      await apply(ws);
+      ws.writeDirectory(
+        teams([{ externalId: 'g-2', displayName: 'Platform', members: ['u-3'] }, before.groups[2] as Directory['groups'][number]]),
+      );
+      sim.clearRequests();
+      const held = await apply(ws);
+      expect(held.plan.guard.tripped).toBe(true);
+      expect(held.plan.groups.delete.map((d) => [d.displayName, d.freesName])).toEqual([['Platform', undefined]]);
+      expect(held.plan.skipped).toEqual([
+        expect.objectContaining({ kind: 'group', ref: 'Infra', reason: expect.stringContaining('whose deletion the guard holds') }),
+      ]);
+      expect(conflicts(sim)).toEqual([]);
+      expect(groups(sim)).toEqual(['Data: d@example.com', 'Infra: c@example.com', 'Platform: a@example.com b@example.com']);
+
+      const approved = await apply(ws, { allowDeletes: true });
+      expect(approved.plan.skipped).toEqual([]);
+      expect(conflicts(sim)).toEqual([]);
+      expect(groups(sim)).toEqual(['Data: d@example.com', 'Platform: c@example.com']);
+      await expectConverged(ws);
+    });
   });
 });

@@ -134,14 +134,17 @@ export class RealSystem {
     const membersEmpty =
       sourceGroups.length > 0 &&
       sourceGroups.every((g) => !g.members.some((ext) => model.person(ext) !== undefined && model.isValid(model.person(ext) as Person)));
+    // A source with no valid user (all left, or every entry rejected) while objects are managed is held too.
+    const noValidUser = model.valid().length === 0 && managed > 0;
     const shouldTrip =
+      noValidUser ||
       expectDestructive > MAX_DELETES ||
       (managed > 0 && (expectDestructive / managed) * 100 > MAX_DELETE_PERCENT) ||
       removals > MAX_MEMBER_REMOVALS ||
       (membersEmpty && removals > 0);
     if (plan.guard.tripped !== shouldTrip) {
       fail(
-        `guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${removals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''})`,
+        `guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${removals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''}${noValidUser ? ', no valid user in the source' : ''})`,
         model,
         plan,
       );
@@ -334,7 +337,16 @@ export class RealSystem {
         const p = model.person(ext);
         if (p && model.isValid(p) && !g.members.includes(ext))
           fail(`${ext} is a member of ${g.displayName}, which does not list them`, model);
-        if (!model.present(ext)) fail(`leaver ${ext} is still a member of ${g.displayName}`, model);
+        // A leaver's account that a rejected entry claims is protected: it keeps its groups (checked below).
+        const account = after.users.get(id) as ScimUser;
+        if (!model.present(ext) && !this.claimedByInvalid(model, account))
+          fail(`leaver ${ext} is still a member of ${g.displayName}`, model);
+      }
+      for (const id of previous) {
+        const u = after.users.get(id);
+        if (!u || this.admin.has(id) || u.externalId === undefined || model.present(u.externalId)) continue;
+        if (this.claimedByInvalid(model, u) && !members.has(id))
+          fail(`${u.userName}, protected (a rejected entry claims it), was removed from ${g.displayName}`, model);
       }
       // A member that maps to nobody in the source is not ours to remove (rule: removal needs a positive mapping).
       const sourceNames = model.usedNames();
