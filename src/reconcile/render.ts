@@ -86,7 +86,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   section(
     'Groups to delete',
     'red',
-    plan.groups.delete.map((g) => [g.displayName, g.externalId]),
+    plan.groups.delete.map((g) => [g.displayName, g.externalId, g.freesName ? 'first: another group takes its name' : '']),
   );
   section(
     'Membership changes',

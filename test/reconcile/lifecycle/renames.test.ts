@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
+import { renderPlan } from '../../../src/reconcile/render.ts';
 import { createWorkspace, startSim, writeRequests, type DirUser, type Directory } from '../../helpers/reconcile-harness.ts';
 import { apply, byName, expectConverged, groups, user, users } from './support.ts';
 
@@ -151,6 +152,9 @@ describe('renames converge', () => {
       const run = await apply(ws);
       expect(run.plan.skipped).toEqual([]);
       expect(run.plan.groups.delete.map((d) => [d.displayName, d.freesName])).toEqual([['Platform', true]]);
+      expect(renderPlan(run.plan, { color: false })).toMatch(
+        /Groups to delete \(1\)\n\s+Platform\s+g-1\s+first: another group takes its name/,
+      );
       expect(conflicts(sim)).toEqual([]);
       // The delete went first: it precedes the PATCH that takes the name.
       expect(writeRequests(sim).map((r) => r.method)).toEqual(['DELETE', 'PATCH']);
