@@ -3,12 +3,13 @@
  * named scenarios. Each is an ordinary week in a directory: a typo lands on a leaver's name,
  * a rename waits for a name an invalid entry still holds, a new group waits for a name a
  * rejected group still holds, a swap and a leaver meet a typo, a broken group entry is swapped
- * and then removed, the last person left has a typo in their entry.
+ * and then removed, the last person left has a typo in their entry, a typo outlives the person
+ * whose name it took.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim, type DirUser, type Directory } from '../../helpers/reconcile-harness.ts';
-import { apply, expectConverged, groups, user, users } from './support.ts';
+import { apply, byName, expectConverged, groups, user, users } from './support.ts';
 
 const dir = (list: DirUser[], extraGroups: Directory['groups'] = []): Directory => ({
   users: list,
@@ -238,5 +239,34 @@ describe('model counterexamples', () => {
     expect(run.plan.protected.map((p) => p.externalId)).toEqual(['e-4']);
     expect(users(sim)).toContain('dan@example.com e-4 active');
     expect(groups(sim)).toEqual(['Engineering: dan@example.com']);
+  });
+
+  it('a typo takes the name of a colleague who then leaves, after an admin deleted the account of the typo entry: the rehire rule gives it the account of the leaver', async () => {
+    // Soak seed 930464 (ledger ownership): DuplicateNameTypo(0), AdminEdit(5, delete), Leaver(0).
+    sim = await startSim();
+    const ann = user('e-1', 'ann@example.com');
+    const bob = user('e-2', 'bob@example.com');
+    const cat = user('e-3', 'cat@example.com');
+    const ws = createWorkspace(sim, { directory: dir([ann, bob, cat]) });
+    await apply(ws);
+    const annAccount = byName(sim, 'ann@example.com').id;
+
+    // bob's entry takes ann's userName (rejected: ann's entry comes first); an admin deletes bob's account.
+    const bobAsAnn = { ...bob, userName: 'ann@example.com' };
+    ws.writeDirectory(dir([ann, bobAsAnn, cat]));
+    await apply(ws);
+    sim.store.deleteUser(byName(sim, 'bob@example.com').id);
+
+    // ann leaves: the source now gives ann@example.com to e-2, who has no account of their own.
+    // reconcile.md (matching step 4): a name match of an account whose owner left is allowed,
+    // so e-2 gets that account with its externalId; nothing is deactivated or created.
+    ws.writeDirectory(dir([bobAsAnn, cat]));
+    const run = await apply(ws);
+    expect(run.plan.users.deactivate).toEqual([]);
+    expect(run.plan.users.create).toEqual([]);
+    expect(run.plan.users.update.map((u) => [u.id, u.externalId])).toEqual([[annAccount, 'e-2']]);
+    expect(users(sim)).toEqual(['ann@example.com e-2 active', 'cat@example.com e-3 active']);
+    expect(groups(sim)).toEqual(['Engineering: ann@example.com cat@example.com']);
+    await expectConverged(ws);
   });
 });

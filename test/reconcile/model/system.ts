@@ -179,12 +179,17 @@ export class RealSystem {
 
   /** Accounts the model expects deactivated now: a leaver's active account, or a kept person disabled in the source. */
   private expectedDeactivations(model: DirectoryModel, before: Snapshot): number {
+    const accounts = [...before.users.values()];
+    // The rehire rule (reconcile.md, matching step 4): a valid person with no account of their
+    // own takes, by name, the account of someone absent from the source.
+    const takenByName = (u: ScimUser): boolean =>
+      model.valid().some((q) => q.userName.toLowerCase() === u.userName.toLowerCase() && !accounts.some((x) => x.externalId === q.ext));
     let n = 0;
-    for (const u of before.users.values()) {
+    for (const u of accounts) {
       if (u.active === false || this.admin.has(u.id) || !this.owner.has(u.id)) continue;
       const ext = u.externalId ?? this.owner.get(u.id) ?? '';
       const p = model.person(ext);
-      if (!p && !this.claimedByInvalid(model, u)) n++;
+      if (!p && !this.claimedByInvalid(model, u) && !takenByName(u)) n++;
       else if (p && model.isValid(p) && !p.active) n++;
     }
     return n;
