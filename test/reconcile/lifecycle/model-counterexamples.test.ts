@@ -16,6 +16,14 @@ const dir = (list: DirUser[], extraGroups: Directory['groups'] = []): Directory 
   groups: [{ externalId: 'g-1', displayName: 'Engineering', members: list.map((u) => u.externalId) }, ...extraGroups],
 });
 
+/** The model's starting people (model/commands.ts initialModel): the soak's sequences begin with them. */
+const FOUR_PEOPLE: DirUser[] = [
+  user('e-1', 'ann@example.com'),
+  user('e-2', 'bob@example.com'),
+  user('e-3', 'cat@example.com'),
+  user('e-4', 'dan@example.com'),
+];
+
 describe('model counterexamples', () => {
   let sim: Simulator;
   afterEach(() => sim.close());
@@ -88,10 +96,7 @@ describe('model counterexamples', () => {
   it('a typo, a swap of two names and a leaver: the leaver keeps account and groups while the typo claims the name, and loses both once it is fixed', async () => {
     // Soak seed 302116 (ledger ownership): DuplicateNameTypo(0), NameRotation(0, 2), Leaver(0).
     sim = await startSim();
-    const ann = user('e-1', 'ann@example.com');
-    const bob = user('e-2', 'bob@example.com');
-    const cat = user('e-3', 'cat@example.com');
-    const dan = user('e-4', 'dan@example.com');
+    const [ann, bob, cat, dan] = FOUR_PEOPLE as [DirUser, DirUser, DirUser, DirUser];
     const twoGroups = (list: DirUser[], engineering: string[]): Directory => ({
       users: list,
       groups: [
@@ -175,12 +180,7 @@ describe('model counterexamples', () => {
   it('a broken group entry, a swap of two group names, then the broken group is removed: the rename lands in the run that deletes it', async () => {
     // Soak seed 302117 (ledger ownership): GroupEdit(0, break), GroupEdit(0, swap-names), GroupEdit(0, delete).
     sim = await startSim();
-    const people = [
-      user('e-1', 'ann@example.com'),
-      user('e-2', 'bob@example.com'),
-      user('e-3', 'cat@example.com'),
-      user('e-4', 'dan@example.com'),
-    ];
+    const people = FOUR_PEOPLE;
     const engineering = { externalId: 'g-5', displayName: 'Engineering', members: ['e-1', 'e-2', 'e-3'] };
     const sales = { externalId: 'g-6', displayName: 'Sales', members: ['e-3', 'e-4'] };
     const ws = createWorkspace(sim, { directory: { users: people, groups: [engineering, sales] } });
@@ -212,12 +212,7 @@ describe('model counterexamples', () => {
   it('three leavers, then a typo in the entry of the last person left: the guard holds, says why, and nothing is deprovisioned', async () => {
     // Soak seed 302122 (ledger ownership): Leaver(0) three times, then EmailTypo(0).
     sim = await startSim();
-    const people = [
-      user('e-1', 'ann@example.com'),
-      user('e-2', 'bob@example.com'),
-      user('e-3', 'cat@example.com'),
-      user('e-4', 'dan@example.com'),
-    ];
+    const people = FOUR_PEOPLE;
     const ws = createWorkspace(sim, { directory: dir(people) });
     await apply(ws);
     for (let left = 1; left <= 3; left++) {
