@@ -109,26 +109,30 @@ export function planGroups(ctx: PlanContext, opts: { deletesFreeNames: boolean }
   }
   const wanted = new Map(input.desired.groups.map((g) => [g.externalId, g.displayName]));
   const renaming = out.update.filter((u) => u.changes.some((c) => c.path === 'displayName'));
-  // A group this run deletes does not hold its name against a rename or create of the same run.
+  // A group this run deletes does not hold its name against a rename or create of the same run;
+  // a delete whose name one of them takes is marked to run first.
   const deleted = new Map(opts.deletesFreeNames ? out.delete.map((d) => [d.id, d]) : []);
+  const holdersOf = (name: string): ScimGroup[] => match.byName.get(name.toLowerCase()) ?? [];
+  const takeName = (name: string): void => {
+    for (const h of holdersOf(name)) {
+      const d = deleted.get(h.id);
+      if (d) d.freesName = true;
+    }
+  };
   const renames = planRenames(
     renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.displayName })),
     toCreate.map((c) => ({ ext: c.create.externalId, name: c.create.displayName })),
-    (name) => {
-      const holders = match.byName.get(name) ?? [];
-      for (const h of holders) {
-        const d = deleted.get(h.id);
-        if (d) d.freesName = true;
-      }
-      return holders.filter((h) => !deleted.has(h.id));
-    },
+    (name) => holdersOf(name).filter((h) => !deleted.has(h.id)),
     tempGroupName,
   );
   for (const u of renaming) {
     const via = renames.via.get(u.id);
     if (via !== undefined) u.renameVia = via;
     const holder = renames.blockedRenames.get(u.id);
-    if (holder === undefined) continue;
+    if (holder === undefined) {
+      takeName(wanted.get(u.externalId) ?? u.displayName);
+      continue;
+    }
     skipped.push({
       kind: 'group',
       ref: u.displayName,
@@ -147,6 +151,7 @@ export function planGroups(ctx: PlanContext, opts: { deletesFreeNames: boolean }
       });
       continue;
     }
+    takeName(c.create.displayName);
     out.create.push(c.create);
     out.compared.push({ source: c.source, platform: undefined });
   }
