@@ -45,6 +45,11 @@ export interface UserRemoval {
   externalId: string;
   userName: string;
   reason: RemovalReason;
+  /**
+   * Added field, on a delete: a rename or create of this run takes this userName, so the delete
+   * runs first (apply phase `name-deletes`). Only in plans whose deletes the guard lets run.
+   */
+  freesName?: true;
 }
 
 export interface GroupCreate {

@@ -34,7 +34,12 @@ export interface UserPlan {
   inScope: number;
 }
 
-export function planUsers(ctx: PlanContext): UserPlan {
+export interface UserPlanOptions {
+  /** May a user this run deletes free its userName for a rename of the same run? Not while the guard holds the deletes. */
+  deletesFreeNames: boolean;
+}
+
+export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFreeNames: true }): UserPlan {
   const { input, config, ledger, skipped } = ctx;
   const scope = compileScope<NormalizedUser>(config.scope.users, 'provisioning.scope.users');
   const rejected = userRejections(input.desired.rejected).filter((r) => !isUnidentified(r));
@@ -135,44 +140,6 @@ export function planUsers(ctx: PlanContext): UserPlan {
     }
   }
 
-  // Renames and creates whose name another account holds.
-  const wanted = new Map(input.desired.users.map((u) => [u.externalId, u.userName]));
-  const renaming = [...out.update, ...out.reactivate].filter((u) => u.changes.some((c) => c.path === 'userName'));
-  const renames = planRenames(
-    renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.userName })),
-    toCreate.map((c) => ({ ext: c.externalId, name: c.userName })),
-    (name) => match.byName.get(name),
-    tempUserName,
-  );
-  for (const u of renaming) {
-    const via = renames.via.get(u.id);
-    if (via !== undefined) u.renameVia = via;
-    const holder = renames.blockedRenames.get(u.id);
-    if (holder === undefined) continue;
-    const to = wanted.get(u.externalId) ?? '';
-    skipped.push({
-      kind: 'user',
-      ref: u.userName,
-      reason: `userName change to ${to} not applied: ${describeHolder(holder.id, out, match)}`,
-    });
-    Object.assign(u, withoutPath(u.changes, u.ops, 'userName'));
-  }
-  out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
-  for (const c of toCreate) {
-    const holder = renames.blockedCreates.get(c.externalId);
-    if (holder !== undefined) {
-      skipped.push({
-        kind: 'user',
-        ref: c.userName,
-        reason: `not created: the userName is held by ${describeHolder(holder.id, out, match)}`,
-      });
-      continue;
-    }
-    out.create.push(c);
-    out.memberIds.set(c.externalId, undefined);
-    out.userNames.set(c.externalId, c.userName);
-  }
-
   // Platform accounts no source user claimed.
   for (const p of input.platformUsers) {
     if (match.claimedBy.has(p.id) || !isManaged(ctx, 'user', p)) continue;
@@ -202,6 +169,58 @@ export function planUsers(ctx: PlanContext): UserPlan {
     removal(p, externalId, 'not-in-source');
     if (out.deactivate.length + out.delete.length > before) out.leavers.add(p.id);
   }
+
+  // Renames and creates whose name another account holds.
+  const wanted = new Map(input.desired.users.map((u) => [u.externalId, u.userName]));
+  const renaming = [...out.update, ...out.reactivate].filter((u) => u.changes.some((c) => c.path === 'userName'));
+  // An account this run deletes does not hold its userName against a rename or create of the
+  // same run; a delete whose name one of them takes is marked to run first (as for groups).
+  const deleted = new Map(opts.deletesFreeNames ? out.delete.map((d) => [d.id, d]) : []);
+  const takeName = (name: string): void => {
+    for (const h of match.byName.get(name.toLowerCase())) {
+      const d = deleted.get(h.id);
+      if (d) d.freesName = true;
+    }
+  };
+  const renames = planRenames(
+    renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.userName })),
+    toCreate.map((c) => ({ ext: c.externalId, name: c.userName })),
+    (name) => match.byName.get(name).filter((h) => !deleted.has(h.id)),
+    tempUserName,
+  );
+  for (const u of renaming) {
+    const via = renames.via.get(u.id);
+    if (via !== undefined) u.renameVia = via;
+    const holder = renames.blockedRenames.get(u.id);
+    const to = wanted.get(u.externalId) ?? '';
+    if (holder === undefined) {
+      takeName(to);
+      continue;
+    }
+    skipped.push({
+      kind: 'user',
+      ref: u.userName,
+      reason: `userName change to ${to} not applied: ${describeHolder(holder.id, out, match)}`,
+    });
+    Object.assign(u, withoutPath(u.changes, u.ops, 'userName'));
+  }
+  out.update = out.update.filter((u) => u.changes.length > 0 || u.adopt);
+  for (const c of toCreate) {
+    const holder = renames.blockedCreates.get(c.externalId);
+    if (holder !== undefined) {
+      skipped.push({
+        kind: 'user',
+        ref: c.userName,
+        reason: `not created: the userName is held by ${describeHolder(holder.id, out, match)}`,
+      });
+      continue;
+    }
+    takeName(c.userName);
+    out.create.push(c);
+    out.memberIds.set(c.externalId, undefined);
+    out.userNames.set(c.externalId, c.userName);
+  }
+
   return out;
 }
 
@@ -212,5 +231,8 @@ function describeHolder(id: string, plan: UserPlan, match: MatchResult<ScimUser>
   if (owner !== undefined) return `${who}, the account of source user ${owner}, which keeps it`;
   const rejection = match.protectedBy.get(id);
   if (rejection !== undefined) return `${who}, kept for the rejected source entry ${rejection.ref}`;
+  if (plan.delete.some((d) => d.id === id)) return `${who}, whose deletion the guard holds: it follows the approved deletion`;
+  if (plan.deactivate.some((d) => d.id === id) || p?.active === false)
+    return `${who}, a deactivated account that keeps its userName until it is deleted (provisioning.deprovision.deleteAfterDays, or by hand)`;
   return `${who}, which this run does not rename`;
 }

@@ -16,14 +16,15 @@ export type { PlanInput } from './plan-context.ts';
 
 export function buildPlan(input: PlanInput): Plan {
   const plan = planOnce(input, true);
-  // A group name freed by a delete the guard holds stays taken: plan again with the names held.
-  return plan.guard.tripped && plan.groups.delete.some((d) => d.freesName) ? planOnce(input, false) : plan;
+  // A name freed by a delete the guard holds stays taken: plan again with the names held.
+  const freesNames = plan.users.delete.some((d) => d.freesName) || plan.groups.delete.some((d) => d.freesName);
+  return plan.guard.tripped && freesNames ? planOnce(input, false) : plan;
 }
 
 function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   const { config, desired } = input;
   const ctx: PlanContext = { input, config, ledger: input.ledger, skipped: [], protected: [], warnings: [...(input.warnings ?? [])] };
-  const users = planUsers(ctx);
+  const users = planUsers(ctx, { deletesFreeNames });
   const groups = planGroups(ctx, { deletesFreeNames });
   const members = planMemberships(ctx, users, groups);
 

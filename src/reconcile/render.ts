@@ -67,7 +67,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   section(
     'Users to delete',
     'red',
-    plan.users.delete.map((u) => [u.userName, u.reason]),
+    plan.users.delete.map((u) => [u.userName, u.reason, u.freesName ? 'first: another user takes its userName' : '']),
   );
   section(
     'Groups to create',

@@ -87,8 +87,8 @@ export function isPartialTaskError(e: unknown): e is PartialTaskError {
 
 /**
  * Phases in apply order; destructive ones are left out when the guard holds them.
- * `name-deletes` (only when a rename or create takes the displayName of a group this run
- * deletes) and `renames` (only when a plan has swaps or cycles: the temporary names,
+ * `name-deletes` (only when a rename or create takes the userName of a user or the
+ * displayName of a group this run deletes) and `renames` (only when a plan has swaps or cycles: the temporary names,
  * renameVia) come first, so the final names written in `users` and `groups` are all free.
  */
 export function planPhases(plan: Plan): Phase[] {
@@ -166,7 +166,15 @@ export function planPhases(plan: Plan): Phase[] {
     externalId: g.externalId,
     name: g.displayName,
   });
-  const nameDeletes = held ? [] : plan.groups.delete.filter((g) => g.freesName).map(groupDelete);
+  const userDelete = (u: Plan['users']['delete'][number]): ApplyTask => ({
+    action: 'user.delete',
+    id: u.id,
+    externalId: u.externalId,
+    name: u.userName,
+  });
+  const nameDeletes = held
+    ? []
+    : [...plan.users.delete.filter((u) => u.freesName).map(userDelete), ...plan.groups.delete.filter((g) => g.freesName).map(groupDelete)];
   const phases: Phase[] = [
     ...(nameDeletes.length > 0 ? [{ name: 'name-deletes' as const, tasks: nameDeletes }] : []),
     ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
@@ -186,7 +194,7 @@ export function planPhases(plan: Plan): Phase[] {
         ...plan.users.deactivate.map(
           (u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName }),
         ),
-        ...plan.users.delete.map((u): ApplyTask => ({ action: 'user.delete', id: u.id, externalId: u.externalId, name: u.userName })),
+        ...plan.users.delete.filter((u) => !u.freesName).map(userDelete),
       ],
     });
   }

@@ -3,6 +3,7 @@ import { provisioningSchema } from '../../src/config/schema.ts';
 import type { DesiredState, NormalizedUser } from '../../src/identity/model.ts';
 import { Ledger } from '../../src/reconcile/ledger.ts';
 import { buildPlan } from '../../src/reconcile/planner.ts';
+import { planPhases } from '../../src/reconcile/tasks.ts';
 import type { ScimGroup, ScimUser } from '../../src/platform/scim/types.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -151,6 +152,36 @@ describe('planner', () => {
     });
     expect(p.users.deactivate).toEqual([expect.objectContaining({ id: 'p0', reason: 'disabled-in-source' })]);
     expect(p.users.delete).toEqual([expect.objectContaining({ id: 'p1', reason: 'grace-period-expired' })]);
+  });
+
+  it('a colleague renamed onto the userName of an account whose grace period ends in this run: the delete frees it first (phase name-deletes)', () => {
+    const ledger = new Ledger();
+    ledger.record('user', 'p1', 'gone');
+    ledger.record('user', 'p2', 'b');
+    const platformUsers = [scimUser('p1', 'gone', { active: false }), scimUser('p2', 'b')];
+    const renamed = user('b', { userName: 'gone@example.com' });
+    const config = cfg({ guards: { maxDeletes: 100, maxDeletePercent: 100 }, deprovision: { action: 'deactivate', deleteAfterDays: 30 } });
+    // Inside the grace period the deactivated account keeps the name, and the plan says what frees it.
+    ledger.setDeactivated('p1', NOW - 29 * 86_400_000);
+    const waiting = plan({ users: [renamed], platformUsers, ledger, config });
+    expect(waiting.users.delete).toEqual([]);
+    expect(waiting.users.update).toEqual([]);
+    expect(waiting.skipped.map((k) => k.reason)).toEqual([
+      'userName change to gone@example.com not applied: platform user p1 (gone@example.com), a deactivated account that keeps its userName until it is deleted (provisioning.deprovision.deleteAfterDays, or by hand)',
+    ]);
+    // The day the grace period ends, the delete runs first and the rename lands in the same run.
+    ledger.setDeactivated('p1', NOW - 31 * 86_400_000);
+    const freed = plan({ users: [renamed], platformUsers, ledger, config });
+    expect(freed.skipped).toEqual([]);
+    expect(freed.users.delete).toEqual([expect.objectContaining({ id: 'p1', reason: 'grace-period-expired', freesName: true })]);
+    expect(planPhases(freed).map((ph) => [ph.name, ph.tasks.map((t) => `${t.action} ${'id' in t ? t.id : ''}`)])).toEqual([
+      ['name-deletes', ['user.delete p1']],
+      ['users', ['user.update p2']],
+      ['groups', []],
+      ['memberships', []],
+      ['group-deletes', []],
+      ['user-removals', []],
+    ]);
   });
 
   it('trips the guard on maxDeletes, maxDeletePercent and an empty source', () => {

@@ -1,7 +1,7 @@
 /**
  * Renames converge in one run: swaps and cycles go through a temporary name (apply phase
- * `renames`), a group takes the name of a group that left the source (apply phase
- * `name-deletes`), a case-only rename is applied, and no rename ever loops on 409.
+ * `renames`), a user or group takes the name of one that left the source and is deleted (apply
+ * phase `name-deletes`), a case-only rename is applied, and no rename ever loops on 409.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
@@ -129,6 +129,91 @@ describe('renames converge', () => {
     expect(conflicts(sim)).toEqual([]);
     expect(users(sim)).toEqual(['a@example.com u-1 active', 'b@example.com u-2 active', 'taken@example.com - active']);
     await expectConverged(ws);
+  });
+
+  describe("an address reused: a leaver's userName given to a colleague", () => {
+    const before = dir([user('u-1', 'a@example.com'), user('u-2', 'b@example.com'), user('u-3', 'c@example.com')]);
+    // a@ leaves; b@ is renamed to a@ (the address is recycled for a colleague), in the same export.
+    const after = dir([user('u-2', 'a@example.com', { givenName: 'b' }), user('u-3', 'c@example.com')]);
+    const deleting = { provisioning: { deprovision: { action: 'delete' } } };
+
+    it("with deprovision.action delete: the leaver is deleted first and the colleague's rename lands in the same run, no 409", async () => {
+      sim = await startSim();
+      const ws = createWorkspace(sim, { directory: before, config: deleting });
+      await apply(ws);
+      const [a, b] = [byName(sim, 'a@example.com').id, byName(sim, 'b@example.com').id];
+      ws.writeDirectory(after);
+      sim.clearRequests();
+      const run = await apply(ws);
+      expect(run.plan.skipped).toEqual([]);
+      expect(run.plan.users.delete.map((d) => [d.id, d.reason, d.freesName])).toEqual([[a, 'not-in-source', true]]);
+      expect(renderPlan(run.plan, { color: false })).toMatch(
+        /Users to delete \(1\)\n\s+a@example.com\s+not-in-source\s+first: another user takes its userName/,
+      );
+      expect(conflicts(sim)).toEqual([]);
+      // The leaver's account is deleted, never handed over: the colleague keeps their own account.
+      expect(writeRequests(sim).map((r) => `${r.method} ${r.path.split('/').pop()}`)).toEqual([`DELETE ${a}`, `PATCH ${b}`]);
+      expect(sim.store.getUser(a)).toBeUndefined();
+      expect(sim.store.getUser(b)).toMatchObject({ externalId: 'u-2', userName: 'a@example.com', active: true });
+      expect(users(sim)).toEqual(['a@example.com u-2 active', 'c@example.com u-3 active']);
+      expect(groups(sim)).toEqual(['Alpha: ', 'Beta: a@example.com']);
+      await expectConverged(ws);
+    });
+
+    it('while the guard holds the deletion, the rename waits with its reason; the approved run deletes and renames together', async () => {
+      sim = await startSim();
+      const ws = createWorkspace(sim, {
+        directory: before,
+        config: { provisioning: { ...deleting.provisioning, guards: { maxDeletes: 0 } } },
+      });
+      await apply(ws);
+      const a = byName(sim, 'a@example.com').id;
+      ws.writeDirectory(after);
+      sim.clearRequests();
+      const held = await apply(ws);
+      expect(held.plan.guard.tripped).toBe(true);
+      expect(held.plan.users.delete.map((d) => [d.id, d.freesName])).toEqual([[a, undefined]]);
+      expect(held.plan.skipped).toEqual([
+        expect.objectContaining({
+          kind: 'user',
+          ref: 'b@example.com',
+          reason: `userName change to a@example.com not applied: platform user ${a} (a@example.com), whose deletion the guard holds: it follows the approved deletion`,
+        }),
+      ]);
+      expect(conflicts(sim)).toEqual([]);
+      expect(users(sim)).toEqual(['a@example.com u-1 active', 'b@example.com u-2 active', 'c@example.com u-3 active']);
+
+      const approved = await apply(ws, { allowDeletes: true });
+      expect(approved.plan.skipped).toEqual([]);
+      expect(conflicts(sim)).toEqual([]);
+      expect(users(sim)).toEqual(['a@example.com u-2 active', 'c@example.com u-3 active']);
+      await expectConverged(ws);
+    });
+
+    it('with the default action deactivate: the leaver keeps the address, the rename is reported with what frees it, nothing is handed over', async () => {
+      sim = await startSim();
+      const ws = createWorkspace(sim, { directory: before });
+      await apply(ws);
+      const a = byName(sim, 'a@example.com').id;
+      ws.writeDirectory(after);
+      sim.clearRequests();
+      const run = await apply(ws);
+      expect(run.plan.users.deactivate.map((d) => d.id)).toEqual([a]);
+      expect(run.plan.skipped).toEqual([
+        expect.objectContaining({
+          kind: 'user',
+          ref: 'b@example.com',
+          reason: expect.stringContaining('a deactivated account that keeps its userName until it is deleted'),
+        }),
+      ]);
+      expect(conflicts(sim)).toEqual([]);
+      expect(users(sim)).toEqual(['a@example.com u-1 inactive', 'b@example.com u-2 active', 'c@example.com u-3 active']);
+      // The next run says the same, and still writes nothing.
+      sim.clearRequests();
+      const again = await apply(ws);
+      expect(again.plan.skipped.map((k) => k.reason)).toEqual([expect.stringContaining('a deactivated account that keeps its userName')]);
+      expect(writeRequests(sim)).toEqual([]);
+    });
   });
 
   describe('a team dissolved while another takes its name', () => {
