@@ -9,8 +9,8 @@
  * then prefer to the sources. The from-source form (Node's type stripping, what a checkout runs)
  * is measured and printed too, without a target.
  *
- * Each figure is the median of RUNS runs (a run in which V8 tiers a function or llhttp up to
- * Turbofan costs 4–5 MB more, so single runs are bimodal); peak RSS is the kernel's high-water mark (VmHWM) as
+ * Each figure is the median of RUNS runs (before the launcher's start-up settings, a run in which
+ * V8 tiered llhttp up to Turbofan cost 4–5 MB more, so single runs were bimodal); peak RSS is the kernel's high-water mark (VmHWM) as
  * the process reads it on exit (`--import` of a data: URL module that writes it to fd 3): these
  * processes live for well under a second, and sampling /proc from outside misses the last
  * milliseconds (1–3 MB here).
