@@ -92,16 +92,12 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     { buildReconcileContext },
     { firstLines, planDrift, readPlanFile, toPlanFile, writePlanFile },
     { renderApplyResult, renderPlan },
-    { createProgress },
-    { finishLocalLog, localProvisioningLog },
   ] = await Promise.all([
     import('../config/load.ts'),
     import('../reconcile/engine.ts'),
     import('../reconcile/from-config.ts'),
     import('../reconcile/plan-file.ts'),
     import('../reconcile/render.ts'),
-    import('./progress.ts'),
-    import('../provisioning-log/local.ts'),
   ]);
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
   const tty = process.stdout.isTTY === true && !opts.json;
@@ -163,6 +159,11 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     }
     const { plan } = planned;
     if (!opts.json) process.stdout.write(`${renderPlan(plan, { color: tty })}\n\n`);
+    // What only an apply uses.
+    const [{ createProgress }, { finishLocalLog, localProvisioningLog }] = await Promise.all([
+      import('./progress.ts'),
+      import('../provisioning-log/local.ts'),
+    ]);
     const provisioningLog = localProvisioningLog(loaded, logger);
     provisioningLog.planned(plan);
     const progress = createProgress({ label: 'apply' });

@@ -4,7 +4,7 @@
  */
 import type { ProvisioningConfig } from '../config/schema.ts';
 import type { Source } from '../sources/source.ts';
-import { applyPlan, type ApplyOptions, type ApplyResult } from './apply.ts';
+import type { ApplyOptions, ApplyResult } from './apply.ts';
 import { Ledger, type LedgerStore, type ObjectKind } from './ledger.ts';
 import type { DeleteApproval, Plan, PlanWarning } from './plan-types.ts';
 import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
@@ -141,6 +141,8 @@ export async function applyReconcile(
   opts: Omit<ApplyOptions, 'concurrency' | 'requestsPerSecond' | 'adoptExisting'> &
     Partial<Pick<ApplyOptions, 'concurrency' | 'requestsPerSecond'>>,
 ): Promise<ApplyResult> {
+  // Loaded by the run that applies: a plan (`plan`, the daemon's held runs) never needs it.
+  const { applyPlan } = await import('./apply.ts');
   return applyPlan(
     planned.plan,
     { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },

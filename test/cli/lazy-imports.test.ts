@@ -141,4 +141,13 @@ describe('lazy command loading', () => {
     expect(r.own).toContain('sources/file/file-source');
     expect(r.own.filter((m) => /^sources\/(?!file\/)[^/]+\/(?!schema$|presets$)/.test(m))).toEqual([]);
   });
+
+  it('a plan loads no apply code: the executor, its progress bar and the provisioning log come with apply', async () => {
+    const r = await run('plan-again', ['plan', '--config', 'config.yaml', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.own).toContain('reconcile/engine');
+    expect(r.own.filter((m) => /^(reconcile\/apply|reconcile\/tasks|cli\/progress|provisioning-log\/(?!config-schema$))/.test(m))).toEqual(
+      [],
+    );
+  });
 });
