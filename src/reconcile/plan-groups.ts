@@ -111,28 +111,19 @@ export function planGroups(ctx: PlanContext, opts: { deletesFreeNames: boolean }
   const renaming = out.update.filter((u) => u.changes.some((c) => c.path === 'displayName'));
   // A group this run deletes does not hold its name against a rename or create of the same run;
   // a delete whose name one of them takes is marked to run first.
-  const deleted = new Map(opts.deletesFreeNames ? out.delete.map((d) => [d.id, d]) : []);
-  const holdersOf = (name: string): ScimGroup[] => match.byName.get(name.toLowerCase()) ?? [];
-  const takeName = (name: string): void => {
-    for (const h of holdersOf(name)) {
-      const d = deleted.get(h.id);
-      if (d) d.freesName = true;
-    }
-  };
   const renames = planRenames(
     renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.displayName })),
     toCreate.map((c) => ({ ext: c.create.externalId, name: c.create.displayName })),
-    (name) => holdersOf(name).filter((h) => !deleted.has(h.id)),
+    (name) => match.byName.get(name),
     tempGroupName,
+    new Set(opts.deletesFreeNames ? out.delete.map((d) => d.id) : []),
   );
+  for (const d of out.delete) if (renames.freedTaken.has(d.id)) d.freesName = true;
   for (const u of renaming) {
     const via = renames.via.get(u.id);
     if (via !== undefined) u.renameVia = via;
     const holder = renames.blockedRenames.get(u.id);
-    if (holder === undefined) {
-      takeName(wanted.get(u.externalId) ?? u.displayName);
-      continue;
-    }
+    if (holder === undefined) continue;
     skipped.push({
       kind: 'group',
       ref: u.displayName,
@@ -151,7 +142,6 @@ export function planGroups(ctx: PlanContext, opts: { deletesFreeNames: boolean }
       });
       continue;
     }
-    takeName(c.create.displayName);
     out.create.push(c.create);
     out.compared.push({ source: c.source, platform: undefined });
   }

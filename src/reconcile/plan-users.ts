@@ -175,28 +175,20 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
   const renaming = [...out.update, ...out.reactivate].filter((u) => u.changes.some((c) => c.path === 'userName'));
   // An account this run deletes does not hold its userName against a rename or create of the
   // same run; a delete whose name one of them takes is marked to run first (as for groups).
-  const deleted = new Map(opts.deletesFreeNames ? out.delete.map((d) => [d.id, d]) : []);
-  const takeName = (name: string): void => {
-    for (const h of match.byName.get(name.toLowerCase())) {
-      const d = deleted.get(h.id);
-      if (d) d.freesName = true;
-    }
-  };
   const renames = planRenames(
     renaming.map((u) => ({ id: u.id, to: wanted.get(u.externalId) ?? u.userName })),
     toCreate.map((c) => ({ ext: c.externalId, name: c.userName })),
-    (name) => match.byName.get(name).filter((h) => !deleted.has(h.id)),
+    (name) => match.byName.get(name),
     tempUserName,
+    new Set(opts.deletesFreeNames ? out.delete.map((d) => d.id) : []),
   );
+  for (const d of out.delete) if (renames.freedTaken.has(d.id)) d.freesName = true;
   for (const u of renaming) {
     const via = renames.via.get(u.id);
     if (via !== undefined) u.renameVia = via;
     const holder = renames.blockedRenames.get(u.id);
+    if (holder === undefined) continue;
     const to = wanted.get(u.externalId) ?? '';
-    if (holder === undefined) {
-      takeName(to);
-      continue;
-    }
     skipped.push({
       kind: 'user',
       ref: u.userName,
@@ -215,7 +207,6 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
       });
       continue;
     }
-    takeName(c.userName);
     out.create.push(c);
     out.memberIds.set(c.externalId, undefined);
     out.userNames.set(c.externalId, c.userName);

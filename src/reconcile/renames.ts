@@ -32,14 +32,26 @@ export interface RenameOutcome {
   blockedRenames: Map<string, Holder>;
   /** Source externalId → holder that blocks its create. */
   blockedCreates: Map<string, Holder>;
+  /** Of the `freed` objects, those whose name a rename or create that lands takes (their delete must run first). */
+  freedTaken: Set<string>;
 }
 
+/**
+ * `freed`: ids of objects this run deletes; they do not hold their names against a rename or
+ * create of the same run, and `freedTaken` says which of them one takes.
+ */
 export function planRenames<H extends Holder>(
   renames: RenameRequest[],
   creates: NameClaim[],
-  holdersOf: (lowerName: string) => H[],
+  allHoldersOf: (lowerName: string) => H[],
   tempName: (id: string, to: string) => string,
+  freed: ReadonlySet<string> = new Set(),
 ): RenameOutcome {
+  const freedTaken = new Set<string>();
+  const take = (lowerName: string): void => {
+    for (const h of allHoldersOf(lowerName)) if (freed.has(h.id)) freedTaken.add(h.id);
+  };
+  const holdersOf = (lowerName: string): H[] => allHoldersOf(lowerName).filter((h) => !freed.has(h.id));
   const moving = new Set(renames.map((r) => r.id));
   const blockedRenames = new Map<string, Holder>();
   // A blocked rename does not move, which may block another: repeat until nothing changes.
@@ -58,6 +70,7 @@ export function planRenames<H extends Holder>(
   const temp = new Set<string>();
   for (const r of renames) {
     if (!moving.has(r.id)) continue;
+    take(r.to.toLowerCase());
     const others = holdersOf(r.to.toLowerCase()).filter((h) => h.id !== r.id);
     if (others.length > 0) {
       temp.add(r.id);
@@ -69,11 +82,14 @@ export function planRenames<H extends Holder>(
     const holders = holdersOf(c.name.toLowerCase());
     const stuck = holders.find((h) => !moving.has(h.id));
     if (stuck) blockedCreates.set(c.ext, stuck);
-    else for (const h of holders) temp.add(h.id);
+    else {
+      for (const h of holders) temp.add(h.id);
+      take(c.name.toLowerCase());
+    }
   }
   const to = new Map(renames.map((r) => [r.id, r.to]));
   const via = new Map([...temp].map((id) => [id, tempName(id, to.get(id) ?? '')]));
-  return { via, blockedRenames, blockedCreates };
+  return { via, blockedRenames, blockedCreates, freedTaken };
 }
 
 function token(id: string): string {
