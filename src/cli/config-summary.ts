@@ -4,23 +4,32 @@
  * embedded in URLs are masked.
  */
 import type { LoadedConfig } from '../config/load.ts';
-import { isSecretKeyName } from '../config/format-issues.ts';
 import { resolveConfigPath } from '../config/paths.ts';
 import { REDACTED } from '../config/secret.ts';
+import { isSecretKeyName, looksSecret, maskUrlCredentials } from '../config/secret-text.ts';
 import { table } from './output.ts';
 
-/** `redis://user:pw@host` → `redis://user:[redacted]@host`; other strings unchanged. */
-export function maskUrlCredentials(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@\s]*):[^/@\s]*@/i, `$1:${REDACTED}@`);
+/** A copy with every value under a secret key, and every secret-looking string, replaced. */
+export function redactConfig(value: unknown, key?: string, underSecret = false): unknown {
+  const secret = underSecret || isSecretKeyName(key);
+  if (Array.isArray(value)) return value.map((v) => redactConfig(v, undefined, secret));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactConfig(v, k, secret)]));
+  }
+  if (typeof value === 'string') {
+    if (secret) return REDACTED;
+    const masked = maskUrlCredentials(value);
+    return masked === value && looksSecret(value) ? REDACTED : masked;
+  }
+  return value;
 }
 
-export function redactConfig(value: unknown, key?: string): unknown {
-  if (Array.isArray(value)) return value.map((v) => redactConfig(v));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactConfig(v, k)]));
-  }
-  if (typeof value === 'string') return isSecretKeyName(key) ? REDACTED : maskUrlCredentials(value);
-  return value;
+/** Where the state lives: the Redis the daemon will actually use (its url is ignored under sentinel or cluster). */
+function redisTarget(redis: NonNullable<LoadedConfig['config']['redis']>): string {
+  const nodes = (list: readonly { host: string; port: number }[]): string => list.map((n) => `${n.host}:${n.port}`).join(',');
+  if (redis.sentinel) return `redis sentinel master "${redis.sentinel.name}" via ${nodes(redis.sentinel.nodes)}`;
+  if (redis.cluster) return `redis cluster ${nodes(redis.cluster.nodes)}`;
+  return `redis ${maskUrlCredentials(redis.url)}`;
 }
 
 function scalars(obj: object, skip: readonly string[]): string {
@@ -71,7 +80,7 @@ export function summarizeConfig(loaded: LoadedConfig): string[] {
   rows.push([
     'state',
     config.redis
-      ? `redis ${maskUrlCredentials(config.redis.url)} keyPrefix=${config.redis.keyPrefix}`
+      ? `${redisTarget(config.redis)} keyPrefix=${config.redis.keyPrefix}`
       : `dir ${resolveConfigPath(configDir, config.state.dir)}`,
   ]);
   rows.push(['logging', `level=${config.logging.level}`]);

@@ -7,7 +7,8 @@
  * Secret-named keys always stay strings.
  */
 import { isMap, isScalar, isSeq, parse, Scalar, type Document, type LineCounter, type Node } from 'yaml';
-import { formatPath, isSecretKeyName } from './format-issues.ts';
+import { formatPath } from './format-issues.ts';
+import { isSecretKeyName } from './secret-text.ts';
 import type { PathSegment } from './schema-walk.ts';
 
 export type Env = Record<string, string | undefined>;

@@ -2,11 +2,14 @@
  * zod issues → one actionable line each: the exact key path, what is wrong, and the fix.
  *   platform.baseUrl: must be a URL like https://acme.example.com (got "ftp:/x")
  *   platform.tokn: unknown key — did you mean "token"?
- * Values of secret-named keys (token, password…) are never echoed.
+ * Values that may be secrets are never echoed: under a secret-named key anywhere on the path
+ * (token, password, auth, headers.Authorization…), or that look like a credential wherever they
+ * stand (secret-text.ts); a URL is shown with its password masked.
  */
 import type { z } from 'zod';
 import { closestMatch } from './suggest.ts';
 import { objectShape, schemaAt, valueAt, type AnySchema, type PathSegment } from './schema-walk.ts';
+import { isSecretPath, showableValue } from './secret-text.ts';
 
 type Issue = z.core.$ZodIssue;
 
@@ -17,12 +20,6 @@ export interface FormatContext {
   input?: unknown;
   /** Prefix for every path (e.g. `users[3]` when validating one entry of a file). */
   basePath?: PathSegment[];
-}
-
-const SECRET_KEY = /(token|password|secret|apikey)$/i;
-
-export function isSecretKeyName(key: PathSegment | undefined): boolean {
-  return typeof key === 'string' && SECRET_KEY.test(key);
 }
 
 export function formatPath(path: readonly PathSegment[]): string {
@@ -50,11 +47,15 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: 'true or false',
 };
 
-function describe(value: unknown, secret: boolean): string {
+function describe(value: unknown, path: readonly PathSegment[]): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (secret) return `a ${typeof value}`;
+  if (typeof value === 'string') {
+    const showable = showableValue(value, path);
+    if (showable === undefined) return 'a string (not shown: it may hold a secret)';
+    value = showable;
+  } else if (isSecretPath(path)) return `a ${typeof value}`;
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
@@ -78,8 +79,7 @@ function formatIssue(issue: Issue, ctx: FormatContext, unionBase: PathSegment[])
   const rel = [...unionBase, ...(issue.path as PathSegment[])];
   const path = [...(ctx.basePath ?? []), ...rel];
   const got = valueAt(ctx.input, rel);
-  const secret = isSecretKeyName(rel.at(-1));
-  const shown = describe(got, secret);
+  const shown = describe(got, path);
   const line = (text: string): string => `${formatPath(path)}: ${text}`;
   const custom = customMessage(issue);
 
