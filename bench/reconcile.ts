@@ -70,9 +70,8 @@ const ANALYSIS = [
   '### Where the memory goes (profiled 2026-11-25: live heap after GC by stage, heap snapshots, RSS timelines)',
   '',
   '- (c) The no-op plan of 100,000 users + 5,000 groups, live heap after GC by stage (one process): start-up 18 MB, + source 33 MB, + user listing 41 MB (projected; includes the ~4 MB pool of ids, dropped after the listing), + group listing 9 MB, + ledger 7 MB = ~109 MB, then planning ~35 MB of transient maps and indexes over 100,000 users (matching by externalId, ledger and userName). Before one string per id (src/platform/scim/compact.ts createIntern) the groups held 20 MB and the ledger 13 MB: 410,000 id strings for 105,000 ids.',
-  "- The young generation is the largest single term of a plan's peak: V8 sizes it from the host (up to 3 × 32 MB on this 24 GB machine) unless told; the same plan from the sources in a bare environment peaks at ~460–500 MB, with the image's `--max-semi-space-size=8` at ~280–300 MB. The compiled build saves another ~20 MB of start-up (no TypeScript stripping, see the start-up rows).",
+  "- The young generation is the largest single term of a plan's peak: V8 sizes it from the host (up to 3 × 32 MB on this 24 GB machine) unless told; the same plan from the sources in a bare environment peaks at ~460–500 MB, with the image's `--max-semi-space-size=8` at ~280–300 MB.",
   '- The launcher sets `--heap-growing-percent=50` (V8 reads it at every full GC): the heap grows by at most half of what is live (one memory mode for everyone, `--low-memory` removed); apply keeps at most 4 × concurrency tasks queued; `plan --json`/`apply --json` stream their text (src/cli/output.ts streamJson). Before these, the initial apply of 100,000 users peaked at ~1.1 GB with only ~134 MB live.',
-  "- Start-up, `plan` of a tiny directory (aim 80 MB): ~78 MB since the launcher's start-up settings (bin/scim-audit-sync.mjs, 2026-11-27), 91–96 MB before. Measured on one compiled build, the variants interleaved, medians of 9 runs (2026-11-27): the launcher before 91.5 MB (runs 89–95: bimodal); V8's young generation held at its initial 1 MB semi-spaces 83.1 (a start-up keeps most of what it allocates, which grew it to the image's 8 MB semi-spaces); + llhttp's WebAssembly kept at its baseline tier (a tiering budget no start-up reaches; `--liftoff-only` cannot be set at run time) 80.0 (its tier-up to Turbofan was the 4–5 MB bimodality of earlier runs); + Maglev kept from starting 79.0 (`--no-maglev` the same, but it costs every command ~6 MB: `--version` 55 → 62 MB, so its invocation thresholds are raised instead: plan 78.8, `--version` 55.7) → the three together 77.9–78.8 MB with every run within 1 MB; loading the apply-only code (executor, progress bar, provisioning log) in `apply` alone −1.1 MB (79.6 → 78.5). Until the process has done 100 scavenges: a tiny plan does ~30, a 100,000-user plan gets past them in its first second, after which the young generation may grow and Maglev starts. Both optimizing compilers off would reach 71.3 MB, but not as a setting for a long run. Where the 78 MB sit (smaps and V8's heap statistics at exit): ~51 MB are pages of the node binary (code 28 MB, read-only data 14 MB; `--version` touches 21 + 12), ~29 MB anonymous: V8's heap ~20 MB (old space 14 MB, ~7 MB of it module source text; new space 2 MB; code 4 MB) and malloc. What the hold costs bulk work: the 100,000-user no-op plan peaked at 263–273 MB in 5.4–5.6 s against 267–272 MB in 5.3–5.4 s (three runs each, interleaved; the (c) row below is the bench run's). It is not applied to `daemon` and `audit`: V8 grows the young generation while survival is high, which for an export is its start-up, not its work, so held there it stayed small and the export spent up to ~25 % more CPU; with 1 MB semi-spaces for the whole export ~45 % more (12.2 → 17.7 CPU s per million events, ratio 0.90 → 0.68; 4 MB 15.1–15.4 s, 2 MB 16.4–17.1 s), which is why a smaller `--max-semi-space-size` in the image is no way to the aim. Levers kept from before: each source's modules load only when the config names it (98.3 → 94.3 MB, 2026-11-27); commands load on demand. Measured and not made: an esbuild bundle of the build (88 MB before these settings, 81.5–82.5 with `--liftoff-only` on the command line), a Node compile cache (worse: 98–103 MB), `zod/mini` (~1 MB), V8's minor mark-sweep (`--minor-ms`, no change), `--v8-pool-size=0` and `--single-threaded-gc` (worse).",
 ];
 
 interface Metric {
@@ -196,7 +195,7 @@ async function noopPlan(ws: Workspace, attribution: boolean) {
     if (plan.summary.changes !== 0 || plan.summary.skipped !== 0)
       throw new Error(`the no-op plan is not a no-op: ${JSON.stringify(plan.summary)}`);
     if (!attribution) return { run, seedMs, sourceOnlyMb: undefined, fromSourceMb: undefined };
-    // Attribution: the source read alone, in its own process (the start-up alone: measureStartup).
+    // Attribution: the source read alone, in its own process .
     const sourceOnly = await runMeasured(process.execPath, [join(import.meta.dirname, 'lib', 'read-source.ts'), ws.configPath], {
       env: cliEnv(sim.url),
     });
@@ -436,7 +435,7 @@ async function main(): Promise<void> {
         `(c) source read ${s(c.run.timings.sourceMs)} s, then platform listing ${s(c.run.timings.platformMs)} s (one after the other, so a failed source read sends nothing to the platform); planning ${s(c.run.timings.planMs)} s; the rest is Node start-up and printing.`,
       );
     notes.push(
-      `(c) peak RSS attribution, each in its own process: CLI start-up alone (\`--version\`): the start-up row below; reading the file source alone (bench/lib/read-source.ts) ${mb(c.sourceOnlyMb)} MB; the whole plan ${mb(c.run.peakRssMb)} MB. Not targeted: the same plan run from the sources without the image's environment (V8 then sizes its young generation from the host: up to 3 × 32 MB here) peaked at ${mb(c.fromSourceMb)} MB; outside the image, set the Dockerfile's NODE_OPTIONS for the same footprint.`,
+      `(c) peak RSS attribution, each in its own process: reading the file source alone (bench/lib/read-source.ts) ${mb(c.sourceOnlyMb)} MB; the whole plan ${mb(c.run.peakRssMb)} MB. Not targeted: the same plan run from the sources without the image's environment (V8 then sizes its young generation from the host: up to 3 × 32 MB here) peaked at ${mb(c.fromSourceMb)} MB; outside the image, set the Dockerfile's NODE_OPTIONS for the same footprint.`,
     );
 
     const d = await initialSync('d', { users: cUsers, groups: cGroups, latencyMs: 0, concurrency: 8, ws: ws100k });
@@ -533,10 +532,6 @@ async function main(): Promise<void> {
       await rm(ws1m.dir, { recursive: true, force: true });
     }
   }
-
-  // Start-up (issue 20): --version and a tiny plan, compiled build in the image's environment.
-  const { measureStartup } = await import('./lib/startup.ts');
-  metrics.push(...(await measureStartup()));
 
   notes.push(
     `Simulator process: ${a.via === 'cli' ? '`scim-audit-sync simulate`' : 'bench/lib/simulator-main.ts (the CLI had no `simulate` command yet)'} for (a), (b), (d), (e); bench/lib/simulator-main.ts with --seed-directory for the no-op plans.`,

@@ -19,8 +19,8 @@ interface CommandModule {
  * of the command on the line (all of them for `--help`, none for `--version`), and a module
  * defines its commands and options only: what an action needs (the config loader, the engines,
  * the HTTP client, Redis) it imports when it runs, so `--help` loads none of it and `plan` no
- * LDAP client, BullMQ or ioredis (less start-up time and memory; bench/lib/startup.ts measures
- * it, test/cli/lazy-imports.test.ts keeps it so).
+ * LDAP client, BullMQ or ioredis (less start-up time and memory;
+ * test/cli/lazy-imports.test.ts keeps it so).
  * To add one: create src/cli/<name>.ts exporting `<name>Command(): Command` (wrap its action in
  * `runCommand` from exit-codes.ts, `await import()` its dependencies inside it) and append an
  * entry here.

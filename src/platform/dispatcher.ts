@@ -5,24 +5,7 @@
  * with undici's EnvHttpProxyAgent (CONNECT tunnel for https://, NO_PROXY hosts go direct).
  * A custom CA or client certificate applies to the target's TLS, through the tunnel too.
  */
-import { createRequire } from 'node:module';
-import type { Agent as UndiciAgent, Dispatcher, EnvHttpProxyAgent as UndiciEnvHttpProxyAgent } from 'undici';
-
-/*
- * undici's package entry also loads fetch, WebSocket, EventSource, cookies, the cache and the
- * mock agents, none of which this tool uses: ~+7 MB peak RSS for every CLI process (a `plan` of
- * a tiny directory, bench/lib/startup.ts). So the two dispatchers are required from their own
- * modules, and the request API (`dispatcher.request()`) is attached to Dispatcher.prototype as
- * the entry does. The paths are undici's (pinned in package-lock.json): an upgrade that moves
- * them fails every HTTP test at once, and the fix is to return to `from 'undici'`.
- */
-const require = createRequire(import.meta.url);
-const Agent = require('undici/lib/dispatcher/agent.js') as typeof UndiciAgent;
-const DispatcherBase = require('undici/lib/dispatcher/dispatcher.js') as typeof Dispatcher;
-Object.assign(DispatcherBase.prototype, require('undici/lib/api/index.js'));
-/** Required when a proxy is configured only. */
-const envHttpProxyAgent = (): typeof UndiciEnvHttpProxyAgent =>
-  require('undici/lib/dispatcher/env-http-proxy-agent.js') as typeof UndiciEnvHttpProxyAgent;
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 
 export interface TargetTls {
   ca?: string;
@@ -89,6 +72,5 @@ export function createDispatcher(opts: DispatcherOptions = {}): Dispatcher {
   const proxy = proxyFromEnv(opts.env);
   if (proxy.httpProxy === undefined && proxy.httpsProxy === undefined) return new Agent(base);
   // `requestTls` is the target's TLS inside the CONNECT tunnel; `connect` serves NO_PROXY hosts.
-  const EnvHttpProxyAgent = envHttpProxyAgent();
   return new EnvHttpProxyAgent({ ...base, ...proxy, requestTls: { timeout: opts.connectTimeoutMs ?? 10_000, ...tls } });
 }

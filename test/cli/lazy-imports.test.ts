@@ -3,7 +3,6 @@
  * load no config schema, HTTP client, queue or directory client, and a `plan` of a file source
  * loads only what it uses. Real child processes of bin/scim-audit-sync.mjs; the modules each
  * one resolved (imports and requires) are recorded by test/helpers/record-modules.ts.
- * Peak memory is measured by bench/lib/startup.ts, not here.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
