@@ -5,7 +5,9 @@
  * Schema rules (URLs, HTTPS, exclusive keys) already ran at load; this adds the checks that
  * need the constructors or the referenced files. Nothing is connected.
  */
+import { access, constants, stat } from 'node:fs/promises';
 import type { LoadedConfig } from '../config/load.ts';
+import { resolveConfigPath } from '../config/paths.ts';
 import { ConfigError, isSyncError } from '../errors.ts';
 import { platformClientOptions } from '../platform/from-config.ts';
 import { PlatformClient } from '../platform/http-client.ts';
@@ -24,6 +26,10 @@ export async function preflightIssues(loaded: LoadedConfig, logger: Logger, wher
     issues.push(`${where}platform: ${message(e)}`);
   }
   const source = loaded.config.provisioning?.source;
+  if (source !== undefined && 'path' in source) {
+    const problem = await unreadableFile(resolveConfigPath(loaded.configDir, source.path));
+    if (problem !== undefined) issues.push(`${where}provisioning.source.path: ${problem}`);
+  }
   if (source !== undefined) {
     try {
       await (await createSource(source, sourceContext(loaded, logger))).close?.();
@@ -34,6 +40,20 @@ export async function preflightIssues(loaded: LoadedConfig, logger: Logger, wher
   const sinks = loaded.config.audit?.sinks;
   if (sinks !== undefined) issues.push(...(await checkSinkSettings(sinks, loaded.configDir, `${where}audit.sinks`)));
   return issues;
+}
+
+/** Why a source file cannot be read, or undefined when it can. */
+async function unreadableFile(path: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(path)).isFile()) return `${path} is not a file`;
+    await access(path, constants.R_OK);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `${path} does not exist (a relative path is read from the config file's directory)`;
+    if (code === 'EACCES') return `${path} is not readable by this process`;
+    return `${path} cannot be read (${code ?? message(e)})`;
+  }
 }
 
 /** Throws one ConfigError listing every refused setting of every tenant. */

@@ -154,6 +154,12 @@ describe('LDAP → platform end to end', () => {
     expect(r.code).toBe(0);
   });
 
+  it('a plan over a bind without TLS warns once, not once per construction of the source', async () => {
+    const r = await run(['plan', '--config', good(), '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr.match(/LDAP without TLS/g) ?? []).toHaveLength(1);
+  });
+
   it('a wrong password or an unreachable server: clear error, nothing applied', async () => {
     const wrongPw = join(dir, 'wrong-password');
     writeFileSync(wrongPw, 'nope');

@@ -36,6 +36,9 @@ export interface LdapSourceContext {
 
 type Stats = Record<string, number>;
 
+/** Sources already warned about for a bind without TLS: once per process, not per construction (validate, plan and each daemon run build one). */
+const warnedInsecure = new Set<string>();
+
 export class LdapSource implements Source {
   readonly describe: string;
   readonly settings: LdapSettings;
@@ -47,7 +50,8 @@ export class LdapSource implements Source {
     this.ctx = ctx;
     this.settings = resolveLdapSettings(config);
     this.describe = `ldap:${config.url} (${config.preset})`;
-    if (!/^ldaps:/i.test(config.url) && !config.startTls) {
+    if (!/^ldaps:/i.test(config.url) && !config.startTls && !warnedInsecure.has(this.describe)) {
+      warnedInsecure.add(this.describe);
       ctx.logger?.warn({ source: this.describe }, 'LDAP without TLS: the bind password travels in clear (allowInsecure: true)');
     }
   }
