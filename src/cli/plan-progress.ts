@@ -31,7 +31,8 @@ export function createPlanProgress(source: string, stream: NodeJS.WriteStream = 
   };
   const draw = (): void => {
     if (!last) return;
-    const width = Math.max(20, (stream.columns ?? 80) - 1);
+    // A terminal that reports no size (0 columns) gets the usual 80.
+    const width = Math.max(20, (stream.columns > 0 ? stream.columns : 80) - 1);
     stream.write(`\r\x1b[2K${text(last).slice(0, width)}`);
     drawn = true;
   };
