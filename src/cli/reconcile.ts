@@ -7,6 +7,7 @@ import { ConfigError, ErrorCodes } from '../errors.ts';
 import type { BuiltReconcileContext } from '../reconcile/from-config.ts';
 import type { PlannedReconcile } from '../reconcile/engine.ts';
 import type { PlanFileOptions } from '../reconcile/plan-file.ts';
+import type { PlanBasis } from '../reconcile/plan-basis.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
@@ -75,50 +76,57 @@ export function applyCommand(): Command {
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, true)));
 }
 
-/** The plan (restricted to one user with --only) and, while the caller needs them, the inputs it was made from. */
+/**
+ * The plan (restricted to one user with --only) and, with `basisOf`, the basis of a plan (the
+ * fresh one, or a saved one read again) from the inputs it was made from. The inputs end here:
+ * an apply never holds the source's and the platform's objects next to its own work.
+ */
 async function planFor(
   ctx: BuiltReconcileContext,
   options: PlanFileOptions,
   logger: Logger,
-  keepInputs: boolean,
-): Promise<PlannedReconcile> {
-  const [{ planReconcile }, { warnIfAllUnmanaged }, { restrictPlan, selects }, { createPlanProgress }] = await Promise.all([
+  basisOf?: 'fresh' | Plan,
+): Promise<{ planned: PlannedReconcile; basis: PlanBasis | undefined }> {
+  const [{ planReconcile }, { warnIfAllUnmanaged }, { restrictPlan, selects }, { createPlanProgress }, { planBasis }] = await Promise.all([
     import('../reconcile/engine.ts'),
     import('../reconcile/ownership.ts'),
     import('../reconcile/selection.ts'),
     import('./plan-progress.ts'),
+    import('../reconcile/plan-basis.ts'),
   ]);
   const progress = createPlanProgress(ctx.source.describe);
-  let planned: PlannedReconcile;
+  let full: PlannedReconcile;
   try {
-    planned = await planReconcile(ctx, {
+    full = await planReconcile(ctx, {
       allowDeletes: options.allowDeletes,
-      keepInputs: keepInputs || options.only !== undefined,
+      keepInputs: basisOf !== undefined || options.only !== undefined,
       onProgress: (p) => progress.update(p),
     });
   } finally {
     progress.stop();
   }
+  const { inputs, ...planned } = full;
   warnIfAllUnmanaged(planned.plan, ctx.ledgerStore.describe, logger);
-  if (options.only === undefined) return planned;
-  const sel = { only: options.only };
-  const { plan, matched } = restrictPlan(planned.plan, sel, options.allowDeletes);
-  const inputs = planned.inputs;
-  if (!matched) {
-    const known =
-      inputs === undefined ||
-      inputs.sourceUsers.some((u) => selects(sel, u)) ||
-      inputs.platformUsers.some((u) => selects(sel, u)) ||
-      planned.plan.rejected.some((r) => selects(sel, r));
-    if (!known) {
-      throw new ConfigError(`--only ${options.only} matches no user`, [
-        `--only: no user in the source (kept or rejected) or on the platform has the userName or externalId ${JSON.stringify(options.only)}; nothing was planned`,
-      ]);
+  if (options.only !== undefined) {
+    const sel = { only: options.only };
+    const { plan, matched } = restrictPlan(planned.plan, sel, options.allowDeletes);
+    if (!matched) {
+      const known =
+        inputs === undefined ||
+        inputs.sourceUsers.some((u) => selects(sel, u)) ||
+        inputs.platformUsers.some((u) => selects(sel, u)) ||
+        planned.plan.rejected.some((r) => selects(sel, r));
+      if (!known) {
+        throw new ConfigError(`--only ${options.only} matches no user`, [
+          `--only: no user in the source (kept or rejected) or on the platform has the userName or externalId ${JSON.stringify(options.only)}; nothing was planned`,
+        ]);
+      }
+      logger.warn({ only: options.only }, `--only ${options.only}: this user is in sync; nothing to do`);
     }
-    logger.warn({ only: options.only }, `--only ${options.only}: this user is in sync; nothing to do`);
+    planned.plan = plan;
   }
-  const { inputs: _dropped, ...rest } = planned;
-  return keepInputs ? { ...rest, plan, ...(inputs ? { inputs } : {}) } : { ...rest, plan };
+  const basis = basisOf !== undefined && inputs ? planBasis(basisOf === 'fresh' ? planned.plan : basisOf, inputs) : undefined;
+  return { planned, basis };
 }
 
 /** Source entries (and user-attribute values) the source rejected: left out of the plan, shown in its headline. */
@@ -133,14 +141,12 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     { applyReconcile },
     { buildReconcileContext },
     { firstLines, planDrift, readPlanFile, toPlanFile, writePlanFile },
-    { planBasis },
     { renderApplyResult, renderPlan },
   ] = await Promise.all([
     import('../config/load.ts'),
     import('../reconcile/engine.ts'),
     import('../reconcile/from-config.ts'),
     import('../reconcile/plan-file.ts'),
-    import('../reconcile/plan-basis.ts'),
     import('../reconcile/render.ts'),
   ]);
   const loaded = await loadConfig(opts.config, process.env, { tenant: opts.tenant });
@@ -173,22 +179,19 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
         `--plan: made for tenant ${saved.tenant} at ${saved.target}, this config is tenant ${loaded.config.tenant} at ${target}`,
       ]);
     }
-    const withBasis = saved !== undefined || (!apply && opts.out !== undefined);
-    let planned = await planFor(ctx, options, logger, withBasis);
+    const basisOf = saved !== undefined ? saved.plan : !apply && opts.out !== undefined ? 'fresh' : undefined;
+    const fresh = await planFor(ctx, options, logger, basisOf);
+    let planned = fresh.planned;
     logger.info(
       { summary: planned.plan.summary, guard: planned.plan.guard, timings: planned.timings },
       apply ? 'plan computed, applying' : 'plan computed',
     );
-    // The inputs are held only until the basis is taken: apply never needs them.
-    const inputs = planned.inputs;
-    const { inputs: _dropped, ...withoutInputs } = planned;
-    planned = withoutInputs;
     const rejected = rejectedCount(planned.plan);
     const rejectedExit = (code: number): number =>
       code === ExitCode.OK && opts.failOnRejected === true && rejected > 0 ? ExitCode.REJECTED : code;
     if (!apply) {
       const { plan } = planned;
-      if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options, inputs ? planBasis(plan, inputs) : {}));
+      if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options, fresh.basis ?? {}));
       if (opts.json) await streamJson(plan);
       else process.stdout.write(`${renderPlan(plan, { color: tty })}\n`);
       if (opts.out !== undefined)
@@ -196,7 +199,7 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
       return rejectedExit(plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK);
     }
     if (saved) {
-      const drift = planDrift(saved, planned.plan, inputs ? planBasis(saved.plan, inputs) : {});
+      const drift = planDrift(saved, planned.plan, fresh.basis ?? {});
       if (drift.blocking.length > 0) {
         process.stderr.write(
           `error [${ErrorCodes.CONFIG_INVALID}]: the plan is stale: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(
