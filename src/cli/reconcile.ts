@@ -121,7 +121,8 @@ async function planFor(
           `--only: no user in the source (kept or rejected) or on the platform has the userName or externalId ${JSON.stringify(options.only)}; nothing was planned`,
         ]);
       }
-      logger.warn({ only: options.only }, `--only ${options.only}: this user is in sync; nothing to do`);
+      const why = plan.rejected.length > 0 ? "the source rejected this user's entry (see the plan)" : 'this user is in sync';
+      logger.warn({ only: options.only }, `--only ${options.only}: ${why}; nothing to do`);
     }
     planned.plan = plan;
   }
