@@ -1,23 +1,56 @@
 /**
  * Exit codes and the one wrapper every command action goes through. Scripts and
- * Kubernetes Jobs branch on these numbers, so they are part of the interface:
- *   0  success
- *   1  some operations failed (or an unexpected error)
- *   2  configuration error — invalid config, usage error, and the fatal errors that only
- *      a config/credential change can fix: 401, 403, insecure URL, feature not enabled
- *   3  a safety guard tripped (e.g. too many deletions); nothing was changed past it
+ * Kubernetes Jobs branch on these numbers, so they are part of the interface. EXIT_CODES
+ * is the single table of what each means; the README's "Exit codes" table is this one
+ * (test/cli/exit-codes.test.ts compares them).
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, ErrorCodes, isSyncError } from '../errors.ts';
 import { paint } from './output.ts';
+import { printable } from '../observability/printable.ts';
 
 export const ExitCode = {
   OK: 0,
   FAILED: 1,
   CONFIG: 2,
   GUARD: 3,
+  REJECTED: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** What each exit code means, for every command (the README's table). */
+export const EXIT_CODES: ReadonlyArray<{ code: ExitCode; meaning: string }> = [
+  {
+    code: ExitCode.OK,
+    meaning:
+      'success: everything planned was applied, or there was nothing to do (a plan or apply with rejected source entries says so in its headline; see 4)',
+  },
+  {
+    code: ExitCode.FAILED,
+    meaning:
+      'some operations failed (each listed with its reason), a user-attribute error, a runtime failure (platform unreachable after retries, source read failed), or `apply` declined at its confirmation prompt (nothing applied)',
+  },
+  {
+    code: ExitCode.CONFIG,
+    meaning:
+      'configuration or usage error, including errors only a config or credential change can fix: HTTP 401 ("credential missing, malformed or expired"), HTTP 403 ("valid credential not authorized for this target"), a source credential the directory refuses (LDAP invalid credentials), insecure URL, audit-log feature not enabled, a sink setting the sink would refuse; `--only` naming no user in the source or on the platform; `apply --plan` when the plan is stale (an object it touches changed on the platform or in the source since it was made; nothing applied); `apply --json` on a terminal without `--yes`',
+  },
+  {
+    code: ExitCode.GUARD,
+    meaning:
+      'a safety guard tripped: deactivations/deletions exceeded `guards.maxDeletes` / `maxDeletePercent`, member removals exceeded `maxMemberRemovals` / `maxMemberRemovalPercent`, the source returned no users or no group members, or rejected entries without identity could be the people to deprovision; destructive operations were held',
+  },
+  {
+    code: ExitCode.REJECTED,
+    meaning:
+      'only with `--fail-on-rejected` (`plan`, `apply`): the source rejected entries (or user-attribute values); everything else was planned or applied. Codes 1–3 take precedence',
+  },
+];
+
+/** The EXIT_CODES table as Markdown rows, as the README shows it. */
+export function exitCodeTable(): string {
+  return ['| code | meaning |', '|---|---|', ...EXIT_CODES.map((e) => `| ${e.code} | ${e.meaning} |`)].join('\n');
+}
 
 /** Errors that retrying cannot fix: the operator has to change the config or the credential. */
 const CONFIG_CLASS_CODES = new Set<string>([
@@ -48,12 +81,13 @@ export function formatError(error: unknown, debug = false): string {
   const lines: string[] = [];
   const label = paint('red', 'error', process.stderr);
   if (isSyncError(error)) {
-    lines.push(`${label} [${error.code}]: ${error.message}`);
-    if (error instanceof ConfigError) for (const issue of error.issues) lines.push(`  - ${issue}`);
+    // Messages quote data (a server's detail, a name): escaped, so none can format the terminal.
+    lines.push(`${label} [${error.code}]: ${printable(error.message)}`);
+    if (error instanceof ConfigError) for (const issue of error.issues) lines.push(`  - ${printable(issue)}`);
   } else if (error instanceof Error) {
-    lines.push(`${label}: ${error.message}`);
+    lines.push(`${label}: ${printable(error.message)}`);
   } else {
-    lines.push(`${label}: ${String(error)}`);
+    lines.push(`${label}: ${printable(String(error))}`);
   }
   if (debug && error instanceof Error) {
     if (error.stack) lines.push(error.stack);

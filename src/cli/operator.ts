@@ -8,6 +8,7 @@ import type { Control } from '../jobs/control.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { configOption, jsonOption, tenantOption as baseTenantOption } from './options.ts';
 import { paint, printJson } from './output.ts';
+import { printable } from '../observability/printable.ts';
 
 async function triggerRun(...args: Parameters<typeof import('../jobs/schedulers.ts').triggerRun>): Promise<string | undefined> {
   const { triggerRun: run } = await import('../jobs/schedulers.ts');
@@ -130,9 +131,9 @@ export function statusCommand(): Command {
               | undefined;
             const audit = t['audit'] as { cursor: string | null; lagSeconds: number | null; deadLetters: Record<string, number> } | null;
             const next = t['nextRun'] as { reconcile: string | null; audit: string | null } | undefined;
-            lines.push(paint('bold', `tenant ${String(t['tenant'])}`));
+            lines.push(paint('bold', `tenant ${printable(String(t['tenant']))}`));
             const last = (r?: Array<{ result: string; finishedAt: string }>): string =>
-              r && r[0] ? `${r[0].result} at ${r[0].finishedAt}` : 'never';
+              r && r[0] ? printable(`${r[0].result} at ${r[0].finishedAt}`) : 'never';
             lines.push(`  reconcile: last ${last(runs?.reconcile)}; next ${next?.reconcile ?? 'not scheduled'}`);
             lines.push(`  audit:     last ${last(runs?.audit)}; next ${next?.audit ?? 'not scheduled'}`);
             const managed = t['managed'] as { users: number; groups: number } | undefined;
@@ -149,13 +150,13 @@ export function statusCommand(): Command {
             }
             if (audit)
               lines.push(
-                `  cursor:    ${audit.cursor ?? 'none yet'}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`,
+                `  cursor:    ${printable(audit.cursor ?? 'none yet')}; lag ${audit.lagSeconds === null ? 'n/a' : `${Math.round(audit.lagSeconds)} s`}; dead letters ${JSON.stringify(audit.deadLetters)}`,
               );
             lines.push(
-              `  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${q.reason}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`,
+              `  quarantine: ${q?.quarantined ? paint('red', `YES until ${q.until} (${printable(q.reason)}); resume with: scim-audit-sync resume --tenant ${String(t['tenant'])}`) : `no (${q?.failures ?? 0} consecutive failures)`}`,
             );
             lines.push(
-              `  held deletes: ${held ? paint('red', `${held.count} (${held.reasons.join('; ')})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`,
+              `  held deletes: ${held ? paint('red', `${held.count} (${printable(held.reasons.join('; '))})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`,
             );
           }
           lines.push(`queues: ${JSON.stringify(doc.queues)}`);

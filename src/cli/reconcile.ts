@@ -1,15 +1,17 @@
 /**
- * `scim-audit-sync plan --config F [--json] [--only USER] [--out plan.json]` and
- * `scim-audit-sync apply --config F [--json] [--allow-deletes] [--only USER | --plan plan.json]`.
+ * `scim-audit-sync plan --config F [--json] [--only USER] [--out plan.json] [--fail-on-rejected]` and
+ * `scim-audit-sync apply --config F [--json] [--allow-deletes] [--only USER | --plan plan.json] [--yes] [--fail-on-rejected]`.
  */
 import { Command, Option } from 'commander';
 import { ConfigError, ErrorCodes } from '../errors.ts';
 import type { BuiltReconcileContext } from '../reconcile/from-config.ts';
 import type { PlannedReconcile } from '../reconcile/engine.ts';
 import type { PlanFileOptions } from '../reconcile/plan-file.ts';
+import type { PlanBasis } from '../reconcile/plan-basis.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { ApplyResult } from '../reconcile/apply.ts';
+import { printable } from '../observability/printable.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { streamJson } from './output.ts';
@@ -25,13 +27,19 @@ interface ReconcileOptions {
   /** apply: execute this saved plan. */
   plan?: string;
   only?: string;
+  /** apply: do not ask for confirmation on a terminal. */
+  yes?: boolean;
+  failOnRejected?: boolean;
 }
 
 const onlyOption = (): Option =>
   new Option(
     '--only <userName|externalId>',
-    'provision on demand: restrict to one user and their memberships (never deprovisions anyone else)',
+    'provision on demand: restrict to one user and their memberships (never deprovisions anyone else); exit 2 when no user has this userName or externalId',
   );
+
+const failOnRejectedOption = (): Option =>
+  new Option('--fail-on-rejected', 'exit 4 when the source rejected entries (or user-attribute values), after planning/applying the rest');
 
 export function planCommand(): Command {
   return new Command('plan')
@@ -44,6 +52,7 @@ export function planCommand(): Command {
     .addOption(new Option('--allow-deletes', 'evaluate the plan as if the deletion guard were overridden'))
     .addOption(onlyOption())
     .addOption(new Option('--out <file>', 'save the plan for review; `apply --plan FILE` then runs exactly it'))
+    .addOption(failOnRejectedOption())
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, false)));
 }
 
@@ -59,29 +68,71 @@ export function applyCommand(): Command {
     .addOption(
       new Option(
         '--plan <file>',
-        'apply exactly this saved plan (from `plan --out`); refuses (exit 2) if the platform or the source changed it since',
+        'apply exactly this saved plan (from `plan --out`); refuses (exit 2) if an object it touches changed on the platform or in the source since',
       ),
     )
+    .addOption(new Option('-y, --yes', 'apply without asking (on a terminal, apply shows the plan and asks first)'))
+    .addOption(failOnRejectedOption())
     .action(runCommand((opts: ReconcileOptions, cmd: Command) => run(opts, cmd, true)));
 }
 
-/** The full plan, restricted to one user with --only. */
-async function planFor(ctx: BuiltReconcileContext, options: PlanFileOptions, logger: Logger): Promise<PlannedReconcile> {
-  const [{ planReconcile }, { warnIfAllUnmanaged }, { restrictPlan }] = await Promise.all([
+/**
+ * The plan (restricted to one user with --only) and, with `basisOf`, the basis of a plan (the
+ * fresh one, or a saved one read again) from the inputs it was made from. The inputs end here:
+ * an apply never holds the source's and the platform's objects next to its own work.
+ */
+async function planFor(
+  ctx: BuiltReconcileContext,
+  options: PlanFileOptions,
+  logger: Logger,
+  basisOf?: 'fresh' | Plan,
+): Promise<{ planned: PlannedReconcile; basis: PlanBasis | undefined }> {
+  const [{ planReconcile }, { warnIfAllUnmanaged }, { restrictPlan, selects }, { createPlanProgress }, { planBasis }] = await Promise.all([
     import('../reconcile/engine.ts'),
     import('../reconcile/ownership.ts'),
     import('../reconcile/selection.ts'),
+    import('./plan-progress.ts'),
+    import('../reconcile/plan-basis.ts'),
   ]);
-  const planned = await planReconcile(ctx, { allowDeletes: options.allowDeletes });
+  const progress = createPlanProgress(ctx.source.describe);
+  let full: PlannedReconcile;
+  try {
+    full = await planReconcile(ctx, {
+      allowDeletes: options.allowDeletes,
+      keepInputs: basisOf !== undefined || options.only !== undefined,
+      onProgress: (p) => progress.update(p),
+    });
+  } finally {
+    progress.stop();
+  }
+  const { inputs, ...planned } = full;
   warnIfAllUnmanaged(planned.plan, ctx.ledgerStore.describe, logger);
-  if (options.only === undefined) return planned;
-  const { plan, matched } = restrictPlan(planned.plan, { only: options.only }, options.allowDeletes);
-  if (!matched)
-    logger.warn(
-      { only: options.only },
-      `--only ${options.only}: no change or skip names this user; it is in sync, or no user has this userName or externalId in the source or on the platform`,
-    );
-  return { ...planned, plan };
+  if (options.only !== undefined) {
+    const sel = { only: options.only };
+    const { plan, matched } = restrictPlan(planned.plan, sel, options.allowDeletes);
+    if (!matched) {
+      const known =
+        inputs === undefined ||
+        inputs.sourceUsers.some((u) => selects(sel, u)) ||
+        inputs.platformUsers.some((u) => selects(sel, u)) ||
+        planned.plan.rejected.some((r) => selects(sel, r));
+      if (!known) {
+        throw new ConfigError(`--only ${options.only} matches no user`, [
+          `--only: no user in the source (kept or rejected) or on the platform has the userName or externalId ${JSON.stringify(options.only)}; nothing was planned`,
+        ]);
+      }
+      const why = plan.rejected.length > 0 ? "the source rejected this user's entry (see the plan)" : 'this user is in sync';
+      logger.warn({ only: options.only }, `--only ${options.only}: ${why}; nothing to do`);
+    }
+    planned.plan = plan;
+  }
+  const basis = basisOf !== undefined && inputs ? planBasis(basisOf === 'fresh' ? planned.plan : basisOf, inputs) : undefined;
+  return { planned, basis };
+}
+
+/** Source entries (and user-attribute values) the source rejected: left out of the plan, shown in its headline. */
+function rejectedCount(plan: Plan): number {
+  return plan.summary.rejected + (plan.attributes?.summary.rejected ?? 0);
 }
 
 async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promise<number> {
@@ -109,6 +160,13 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
       `--plan: the plan was made with ${JSON.stringify(saved.options)}; drop --only/--allow-deletes, or make a new plan with them`,
     ]);
   }
+  // On a terminal, apply asks before it writes (a saved plan was reviewed already, as in Terraform).
+  const ask = apply && saved === undefined && opts.yes !== true && process.stdin.isTTY === true;
+  if (ask && opts.json) {
+    throw new ConfigError('apply --json on a terminal needs --yes', [
+      '--yes: with --json, apply cannot show the plan and ask; pass --yes (or apply a reviewed plan with --plan)',
+    ]);
+  }
   const options: PlanFileOptions = saved?.options ?? {
     allowDeletes: opts.allowDeletes === true,
     ...(opts.only !== undefined ? { only: opts.only } : {}),
@@ -122,28 +180,33 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
         `--plan: made for tenant ${saved.tenant} at ${saved.target}, this config is tenant ${loaded.config.tenant} at ${target}`,
       ]);
     }
-    let planned = await planFor(ctx, options, logger);
+    const basisOf = saved !== undefined ? saved.plan : !apply && opts.out !== undefined ? 'fresh' : undefined;
+    const fresh = await planFor(ctx, options, logger, basisOf);
+    let planned = fresh.planned;
     logger.info(
       { summary: planned.plan.summary, guard: planned.plan.guard, timings: planned.timings },
       apply ? 'plan computed, applying' : 'plan computed',
     );
+    const rejected = rejectedCount(planned.plan);
+    const rejectedExit = (code: number): number =>
+      code === ExitCode.OK && opts.failOnRejected === true && rejected > 0 ? ExitCode.REJECTED : code;
     if (!apply) {
       const { plan } = planned;
-      if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options));
+      if (opts.out !== undefined) await writePlanFile(opts.out, toPlanFile(plan, target, options, fresh.basis ?? {}));
       if (opts.json) await streamJson(plan);
       else process.stdout.write(`${renderPlan(plan, { color: tty })}\n`);
       if (opts.out !== undefined)
         process.stderr.write(`plan saved to ${opts.out}; review it, then run: scim-audit-sync apply --plan ${opts.out}\n`);
-      return plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK;
+      return rejectedExit(plan.guard.tripped ? ExitCode.GUARD : ExitCode.OK);
     }
     if (saved) {
-      const drift = planDrift(saved, planned.plan);
+      const drift = planDrift(saved, planned.plan, fresh.basis ?? {});
       if (drift.blocking.length > 0) {
         process.stderr.write(
-          `error [${ErrorCodes.CONFIG_INVALID}]: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(
+          `error [${ErrorCodes.CONFIG_INVALID}]: the plan is stale: the platform or the source changed since ${opts.plan} was made; nothing was applied. Run plan --out again and review it.\n${firstLines(
             drift.blocking,
           )
-            .map((l) => `  - ${l}`)
+            .map((l) => `  - ${printable(l)}`)
             .join('\n')}\n`,
         );
         return ExitCode.CONFIG;
@@ -151,7 +214,7 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
       if (drift.notReviewed.length > 0) {
         process.stderr.write(
           `not in the reviewed plan, left for the next plan:\n${firstLines(drift.notReviewed)
-            .map((l) => `  - ${l}`)
+            .map((l) => `  - ${printable(l)}`)
             .join('\n')}\n`,
         );
       }
@@ -159,6 +222,16 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     }
     const { plan } = planned;
     if (!opts.json) process.stdout.write(`${renderPlan(plan, { color: tty })}\n\n`);
+    if (ask && plan.summary.changes > 0) {
+      const { confirm } = await import('./confirm.ts');
+      const yes = await confirm(
+        `Apply these ${plan.summary.changes} changes to tenant ${printable(plan.tenant)} at ${target}? Only 'yes' is accepted: `,
+      );
+      if (!yes) {
+        process.stderr.write('Apply cancelled: nothing was changed.\n');
+        return ExitCode.FAILED;
+      }
+    }
     // What only an apply uses.
     const [{ createProgress }, { finishLocalLog, localProvisioningLog }] = await Promise.all([
       import('./progress.ts'),
@@ -180,9 +253,9 @@ async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promis
     progress.stop();
     await finishLocalLog(provisioningLog, loaded, logger);
     if (opts.json) await streamJson({ plan, result });
-    else process.stdout.write(`${renderApplyResult(result, { color: tty })}\n`);
+    else process.stdout.write(`${renderApplyResult(result, { color: tty }, plan)}\n`);
     if (plan.guard.tripped) process.stderr.write(guardMessage(plan));
-    return exitFor(plan, result);
+    return rejectedExit(exitFor(plan, result));
   } finally {
     await ctx.close();
   }
@@ -198,6 +271,6 @@ export function exitFor(plan: Plan, result: ApplyResult): number {
     return fatal ? ExitCode.CONFIG : ExitCode.FAILED;
   }
   if (plan.guard.tripped) return ExitCode.GUARD;
-  // [h17] A user-attribute error (wrong-type definition, refused API) is a failure the operator must fix.
+  // A user-attribute error (wrong-type definition, refused API) is a failure the operator must fix.
   return result.failed.length > 0 || (plan.attributes?.errors.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
 }

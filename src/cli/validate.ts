@@ -13,6 +13,7 @@ import type { CheckResult } from './connectivity.ts';
 import { ExitCode, isConfigClassCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
+import { printable } from '../observability/printable.ts';
 
 interface ValidateOptions {
   config: string;
@@ -38,7 +39,8 @@ export function validateCommand(): Command {
 
 function checkLine(c: CheckResult): string {
   const status = c.ok ? paint('green', 'ok') : paint('red', 'failed');
-  return `${c.name.padEnd(12)} ${status}  ${c.code ? `[${c.code}] ` : ''}${c.detail}`;
+  // A probe's detail can quote what a server answered: escaped (observability/printable.ts).
+  return `${c.name.padEnd(12)} ${status}  ${c.code ? `[${c.code}] ` : ''}${printable(c.detail)}`;
 }
 
 export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<number> {

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { styleText } from 'node:util';
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 import { REDACTED } from '../config/secret.ts';
+import { printable, printableValue } from './printable.ts';
 
 export type { Logger };
 
@@ -67,7 +68,7 @@ export function prettyStream(out: NodeJS.WritableStream = process.stderr): Writa
         try {
           rec = JSON.parse(line) as Record<string, unknown>;
         } catch {
-          out.write(`${line}\n`);
+          out.write(`${printable(line)}\n`);
           continue;
         }
         const { level, time, msg, pid: _pid, hostname: _host, ...rest } = rec;
@@ -75,9 +76,10 @@ export function prettyStream(out: NodeJS.WritableStream = process.stderr): Writa
         const clock = new Date(Number(time)).toISOString().slice(11, 19);
         const label = colour ? styleText(style.color, style.label, { validateStream: false }) : style.label;
         const fields = Object.entries(rest)
-          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+          .map(([k, v]) => `${printable(k)}=${printableValue(v)}`)
           .join(' ');
-        out.write(`${clock} ${label} ${String(msg ?? '')}${fields ? ` ${fields}` : ''}\n`);
+        // Logged values are data (names, server messages): escaped, so none can format the terminal.
+        out.write(`${clock} ${label} ${printable(String(msg ?? ''))}${fields ? ` ${fields}` : ''}\n`);
       }
       done();
     },

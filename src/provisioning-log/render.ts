@@ -1,4 +1,5 @@
 /** One provisioning-log record as text: the `log` command's lines and the status page's cells share these words. */
+import { printable } from '../observability/printable.ts';
 import type { ProvisioningRecord } from './record.ts';
 
 const short = (v: unknown): string => {
@@ -34,10 +35,11 @@ export function outcomeText(r: ProvisioningRecord): string {
   return r.reason !== undefined ? `ok (${r.reason})` : 'ok';
 }
 
+/** One record as terminal lines; every value in it is escaped (printable.ts), so a name cannot format the terminal. */
 export function renderRecord(r: ProvisioningRecord): string {
-  const head = `${r.time}  ${r.result.padEnd(6)}  ${r.action.padEnd(15)}  ${objectLabel(r)}  run ${r.runId}`;
+  const head = `${printable(r.time)}  ${printable(r.result).padEnd(6)}  ${printable(r.action).padEnd(15)}  ${printable(objectLabel(r))}  run ${printable(r.runId)}`;
   const lines = [head];
-  if (r.result !== 'ok' || r.reason !== undefined) lines.push(`    ${outcomeText(r)}`);
-  for (const c of changeSummary(r)) lines.push(`    ${c}`);
+  if (r.result !== 'ok' || r.reason !== undefined) lines.push(`    ${printable(outcomeText(r))}`);
+  for (const c of changeSummary(r)) lines.push(`    ${printable(c)}`);
   return lines.join('\n');
 }

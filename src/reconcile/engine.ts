@@ -14,6 +14,7 @@ import { createIntern } from '../platform/scim/compact.ts';
 import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
 import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
+import type { PlanInputs } from './plan-basis.ts';
 
 export interface ReconcileContext {
   tenant: string;
@@ -31,12 +32,24 @@ export interface PlannedReconcile {
   plan: Plan;
   ledger: Ledger;
   timings: { sourceMs: number; platformMs: number; planMs: number };
+  /** The source's and the platform's objects the plan was made from (only with PlanOptions.keepInputs). */
+  inputs?: PlanInputs;
+}
+
+/** Where planning is, for a progress display: the phase, and the objects listed so far. */
+export interface PlanProgress {
+  phase: 'source' | 'platform' | 'plan';
+  users: number;
+  groups: number;
 }
 
 export interface PlanOptions {
   allowDeletes: boolean;
   /** An operator's approval bound to the plan that was held (`approve-deletes`). */
   approval?: DeleteApproval | undefined;
+  /** Keep the inputs on the result (a saved plan's basis, `--only`'s lookup); they are otherwise dropped. */
+  keepInputs?: boolean;
+  onProgress?: (p: PlanProgress) => void;
 }
 
 export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): Promise<PlannedReconcile> {
@@ -45,15 +58,17 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   // The source is read completely first (or the run stops before any platform request:
   // never plan from a partial read), then the platform is listed. Reading them one after
   // the other keeps the two peaks of memory apart, which matters at 100,000 users.
+  opts.onProgress?.({ phase: 'source', users: 0, groups: 0 });
   const desired = await ctx.source.read(ctx.signal);
   const sourceAt = performance.now();
-  const { users, groups, ledger } = await snapshotPlatform(ctx);
+  const { users, groups, ledger } = await snapshotPlatform(ctx, opts.onProgress);
   // A managed object missing from the listing is confirmed gone (404) before the ledger
   // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
   const warnings: PlanWarning[] = [];
   for (const u of await confirmMissing(ctx, 'user', users, ledger, warnings)) users.push(u);
   for (const g of await confirmMissing(ctx, 'group', groups, ledger, warnings)) groups.push(g);
   const platformAt = performance.now();
+  opts.onProgress?.({ phase: 'plan', users: users.length, groups: groups.length });
   const t1 = platformAt;
   const plan = buildPlan({
     tenant: ctx.tenant,
@@ -82,7 +97,10 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
       signal: ctx.signal,
     });
   }
-  return { plan, ledger, timings: { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 } };
+  const timings = { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 };
+  if (!opts.keepInputs) return { plan, ledger, timings };
+  const inputs: PlanInputs = { sourceUsers: desired.users, sourceGroups: desired.groups, platformUsers: users, platformGroups: groups };
+  return { plan, ledger, timings, inputs };
 }
 
 /**
@@ -90,11 +108,25 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
  * compares is kept of each listed object, and each id once across the users, the groups'
  * members and the ledger (platform/scim/compact.ts); the pool of ids goes when this returns.
  */
-async function snapshotPlatform(ctx: ReconcileContext): Promise<{ users: ScimUser[]; groups: ScimGroup[]; ledger: Ledger }> {
+async function snapshotPlatform(
+  ctx: ReconcileContext,
+  onProgress?: (p: PlanProgress) => void,
+): Promise<{ users: ScimUser[]; groups: ScimGroup[]; ledger: Ledger }> {
   const intern = createIntern();
+  const seen = { phase: 'platform' as const, users: 0, groups: 0 };
+  const counted = (kind: 'users' | 'groups') =>
+    onProgress
+      ? {
+          onPage: (n: number) => {
+            seen[kind] += n;
+            onProgress({ ...seen });
+          },
+        }
+      : {};
+  onProgress?.({ ...seen });
   const [users, groups, ledger] = await Promise.all([
-    ctx.target.listUsers(ctx.signal, { attributes: comparedUserAttributes(ctx.config.mapping.user), intern }),
-    ctx.target.listGroups(ctx.signal, { attributes: comparedGroupAttributes(ctx.config.mapping.group), intern }),
+    ctx.target.listUsers(ctx.signal, { attributes: comparedUserAttributes(ctx.config.mapping.user), intern, ...counted('users') }),
+    ctx.target.listGroups(ctx.signal, { attributes: comparedGroupAttributes(ctx.config.mapping.group), intern, ...counted('groups') }),
     Ledger.load(ctx.ledgerStore, intern),
   ]);
   return { users, groups, ledger };

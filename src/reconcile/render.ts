@@ -6,6 +6,7 @@ import { styleText } from 'node:util';
 import type { ApplyResult } from './apply.ts';
 import type { AttributeChange, Plan } from './plan-types.ts';
 import { attributeSections, attributeSummaryLine } from './attributes/render.ts'; // [h17]
+import { printable } from '../observability/printable.ts';
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -20,7 +21,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   const max = opts.maxRows ?? 50;
   const out: string[] = [];
   const s = plan.summary;
-  out.push(c('bold', `Plan for tenant ${plan.tenant} from ${plan.source}`));
+  out.push(c('bold', `Plan for tenant ${printable(plan.tenant)} from ${printable(plan.source)}`));
   out.push(
     `  users:   ${c('green', `+${s.usersCreate} create`)}, ${c('yellow', `~${s.usersUpdate} update`)}, ${c('cyan', `↑${s.usersReactivate} reactivate`)}, ${c('red', `-${s.usersDeactivate} deactivate`)}, ${c('red', `✗${s.usersDelete} delete`)}`,
   );
@@ -30,14 +31,22 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
   out.push(`  members: ${c('green', `+${s.membersAdd} add`)}, ${c('red', `-${s.membersRemove} remove`)}`);
   const attrLine = attributeSummaryLine(plan, c); // [h17 user attributes]
   if (attrLine) out.push(attrLine);
-  if (s.changes === 0) out.push(c('green', '  No changes. The platform matches the source.'));
+  const rejected = rejectedLine(plan);
+  if (s.changes === 0)
+    out.push(
+      rejected === undefined
+        ? c('green', '  No changes. The platform matches the source.')
+        : c('magenta', `  No changes, but ${rejected}: the platform matches the rest of the source.`),
+    );
+  else if (rejected !== undefined) out.push(c('magenta', `  ${rejected}: left out, the rest is planned.`));
 
   const section = (title: string, style: Style, rows: string[][]): void => {
     if (rows.length === 0) return;
     // maxRows 0 asks for counts only: one line, never a heading with nothing under it.
     if (max === 0) return void out.push(`  ${title.toLowerCase()}: ${rows.length} (use --json to list them)`);
     out.push('', c(['bold', style] as unknown as Style, `${title} (${rows.length})`));
-    out.push(...table(rows.slice(0, max)).map((l) => `  ${l}`));
+    // Every cell is data (names, values, reasons quoting them): escaped, so none can format the terminal.
+    out.push(...table(rows.slice(0, max).map((r) => r.map(printable))).map((l) => `  ${l}`));
     if (rows.length > max) out.push(`  … and ${rows.length - max} more (use --json for the full plan)`);
   };
   section(
@@ -132,19 +141,46 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
         'DELETION GUARD TRIPPED: no deactivation, deletion, member removal or attribute take-away will run.',
       ),
     );
-    for (const r of plan.guard.reasons) out.push(c('red', `  - ${r}`));
+    for (const r of plan.guard.reasons) out.push(c('red', `  - ${printable(r)}`));
     out.push('  Check the source first; if the removals are intended, re-run apply with --allow-deletes or raise provisioning.guards.');
   } else if (plan.guard.overridden) {
-    out.push('', c('yellow', `Deletion guard exceeded but overridden by --allow-deletes: ${plan.guard.reasons.join('; ')}`));
+    out.push('', c('yellow', `Deletion guard exceeded but overridden by --allow-deletes: ${printable(plan.guard.reasons.join('; '))}`));
   }
   return out.join('\n');
 }
 
-export function renderApplyResult(result: ApplyResult, opts: RenderOptions): string {
+/**
+ * `4 entries rejected by the source (listed below)`, with user-attribute values the source
+ * gave but the type refused; undefined when nothing was rejected.
+ */
+export function rejectedLine(plan: Plan): string | undefined {
+  const entries = plan.summary.rejected;
+  const values = plan.attributes?.summary.rejected ?? 0;
+  if (entries + values === 0) return undefined;
+  const parts: string[] = [];
+  if (entries > 0) parts.push(`${entries} ${entries === 1 ? 'entry' : 'entries'} rejected by the source`);
+  if (values > 0) parts.push(`${values} user-attribute ${values === 1 ? 'value' : 'values'} rejected`);
+  return `${parts.join(' and ')} (listed below)`;
+}
+
+/** `plan`: the plan applied; its rejected entries are named in the headline. */
+export function renderApplyResult(result: ApplyResult, opts: RenderOptions, plan?: Plan): string {
   const c = (style: Style, s: string): string => (opts.color ? styleText(style, s) : s);
   const out: string[] = [];
   const ok = Object.entries(result.succeeded).map(([k, v]) => `${k} ${v}`);
   out.push(c('bold', `Applied in ${(result.durationMs / 1000).toFixed(1)}s`));
+  const rejected = plan ? rejectedLine(plan) : undefined;
+  if (rejected !== undefined) {
+    const h = result.held;
+    const held = h.usersDeactivate + h.usersDelete + h.groupsDelete + h.membersRemove + (h.attributeTakeAways ?? 0);
+    const clean = result.failed.length === 0 && result.aborted === undefined && held === 0;
+    out.push(
+      c(
+        'magenta',
+        `  ${rejected.replace(' (listed below)', ' (listed in the plan above)')}: not applied${clean ? '; the platform matches the rest' : ''}`,
+      ),
+    );
+  }
   out.push(`  succeeded: ${ok.length > 0 ? ok.join(', ') : 'nothing to do'}`);
   out.push(`  members: +${result.membersAdded} / -${result.membersRemoved}`);
   const h = result.held;
@@ -162,10 +198,10 @@ export function renderApplyResult(result: ApplyResult, opts: RenderOptions): str
     ); // [h17]
   if (result.failed.length > 0) {
     out.push(c('red', `  failed: ${result.failed.length}`));
-    out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message])).map((l) => `    ${l}`));
+    out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message].map(printable))).map((l) => `    ${l}`));
     if (result.failed.length > 50) out.push(`    … and ${result.failed.length - 50} more (use --json)`);
   }
-  if (result.aborted) out.push(c('red', `  aborted: ${result.aborted}`));
+  if (result.aborted) out.push(c('red', `  aborted: ${printable(result.aborted)}`));
   return out.join('\n');
 }
 

@@ -1,7 +1,10 @@
 /**
  * HTML built from tagged templates that escape every interpolated value. Only another
  * `html` fragment (or an array of them) is inserted as is, so no value can turn into markup.
+ * Control and bidi characters in a value are shown as escapes (observability/printable.ts).
  */
+import { printable } from '../observability/printable.ts';
+
 export class SafeHtml {
   readonly text: string;
   constructor(text: string) {
@@ -24,7 +27,7 @@ function render(v: Value): string {
   if (v === null || v === undefined || v === false) return '';
   if (v instanceof SafeHtml) return v.text;
   if (Array.isArray(v)) return v.map(render).join('');
-  return escapeHtml(String(v));
+  return escapeHtml(printable(String(v)));
 }
 
 export function html(strings: TemplateStringsArray, ...values: Value[]): SafeHtml {

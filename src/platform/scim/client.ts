@@ -61,6 +61,8 @@ export interface ListProjection {
   attributes?: readonly string[];
   /** Ids and member values kept once across listings that share it (compact.ts createIntern). */
   intern?: Intern;
+  /** After each page: the number of objects not seen before (a progress display). */
+  onPage?: (n: number) => void;
 }
 
 export interface CreateResult<T> {
@@ -146,6 +148,7 @@ export class ScimClient {
     return this.listAll<ScimUser>('Users', {
       compact: (r) => compactUser(r as ScimUser, project, opts.intern),
       ...(signal ? { signal } : {}),
+      ...(opts.onPage ? { onPage: opts.onPage } : {}),
     });
   }
 
@@ -155,6 +158,7 @@ export class ScimClient {
     return this.listAll<ScimGroup>('Groups', {
       compact: (r) => compactGroup(r as ScimGroup, project, opts.intern),
       ...(signal ? { signal } : {}),
+      ...(opts.onPage ? { onPage: opts.onPage } : {}),
     });
   }
 

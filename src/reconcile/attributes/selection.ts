@@ -58,7 +58,7 @@ export function attributeOperations(plan: Plan): Array<[string, string, unknown]
       out.push([
         `attribute:value:${u.id ?? `new:${u.externalId}`}:${c.attribute}`,
         `${c.after === null ? 'clear' : 'set'} ${c.attribute} of ${u.userName}`,
-        [c.after, c.takesAway],
+        [c.after, c.takesAway, c.before],
       ]);
   }
   return out;
