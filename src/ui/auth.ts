@@ -1,0 +1,124 @@
+/**
+ * Who is reading the status page. Three ways in, each optional:
+ *   - a session cookie from the login form (the read token typed once; see session.ts);
+ *   - `Authorization: Bearer <read token>` for scripts and probes;
+ *   - the identity header of an authenticating reverse proxy (oauth2-proxy's
+ *     `X-Forwarded-User` / `X-Auth-Request-User`), believed only when the TCP peer is one of
+ *     daemon.ui.trustedProxy.addresses — anyone else can send that header too.
+ * Without any of them a request is anonymous and sees the login page only.
+ */
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { tokenMatcher } from './actions.ts';
+import { SESSION_COOKIE, clearedSessionCookie, cookieValue, sessionCookie, sessionKeys } from './session.ts';
+
+/** `full`: everything the page shows; `redacted`: counts and reasons, no names, ids or values. */
+export type Role = 'full' | 'redacted';
+
+export interface Viewer {
+  /** The proxy's user name, or `token` for the read token. Never shown to other viewers. */
+  name: string;
+  via: 'session' | 'bearer' | 'proxy';
+  role: Role;
+}
+
+export interface UiAuthOptions {
+  /** The read token (daemon.ui.readTokenFile). */
+  readToken?: string;
+  /** daemon.ui.trustedProxy.addresses. */
+  trustedProxies?: readonly string[];
+  redact: boolean;
+  sessionMinutes: number;
+  secureCookie: boolean;
+  now?: () => number;
+}
+
+export interface Identified {
+  viewer?: Viewer;
+  /** A bearer token was sent and is wrong (counts as a failed credential). */
+  badBearer: boolean;
+}
+
+export interface UiAuth {
+  /** Sign-in ways configured: the login form (token) and/or the proxy. */
+  readonly methods: { token: boolean; proxy: boolean };
+  identify(req: IncomingMessage): Identified;
+  tokenMatches(candidate: string): boolean;
+  /** Set-Cookie of a new session. */
+  newSession(req: IncomingMessage): string;
+  /** Set-Cookie that removes the session. */
+  endSession(req: IncomingMessage): string;
+  /** The TCP peer, for rate limiting. */
+  peer(req: IncomingMessage): string;
+}
+
+const PROXY_USER_HEADERS = ['x-forwarded-user', 'x-auth-request-user'] as const;
+const MAX_USER_LENGTH = 256;
+
+/** `::ffff:10.0.0.7` (a v4 peer on a dual-stack socket) as `10.0.0.7`. */
+const plainAddress = (a: string): string => (a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a);
+
+function blockList(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const e of entries) {
+    const [ip, bits] = e.split('/') as [string, string | undefined];
+    const type = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(ip, type);
+    else list.addSubnet(ip, Number(bits), type);
+  }
+  return list;
+}
+
+export function uiAuth(opts: UiAuthOptions): UiAuth {
+  const now = opts.now ?? Date.now;
+  const token = opts.readToken;
+  const matches = token === undefined ? () => false : tokenMatcher(token);
+  const keys = token === undefined ? undefined : sessionKeys(token);
+  const proxies = opts.trustedProxies && opts.trustedProxies.length > 0 ? blockList(opts.trustedProxies) : undefined;
+  const role: Role = opts.redact ? 'redacted' : 'full';
+  const lifetimeMs = opts.sessionMinutes * 60_000;
+
+  const peer = (req: IncomingMessage): string => plainAddress(req.socket.remoteAddress ?? '');
+  const fromProxy = (req: IncomingMessage): boolean => {
+    if (!proxies) return false;
+    const p = peer(req);
+    const type = isIP(p);
+    return type !== 0 && proxies.check(p, type === 6 ? 'ipv6' : 'ipv4');
+  };
+  const proxyUser = (req: IncomingMessage): string | undefined => {
+    if (!fromProxy(req)) return undefined;
+    for (const h of PROXY_USER_HEADERS) {
+      const v = req.headers[h];
+      // Printable ASCII only: the name ends up in log lines.
+      if (typeof v === 'string' && v.length > 0 && v.length <= MAX_USER_LENGTH && /^[\x21-\x7e]+$/.test(v)) return v;
+    }
+    return undefined;
+  };
+  const secure = (req: IncomingMessage): boolean =>
+    opts.secureCookie || (req.socket as TLSSocket).encrypted === true || (fromProxy(req) && req.headers['x-forwarded-proto'] === 'https');
+
+  return {
+    methods: { token: token !== undefined, proxy: proxies !== undefined },
+    identify(req) {
+      const user = proxyUser(req);
+      if (user !== undefined) return { viewer: { name: user, via: 'proxy', role }, badBearer: false };
+      const auth = req.headers.authorization;
+      if (auth !== undefined && /^bearer /i.test(auth)) {
+        const ok = matches(auth.slice(7).trim());
+        return ok ? { viewer: { name: 'token', via: 'bearer', role }, badBearer: false } : { badBearer: true };
+      }
+      const session = cookieValue(req.headers.cookie, SESSION_COOKIE);
+      if (session !== undefined && keys?.valid(session, now()))
+        return { viewer: { name: 'token', via: 'session', role }, badBearer: false };
+      return { badBearer: false };
+    },
+    tokenMatches: matches,
+    newSession(req) {
+      if (!keys) throw new Error('no read token configured');
+      return sessionCookie(keys.issue(now(), lifetimeMs), Math.floor(lifetimeMs / 1000), secure(req));
+    },
+    endSession: (req) => clearedSessionCookie(secure(req)),
+    peer,
+  };
+}
