@@ -160,7 +160,7 @@ function objectCell(r: ProvisioningRecord): SafeHtml {
   if (o.externalId !== undefined && o.externalId !== name)
     ids.push(html`<span class="id">externalId <span class="mono">${o.externalId}</span></span>`);
   if (o.id !== undefined && o.id !== name) ids.push(html`<span class="id">id <span class="mono">${o.id}</span></span>`);
-  return html`${o.type} <span class="name">${name}</span>${ids.length > 0 ? html` ${ids}` : ''}`;
+  return html`${o.type} <span class="name">${name}</span>${ids.map((id) => html` ${id}`)}`;
 }
 
 const changesList = (r: ProvisioningRecord): SafeHtml | '' => {
@@ -193,7 +193,7 @@ function heldTable(records: ProvisioningRecord[]): SafeHtml {
 function recordRows(records: ProvisioningRecord[]): SafeHtml {
   return html`${records.map(
     (r) => html`<tr>
-<td>${when(r.time)}</td>
+<td class="nowrap">${when(r.time)}</td>
 <td>${resultBadge(r.result)}</td>
 <td class="mono nowrap">${r.action}</td>
 <td>${objectCell(r)}</td>

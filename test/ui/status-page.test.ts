@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { people, person } from '../helpers/reconcile-harness.ts';
 import { assertNoSecret, getJson, waitFor, type DaemonProcess } from '../helpers/daemon-harness.ts';
 import { closingAfterEach, runsFinished } from '../daemon/support.ts';
+import { READ_TOKEN as FIXED_READ_TOKEN, startPage } from './support.ts';
 
 const TOKEN = 'ui-test-platform-token-7d41c9e2';
 const ACTION_TOKEN = 'ui-action-token-3f9a0c5e71b24d68';
@@ -292,4 +293,32 @@ describe('status page', () => {
     expect((await readAsScript(`${ui}/ui/tenants/nobody`)).status).toBe(404);
     await context.close();
   }, 60_000);
+
+  it('draws the run and audit-lag charts, and in redaction mode shows no name, id or value', async () => {
+    const fixed = await startPage({ redact: true });
+    const context = await browser.newContext({ extraHTTPHeaders: { authorization: `Bearer ${FIXED_READ_TOKEN}` } });
+    try {
+      const page = await context.newPage();
+      const outside: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(fixed.url)) outside.push(r.url());
+      });
+      await page.goto(`${fixed.url}/ui/tenants/acme`);
+      for (const id of ['chart-duration', 'chart-changes', 'chart-audit-lag']) {
+        await expect.poll(() => page.locator(`#${id}`).getAttribute('data-drawn'), { message: id }).toBe('true');
+        expect(await page.locator(`#${id} canvas`).count(), id).toBe(1);
+        // uPlot's legend names the series.
+        expect(await page.locator(`#${id} .u-legend`).textContent(), id).toMatch(/duration|changes|audit lag/);
+      }
+      const text = (await page.locator('main').textContent()) ?? '';
+      for (const personal of ['alice.personal@example.com', 'ext-alice-0042', 'plat-id-9f8e7d', 'bob.held@example.com'])
+        expect(text).not.toContain(personal);
+      expect(text).toMatch(/region: ••• → •••/);
+      expect(await page.locator('#log-user').count()).toBe(0);
+      expect(outside).toEqual([]);
+    } finally {
+      await context.close();
+      await fixed.close();
+    }
+  }, 30_000);
 });

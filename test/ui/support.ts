@@ -4,7 +4,6 @@
  * deactivation), so tests can tell whether any of it reached a response.
  */
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Secret } from '../../src/config/secret.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { ProvisioningRecord } from '../../src/provisioning-log/record.ts';
