@@ -231,6 +231,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         ? createStatusPageServer({
             config: uiCfg,
             readToken: first.secrets.files.get('daemon.ui.readTokenFile'),
+            redactedReadToken: first.secrets.files.get('daemon.ui.redactedReadTokenFile'),
             logger,
             backend: daemonUiBackend({
               tenants,

@@ -29,11 +29,17 @@ export const uiSchema = z
     port: z.number().int().min(0).max(65535).default(9465),
     /** File holding the read token (at least 16 characters): the login form and `Authorization: Bearer` check it. */
     readTokenFile: secretFile().optional(),
+    /** File holding a second read token whose readers get the redacted view (a read-only audience such as auditors). */
+    redactedReadTokenFile: secretFile().optional(),
     /** A reverse proxy that authenticates users (oauth2-proxy) and names them in X-Forwarded-User / X-Auth-Request-User. */
     trustedProxy: z
       .strictObject({
         /** Peer addresses or CIDR blocks the identity headers are accepted from; from any other peer they are ignored. */
         addresses: z.array(addressOrCidr).min(1),
+        /** When set (with fullAccessGroups or alone), proxy users not named here see the redacted view. */
+        fullAccessUsers: z.array(z.string().min(1)).optional(),
+        /** When set, proxy users in none of these groups (X-Forwarded-Groups) see the redacted view. */
+        fullAccessGroups: z.array(z.string().min(1)).optional(),
       })
       .optional(),
     /** Host header values (host names, without port) the page answers besides localhost, 127.0.0.1, [::1] and its bind address. */

@@ -138,13 +138,14 @@ export function createUiHandler(opts: UiHandlerOptions): UiHandler {
       const form = await readForm(req);
       if (!(form instanceof URLSearchParams)) return send(req, res, form.status, TEXT, `${form.reason}\n`);
       const next = nextPath(form.get('next'));
-      if (!auth.methods.token || !auth.tokenMatches(form.get('token') ?? '')) {
+      const role = auth.methods.token ? auth.tokenRole(form.get('token') ?? '') : undefined;
+      if (role === undefined) {
         await failed(req, 'read token');
         return login(401, next, 'The read token is wrong.');
       }
       await failures.succeeded(auth.peer(req));
-      opts.logger?.info({ peer: auth.peer(req) }, 'status page: signed in with the read token');
-      return send(req, res, 303, TEXT, 'signed in\n', { location: next, 'set-cookie': auth.newSession(req) });
+      opts.logger?.info({ peer: auth.peer(req), role }, 'status page: signed in with a read token');
+      return send(req, res, 303, TEXT, 'signed in\n', { location: next, 'set-cookie': auth.newSession(req, role) });
     }
     if (path === '/ui/logout') {
       if (req.method !== 'POST') return methodNotAllowed(req, res, 'POST');

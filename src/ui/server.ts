@@ -22,6 +22,8 @@ export interface StatusPageOptions {
   config: UiConfig;
   /** daemon.ui.readTokenFile's content. */
   readToken: Secret | undefined;
+  /** daemon.ui.redactedReadTokenFile's content. */
+  redactedReadToken?: Secret | undefined;
   backend: UiBackend;
   logger: Logger;
   now?: () => number;
@@ -37,20 +39,23 @@ export interface StatusPageServer {
 const CLOSE_GRACE_MS = 2_000;
 
 export function buildStatusPage(o: StatusPageOptions): UiHandler {
-  const token = o.readToken?.reveal();
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
-    throw new ConfigError('the status page read token is too short', [
-      `daemon.ui.readTokenFile: the file must hold at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+  const token = checkedToken(o.readToken, 'daemon.ui.readTokenFile');
+  const redactedToken = checkedToken(o.redactedReadToken, 'daemon.ui.redactedReadTokenFile');
+  if (token !== undefined && token === redactedToken)
+    throw new ConfigError('the status page read tokens are the same', [
+      'daemon.ui.redactedReadTokenFile: use a token of its own, not the one in daemon.ui.readTokenFile',
     ]);
-  }
   const c = o.config;
-  if (token === undefined && c.trustedProxy === undefined)
-    o.logger.warn('status page: neither daemon.ui.readTokenFile nor daemon.ui.trustedProxy is set, so nobody can sign in to it');
+  if (token === undefined && redactedToken === undefined && c.trustedProxy === undefined)
+    o.logger.warn(
+      'status page: none of daemon.ui.readTokenFile, redactedReadTokenFile or trustedProxy is set, so nobody can sign in to it',
+    );
   return createUiHandler({
     backend: o.backend,
     auth: uiAuth({
       ...(token !== undefined ? { readToken: token } : {}),
-      ...(c.trustedProxy ? { trustedProxies: c.trustedProxy.addresses } : {}),
+      ...(redactedToken !== undefined ? { redactedReadToken: redactedToken } : {}),
+      ...(c.trustedProxy ? { trustedProxy: c.trustedProxy } : {}),
       redact: c.redact,
       sessionMinutes: c.sessionMinutes,
       secureCookie: c.secureCookie,
@@ -60,6 +65,15 @@ export function buildStatusPage(o: StatusPageOptions): UiHandler {
     hostAllowed: hostAllowlist(c.host, c.allowedHosts),
     logger: o.logger,
   });
+}
+
+function checkedToken(secret: Secret | undefined, key: string): string | undefined {
+  const value = secret?.reveal();
+  if (value !== undefined && value.length < MIN_TOKEN_LENGTH)
+    throw new ConfigError('the status page read token is too short', [
+      `${key}: the file must hold at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+    ]);
+  return value;
 }
 
 export function createStatusPageServer(o: StatusPageOptions): StatusPageServer {

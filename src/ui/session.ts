@@ -10,26 +10,31 @@ export const SESSION_COOKIE = 'scimsync_ui_session';
 /** Longest cookie header parsed, bytes. */
 const MAX_COOKIE_HEADER = 8 * 1024;
 
+/** What a session lets its holder see: everything, or the redacted view. */
+export type SessionRole = 'full' | 'redacted';
+
 export interface SessionKeys {
-  issue(nowMs: number, lifetimeMs: number): string;
-  /** True when `value` is a session this key signed and it has not expired. */
-  valid(value: string, nowMs: number): boolean;
+  issue(role: SessionRole, nowMs: number, lifetimeMs: number): string;
+  /** The role of a session this key signed that has not expired; undefined for anything else. */
+  verify(value: string, nowMs: number): SessionRole | undefined;
 }
 
-export function sessionKeys(readToken: string): SessionKeys {
-  const key = createHmac('sha256', readToken).update('scim-audit-sync status page session v1').digest();
+/** `secrets`: the read tokens; changing any of them changes the key. */
+export function sessionKeys(secrets: readonly string[]): SessionKeys {
+  const key = createHmac('sha256', secrets.join('\0')).update('scim-audit-sync status page session v1').digest();
   const sign = (body: string): Buffer => createHmac('sha256', key).update(body).digest();
   return {
-    issue(nowMs, lifetimeMs) {
-      const body = `v1.${randomBytes(16).toString('hex')}.${Math.floor((nowMs + lifetimeMs) / 1000)}`;
+    issue(role, nowMs, lifetimeMs) {
+      const body = `v1.${randomBytes(16).toString('hex')}.${Math.floor((nowMs + lifetimeMs) / 1000)}.${role === 'full' ? 'f' : 'r'}`;
       return `${body}.${sign(body).toString('base64url')}`;
     },
-    valid(value, nowMs) {
-      const m = /^(v1\.[0-9a-f]{32}\.(\d{1,12}))\.([A-Za-z0-9_-]{43})$/.exec(value);
-      if (!m) return false;
-      const given = Buffer.from(m[3]!, 'base64url');
+    verify(value, nowMs) {
+      const m = /^(v1\.[0-9a-f]{32}\.(\d{1,12})\.([fr]))\.([A-Za-z0-9_-]{43})$/.exec(value);
+      if (!m) return undefined;
+      const given = Buffer.from(m[4]!, 'base64url');
       const want = sign(m[1]!);
-      return given.length === want.length && timingSafeEqual(given, want) && Number(m[2]) * 1000 > nowMs;
+      if (given.length !== want.length || !timingSafeEqual(given, want) || Number(m[2]) * 1000 <= nowMs) return undefined;
+      return m[3] === 'f' ? 'full' : 'redacted';
     },
   };
 }

@@ -176,6 +176,47 @@ describe('a trusted reverse proxy (oauth2-proxy)', () => {
   });
 });
 
+describe('a read-only audience', () => {
+  const AUDITOR_TOKEN = 'auditor-read-token-19d4e7c2b0';
+
+  it('the redacted read token signs in to the redacted view; the read token to the full one', async () => {
+    page = await startPage({}, { redactedReadToken: AUDITOR_TOKEN });
+    const auditor = cookieOf((await call(page.port, '/ui/login', { form: { token: AUDITOR_TOKEN } })).headers['set-cookie']);
+    const masked = await call(page.port, '/ui/tenants/acme', { headers: { cookie: auditor } });
+    expect(masked.status).toBe(200);
+    expectNoPersonalData(masked.body, 'the auditor view');
+    expect(masked.body).toContain('redacted view');
+    const asScript = await call(page.port, '/ui/tenants/acme', { headers: { authorization: `Bearer ${AUDITOR_TOKEN}` } });
+    expectNoPersonalData(asScript.body, 'the auditor view by bearer');
+    const operator = cookieOf((await call(page.port, '/ui/login', { form: { token: READ_TOKEN } })).headers['set-cookie']);
+    expect((await call(page.port, '/ui/tenants/acme', { headers: { cookie: operator } })).body).toContain('alice.personal@example.com');
+    // The role is signed into the session: an auditor's cookie cannot be turned into an operator's.
+    const forged = auditor.replace(/\.r\./, '.f.');
+    expect(forged).not.toBe(auditor);
+    expect((await call(page.port, '/ui/tenants/acme', { headers: { cookie: forged } })).status).toBe(401);
+  });
+
+  it('proxy users outside fullAccessGroups / fullAccessUsers see the redacted view', async () => {
+    page = await startPage({
+      trustedProxy: { addresses: ['127.0.0.2'], fullAccessGroups: ['scim-operators'], fullAccessUsers: ['ops.root'] },
+    });
+    const as = (user: string, groups?: string) =>
+      call(page!.port, '/ui/tenants/acme', {
+        localAddress: '127.0.0.2',
+        headers: { 'x-forwarded-user': user, ...(groups ? { 'x-forwarded-groups': groups } : {}) },
+      });
+    expect((await as('ops.alice', 'staff,scim-operators')).body).toContain('alice.personal@example.com');
+    expect((await as('ops.root')).body).toContain('alice.personal@example.com');
+    const auditor = await as('audit.bob', 'staff,auditors');
+    expect(auditor.status).toBe(200);
+    expectNoPersonalData(auditor.body, 'the view of a user outside the groups');
+  });
+
+  it('the same token for both is a configuration error', async () => {
+    await expect(startPage({}, { redactedReadToken: READ_TOKEN })).rejects.toThrow(/read tokens are the same/);
+  });
+});
+
 describe('without any way to sign in', () => {
   it('the page says how to configure one and shows nothing else', async () => {
     page = await startPage({}, { readToken: null });

@@ -109,13 +109,14 @@ export interface PageUnderTest {
 
 export async function startPage(
   config: Partial<UiConfig> & Record<string, unknown> = {},
-  opts: { readToken?: string | null; actions?: boolean; now?: () => number } = {},
+  opts: { readToken?: string | null; redactedReadToken?: string; actions?: boolean; now?: () => number } = {},
 ): Promise<PageUnderTest> {
   const backend = fixedBackend(opts.actions ?? false);
   const token = opts.readToken === null ? undefined : (opts.readToken ?? READ_TOKEN);
   const server = createStatusPageServer({
     config: uiSchema.parse({ port: 0, ...config }),
     readToken: token === undefined ? undefined : new Secret(token, 'daemon.ui.readTokenFile'),
+    ...(opts.redactedReadToken ? { redactedReadToken: new Secret(opts.redactedReadToken, 'daemon.ui.redactedReadTokenFile') } : {}),
     backend,
     logger: createLogger({ level: 'silent' }),
     ...(opts.now ? { now: opts.now } : {}),
