@@ -1,11 +1,12 @@
 /**
  * The redacted view of a tenant for a read-only audience (daemon.ui.redact): what happened and
  * how much, never to whom. Names, externalIds, platform ids, member names and attribute values
- * are masked; attribute names, actions, results, counts, guard reasons and error codes stay.
+ * are masked, and so are error messages (they may quote them); attribute names, actions,
+ * results, counts, guard reasons and error codes stay.
  * Applied to the data before it is rendered, so no template can leak what it was not given.
  */
 import type { ProvisioningRecord } from '../provisioning-log/record.ts';
-import type { TenantView } from './view.ts';
+import type { RunView, TenantView } from './view.ts';
 
 export const MASK = '•••';
 
@@ -29,6 +30,30 @@ export function redactRecord(r: ProvisioningRecord): ProvisioningRecord {
   return out;
 }
 
+const HIDDEN = '(message hidden in the redacted view)';
+
+/** A failed run's error message may quote a DN, a userName or a platform's answer: the code stays. */
+function redactRun(r: RunView): RunView {
+  const message = r.detail['message'];
+  if (typeof message !== 'string') return r;
+  const code = r.detail['code'];
+  return { ...r, detail: { ...r.detail, message: typeof code === 'string' ? `${code} ${HIDDEN}` : HIDDEN } };
+}
+
+/** A quarantine reason is `<code>: <message>` or a run's abort message. */
+function redactReason(reason: string): string {
+  if (reason === '') return '';
+  const code = /^([A-Z][A-Z0-9_]+):/.exec(reason)?.[1];
+  return code ? `${code}: ${HIDDEN}` : HIDDEN;
+}
+
 export function redactTenantView(v: TenantView): TenantView {
-  return { ...v, heldRecords: v.heldRecords.map(redactRecord), log: v.log.map(redactRecord) };
+  return {
+    ...v,
+    reconcileRuns: v.reconcileRuns.map(redactRun),
+    auditRuns: v.auditRuns.map(redactRun),
+    quarantine: { ...v.quarantine, reason: redactReason(v.quarantine.reason) },
+    heldRecords: v.heldRecords.map(redactRecord),
+    log: v.log.map(redactRecord),
+  };
 }

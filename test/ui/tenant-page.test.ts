@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonForHtml, tenantCharts } from '../../src/ui/charts.ts';
 import { heldObjectReason } from '../../src/ui/page.ts';
+import { redactTenantView } from '../../src/ui/redact.ts';
 import { call, expectNoPersonalData, fixedBackend, type PageUnderTest, READ_TOKEN, startPage } from './support.ts';
 
 let page: PageUnderTest | undefined;
@@ -77,6 +78,24 @@ describe('redaction mode (daemon.ui.redact)', () => {
     expect(r.body).toContain('<td>not-in-source</td>');
     expect(r.body).toContain('redacted view');
     expect(r.body).toContain('id="chart-data"');
+  });
+});
+
+describe('redacting a tenant view', () => {
+  it('keeps error codes and drops the messages of failed runs and of the quarantine', async () => {
+    const v = await fixedBackend().tenant('acme', {});
+    v.reconcileRuns[0] = {
+      ...v.reconcileRuns[0]!,
+      result: 'failed',
+      detail: { code: 'E_SOURCE_READ', message: 'cn=alice.personal@example.com unreadable' },
+    };
+    v.quarantine = { quarantined: true, failures: 3, until: null, reason: 'E_PLATFORM_REJECTED: user alice.personal@example.com refused' };
+    const r = redactTenantView(v);
+    expect(JSON.stringify(r)).not.toContain('alice.personal@example.com');
+    expect(r.reconcileRuns[0]!.detail['message']).toBe('E_SOURCE_READ (message hidden in the redacted view)');
+    expect(r.quarantine.reason).toBe('E_PLATFORM_REJECTED: (message hidden in the redacted view)');
+    for (const p of ['ext-alice-0042', 'plat-id-9f8e7d', 'bob.held@example.com', 'ext-bob', 'plat-bob'])
+      expect(JSON.stringify(r)).not.toContain(p);
   });
 });
 
