@@ -101,6 +101,8 @@ export function createUiHandler(opts: UiHandlerOptions): UiHandler {
     const path = url.pathname.replace(/(.)\/+$/, '$1');
     const get = req.method === 'GET' || req.method === 'HEAD';
 
+    // Browsers ask for it on every page; there is none, and a 404 would be noise in their console.
+    if (path === '/favicon.ico') return send(req, res, 204, TEXT, '', { 'cache-control': 'max-age=86400' });
     if (path.startsWith('/ui/assets/')) {
       if (!get) return methodNotAllowed(req, res, 'GET, HEAD');
       const name = path.slice('/ui/assets/'.length);

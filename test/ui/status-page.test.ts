@@ -303,6 +303,12 @@ describe('status page', () => {
       page.on('request', (r) => {
         if (!r.url().startsWith(fixed.url)) outside.push(r.url());
       });
+      // A Content-Security-Policy violation (an inline style or script uPlot might need) shows as a console error.
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${fixed.url}/ui/tenants/acme`);
       for (const id of ['chart-duration', 'chart-changes', 'chart-audit-lag']) {
         await expect.poll(() => page.locator(`#${id}`).getAttribute('data-drawn'), { message: id }).toBe('true');
@@ -316,6 +322,7 @@ describe('status page', () => {
       expect(text).toMatch(/region: ••• → •••/);
       expect(await page.locator('#log-user').count()).toBe(0);
       expect(outside).toEqual([]);
+      expect(errors).toEqual([]);
     } finally {
       await context.close();
       await fixed.close();
