@@ -1,7 +1,9 @@
 /**
  * Server-rendered pages of the status UI: semantic HTML (landmarks, headings, captioned
  * tables, labelled fields), every value escaped by `html`. Read-only unless actions are
- * configured; each action form carries the action token field (see ui/actions.ts).
+ * configured; each action form carries the action token field (see ui/actions.ts). Held
+ * deletions are listed once, under the guard that holds them with its reason stated once; the
+ * log below leaves them out unless searched for. Ids sit in no-wrap spans.
  */
 import { changeSummary, outcomeText } from '../provisioning-log/render.ts';
 import { chartsSection, tenantCharts } from './charts.ts';
