@@ -23,11 +23,12 @@ import { daemonStatus } from './jobs/status.ts';
 import { auditStatus } from './audit/status.ts';
 import { RedisAuditStateStore } from './audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from './audit/dead-letter/redis-store.ts';
-import { createUiHandler } from './ui/handler.ts';
 import { daemonUiBackend } from './ui/daemon-backend.ts';
+import { createStatusPageServer, type StatusPageServer } from './ui/server.ts';
 
 export interface Daemon {
-  start(): Promise<{ url: string }>;
+  /** `url`: metrics and probes; `uiUrl`: the status page, when enabled. */
+  start(): Promise<{ url: string; uiUrl?: string }>;
   /** Stop taking jobs, let running ones finish within the bound (else abandon them to be recovered), close everything. */
   close(): Promise<void>;
   status(): Promise<unknown>;
@@ -107,6 +108,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   };
   const unwatch: Array<() => void> = [];
   let server: ObservabilityServer | undefined;
+  let statusPage: StatusPageServer | undefined;
   let started = false;
 
   const instrumentWorker = (w: Worker, queue: string): Worker => {
@@ -225,9 +227,13 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       void refreshAuditGauges();
       const http = opts.http ?? daemonCfg.http;
       const uiCfg = daemonCfg.ui;
-      const ui = uiCfg.enabled
-        ? createUiHandler(
-            daemonUiBackend({
+      statusPage = uiCfg.enabled
+        ? createStatusPageServer({
+            config: uiCfg,
+            readToken: first.secrets.files.get('daemon.ui.readTokenFile'),
+            redactedReadToken: first.secrets.files.get('daemon.ui.redactedReadTokenFile'),
+            logger,
+            backend: daemonUiBackend({
               tenants,
               redis,
               keyPrefix: factory.keyPrefix,
@@ -237,7 +243,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
               actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'),
               logRecords: uiCfg.logRecords,
             }),
-          )
+          })
         : undefined;
       server = createObservabilityServer({
         host: http.host,
@@ -245,12 +251,12 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         ready: () => daemon.ready(),
         status: () => daemon.status(),
         logger,
-        ...(ui ? { ui } : {}),
       });
       const { url } = await server.listen();
+      const uiUrl = statusPage ? (await statusPage.listen()).url : undefined;
       started = true;
-      logger.info({ url, tenants: [...tenants.keys()], workers: [...want] }, 'daemon started');
-      return { url };
+      logger.info({ url, ...(uiUrl ? { uiUrl } : {}), tenants: [...tenants.keys()], workers: [...want] }, 'daemon started');
+      return { url, ...(uiUrl ? { uiUrl } : {}) };
     },
     async ready() {
       const checks: Record<string, boolean | string> = {};
@@ -299,6 +305,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         await withTimeout(closing, 5_000).catch(() => logger.warn('workers did not close; closing their connections'));
       }
       for (const u of unwatch) u();
+      await statusPage?.close();
       await server?.close();
       await applyEvents.close().catch(() => undefined);
       await flow.close().catch(() => undefined);

@@ -271,7 +271,7 @@ export const daemonSchema = z
       .prefault({}),
     /** Run records kept per tenant and job kind. */
     historyLength: z.number().int().min(1).max(1000).default(50),
-    /** The status page (/ui) on the HTTP server above; docs/daemon.md. */
+    /** The status page (/ui) on its own server and port, behind a sign-in; docs/daemon.md. */
     ui: uiSchema,
   })
   .prefault({});

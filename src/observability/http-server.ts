@@ -4,7 +4,7 @@
  *   /healthz  liveness: answers as long as the event loop does, checks nothing external
  *   /readyz   readiness: 200 or 503 with the daemon's checks (Redis, workers)
  *   /status   JSON snapshot from the daemon
- *   /ui/…     the status page (src/ui/handler.ts), when the daemon passes one
+ * The status page has its own server and port (src/ui/server.ts).
  * `buildObservabilityHandler` is the app; `createObservabilityServer` adds the socket.
  * Callback failures answer a generic 500 and are logged: internal messages (which may name
  * hosts or keys) never go to an unauthenticated client.
@@ -14,7 +14,6 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from './logger.ts';
 import { registry as sharedRegistry } from './metrics.ts';
-import type { UiHandler } from '../ui/handler.ts';
 
 export interface ReadyResult {
   ready: boolean;
@@ -32,8 +31,6 @@ export interface ObservabilityServerOptions {
   logger: Logger;
   /** Bound on each callback (ready, status, metrics collection), milliseconds. */
   callbackTimeoutMs?: number;
-  /** The status page, served under /ui (it checks its own methods: actions are POSTs). */
-  ui?: UiHandler;
 }
 
 export type ObservabilityHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -100,15 +97,6 @@ export function buildObservabilityHandler(opts: Omit<ObservabilityServerOptions,
   return (req, res) => {
     // Only the path matters; a query string (?x=1) or a trailing slash is tolerated.
     const path = (req.url ?? '/').split('?')[0]?.replace(/(.)\/+$/, '$1') ?? '/';
-    const ui = opts.ui;
-    if (ui !== undefined && (path === '/ui' || path.startsWith('/ui/'))) {
-      ui(req, res).catch((e: unknown) => {
-        opts.logger.error({ err: e, path }, 'status page failed');
-        if (!res.headersSent) send(req, res, { status: 500, type: 'text/plain; charset=utf-8', body: 'internal error\n' });
-        else res.destroy();
-      });
-      return;
-    }
     const route = routes[path];
     if (route === undefined) return send(req, res, json(404, { error: 'not found' }));
     if (req.method !== 'GET' && req.method !== 'HEAD')

@@ -1,7 +1,33 @@
 /**
- * The page's only assets, served by the daemon itself (no CDN, works air-gapped). The script
- * is progressive enhancement: everything works without it.
+ * The page's only assets, served by the daemon itself (no CDN, works air-gapped): its CSS and
+ * script, and uPlot (the chart library) read from the uplot package in node_modules. The script
+ * is progressive enhancement: everything works without it, the charts' numbers are in the run
+ * tables too.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** uPlot's browser build and stylesheet, read once; undefined when the package is missing. */
+export const UPLOT_FILES = { 'uplot.js': 'uPlot.iife.min.js', 'uplot.css': 'uPlot.min.css' } as const;
+const cache = new Map<string, Promise<string | undefined>>();
+
+export function uplotAsset(name: keyof typeof UPLOT_FILES): Promise<string | undefined> {
+  let p = cache.get(name);
+  if (!p) {
+    p = (async () => {
+      try {
+        // The package's main is dist/uPlot.cjs.js; the browser files sit beside it.
+        const dist = dirname(createRequire(import.meta.url).resolve('uplot'));
+        return await readFile(join(dist, UPLOT_FILES[name]), 'utf8');
+      } catch {
+        return undefined;
+      }
+    })();
+    cache.set(name, p);
+  }
+  return p;
+}
 export const CSS = `
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #57606a; --line: #d0d7de; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --focus: #0969da; --panel: #f6f8fa; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #30363d; --ok: #3fb950; --bad: #f85149; --warn: #d29922; --focus: #4493f8; --panel: #161b22; } }
@@ -41,6 +67,16 @@ button { cursor: pointer; background: var(--panel); font-weight: 600; }
 form.action { display: flex; gap: .5rem; align-items: end; flex-wrap: wrap; margin-top: .5rem; }
 .notice { border-left: 4px solid var(--ok); padding: .5rem .75rem; background: var(--panel); margin-bottom: 1rem; }
 .notice.error { border-color: var(--bad); }
+header .who { margin: 0 0 0 auto; display: flex; gap: .5rem; align-items: baseline; }
+header .who button { padding: .1rem .5rem; }
+form.login { display: flex; flex-direction: column; gap: .75rem; max-width: 22rem; }
+form.login div { display: flex; flex-direction: column; gap: .15rem; }
+.id { white-space: nowrap; color: var(--muted); font-size: .9em; }
+.id .mono { overflow-wrap: normal; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; }
+figure.chart { margin: 0; min-width: 0; }
+figure.chart figcaption { color: var(--muted); font-size: .9rem; margin-bottom: .25rem; }
+.plot { min-height: 12rem; }
 `;
 
 export const JS = `
@@ -56,4 +92,38 @@ document.addEventListener("keydown", function (e) {
   var box = document.getElementById("log-user");
   if (box) { e.preventDefault(); box.focus(); }
 });
+function drawCharts() {
+  var el = document.getElementById("chart-data");
+  if (!el || typeof window.uPlot !== "function") return;
+  var d = JSON.parse(el.textContent || "{}");
+  var css = getComputedStyle(document.documentElement);
+  var color = function (v, dflt) { return css.getPropertyValue(v).trim() || dflt; };
+  var fg = color("--muted", "#57606a"), grid = color("--line", "#d0d7de");
+  var axis = function (label) { return { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, label: label }; };
+  function plot(id, data, series, label) {
+    var fig = document.getElementById(id);
+    if (!fig) return;
+    var box = fig.querySelector(".plot");
+    var width = Math.max(240, Math.floor(box.getBoundingClientRect().width) || 360);
+    new window.uPlot({
+      width: width,
+      height: 180,
+      series: [{}].concat(series.map(function (s) {
+        return { label: s.label, stroke: s.stroke, width: 2, points: { show: true, size: 5, fill: s.stroke } };
+      })),
+      axes: [axis(), axis(label)],
+      scales: { x: { time: true } },
+    }, data, box);
+    fig.setAttribute("data-drawn", "true");
+  }
+  var focus = color("--focus", "#0969da"), ok = color("--ok", "#1a7f37"), bad = color("--bad", "#cf222e"), warn = color("--warn", "#9a6700");
+  var r = d.reconcile, a = d.auditLag;
+  if (r && r.t.length > 0) {
+    plot("chart-duration", [r.t, r.values.duration], [{ label: "duration (s)", stroke: focus }], "s");
+    plot("chart-changes", [r.t, r.values.changes, r.values.failures], [{ label: "changes", stroke: ok }, { label: "failures", stroke: bad }], "count");
+  }
+  if (a && a.t.length > 0) plot("chart-audit-lag", [a.t, a.values.lag], [{ label: "audit lag (s)", stroke: warn }], "s");
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", drawCharts);
+else drawCharts();
 `;

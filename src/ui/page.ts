@@ -1,9 +1,12 @@
 /**
  * Server-rendered pages of the status UI: semantic HTML (landmarks, headings, captioned
  * tables, labelled fields), every value escaped by `html`. Read-only unless actions are
- * configured; each action form carries the action token field (see ui/actions.ts).
+ * configured; each action form carries the action token field (see ui/actions.ts). Held
+ * deletions are listed once, under the guard that holds them with its reason stated once; the
+ * log below leaves them out unless searched for. Ids sit in no-wrap spans.
  */
-import { changeSummary, objectLabel, outcomeText } from '../provisioning-log/render.ts';
+import { changeSummary, outcomeText } from '../provisioning-log/render.ts';
+import { chartsSection, tenantCharts } from './charts.ts';
 import type { ProvisioningRecord } from '../provisioning-log/record.ts';
 import { html, type SafeHtml } from './html.ts';
 import type { LogFilter, RunView, TenantSummary, TenantView } from './view.ts';
@@ -11,21 +14,35 @@ import type { LogFilter, RunView, TenantSummary, TenantView } from './view.ts';
 const BASE = '/ui';
 export const tenantPath = (id: string): string => `${BASE}/tenants/${encodeURIComponent(id)}`;
 
-function layout(title: string, body: SafeHtml, nav: string[]): string {
+/** Who is signed in, for the header: a session can be ended here; a proxy's cannot. */
+export interface SignedIn {
+  name: string;
+  via: 'session' | 'bearer' | 'proxy';
+  redacted: boolean;
+}
+
+export function layout(title: string, body: SafeHtml, nav: string[], who?: SignedIn): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · scim-audit-sync</title>
+<link rel="stylesheet" href="${BASE}/assets/uplot.css">
 <link rel="stylesheet" href="${BASE}/assets/app.css">
+<script src="${BASE}/assets/uplot.js" defer></script>
 <script src="${BASE}/assets/app.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header>
 <p class="brand">scim-audit-sync</p>
-<nav aria-label="Tenants"><ul><li><a href="${BASE}">All tenants</a></li>${nav.map((t) => html`<li><a href="${tenantPath(t)}">${t}</a></li>`)}</ul></nav>
+${
+  who
+    ? html`<nav aria-label="Tenants"><ul><li><a href="${BASE}">All tenants</a></li>${nav.map((t) => html`<li><a href="${tenantPath(t)}">${t}</a></li>`)}</ul></nav>
+${whoBox(who)}`
+    : ''
+}
 </header>
 <main id="main" tabindex="-1">
 ${body}
@@ -33,6 +50,13 @@ ${body}
 </body>
 </html>
 `.text;
+}
+
+function whoBox(who: SignedIn): SafeHtml {
+  const role = who.redacted ? html` <span class="badge muted">redacted view</span>` : '';
+  if (who.via === 'proxy') return html`<p class="who">Signed in as <strong>${who.name}</strong>${role}</p>`;
+  if (who.via === 'bearer') return html`<p class="who">Read token${role}</p>`;
+  return html`<form class="who" method="post" action="${BASE}/logout">Signed in with the read token${role} <button type="submit">Sign out</button></form>`;
 }
 
 const when = (iso: string | null | undefined): SafeHtml =>
@@ -53,7 +77,7 @@ const resultBadge = (result: string): SafeHtml => {
 const lag = (s: number | null): string =>
   s === null ? '—' : s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
 
-export function overviewPage(tenants: TenantSummary[], notice?: string): string {
+export function overviewPage(tenants: TenantSummary[], who: SignedIn, notice?: string): string {
   const rows = tenants.map(
     (t) => html`<tr>
 <th scope="row"><a href="${tenantPath(t.tenant)}">${t.tenant}</a></th>
@@ -78,6 +102,7 @@ ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
     'Provisioning status',
     body,
     tenants.map((t) => t.tenant),
+    who,
   );
 }
 
@@ -129,14 +154,52 @@ function auditText(run: RunView): string {
   return typeof m === 'string' ? m : '';
 }
 
+/** The object of a record: its name, then externalId and platform id each kept on one line. */
+function objectCell(r: ProvisioningRecord): SafeHtml {
+  const o = r.object;
+  const name = o.name ?? o.externalId ?? o.id ?? '?';
+  const ids: SafeHtml[] = [];
+  if (o.externalId !== undefined && o.externalId !== name)
+    ids.push(html`<span class="id">externalId <span class="mono">${o.externalId}</span></span>`);
+  if (o.id !== undefined && o.id !== name) ids.push(html`<span class="id">id <span class="mono">${o.id}</span></span>`);
+  return html`${o.type} <span class="name">${name}</span>${ids.map((id) => html` ${id}`)}`;
+}
+
+const changesList = (r: ProvisioningRecord): SafeHtml | '' => {
+  const changes = changeSummary(r);
+  return changes.length > 0 ? html`<ul class="changes">${changes.map((c) => html`<li>${c}</li>`)}</ul>` : '';
+};
+
+/** The per-object part of a held record's reason; the guard's own reason is shown once above the table. */
+export function heldObjectReason(reason: string | undefined): string {
+  if (reason === undefined) return '';
+  const at = reason.indexOf('held by the deletion guard');
+  return (at < 0 ? reason : reason.slice(0, at)).replace(/[;\s]+$/, '');
+}
+
+function heldTable(records: ProvisioningRecord[]): SafeHtml {
+  return html`<table id="held-records">
+<caption>What is held (${records.length})</caption>
+<thead><tr><th scope="col">Action</th><th scope="col">Object</th><th scope="col">Changes</th><th scope="col">Why this object</th></tr></thead>
+<tbody>${records.map(
+    (r) => html`<tr>
+<td class="mono nowrap">${r.action}</td>
+<td>${objectCell(r)}</td>
+<td>${changesList(r)}</td>
+<td>${heldObjectReason(r.reason) || html`<span class="muted">—</span>`}</td>
+</tr>`,
+  )}</tbody>
+</table>`;
+}
+
 function recordRows(records: ProvisioningRecord[]): SafeHtml {
   return html`${records.map(
     (r) => html`<tr>
-<td>${when(r.time)}</td>
+<td class="nowrap">${when(r.time)}</td>
 <td>${resultBadge(r.result)}</td>
 <td class="mono nowrap">${r.action}</td>
-<td>${objectLabel(r)}</td>
-<td>${changeSummary(r).length > 0 ? html`<ul class="changes">${changeSummary(r).map((c) => html`<li>${c}</li>`)}</ul>` : ''}${r.result !== 'ok' || r.reason ? html`<div class="${r.result}">${outcomeText(r)}</div>` : ''}</td>
+<td>${objectCell(r)}</td>
+<td>${changesList(r)}${r.result !== 'ok' || r.reason ? html`<div class="${r.result}">${outcomeText(r)}</div>` : ''}</td>
 <td class="mono nowrap">${r.runId}</td>
 </tr>`,
   )}`;
@@ -163,6 +226,7 @@ export interface TenantPageOptions {
   actionsEnabled: boolean;
   notice?: { text: string; error: boolean };
   tenants: string[];
+  who: SignedIn;
 }
 
 export function tenantPage(v: TenantView, opts: TenantPageOptions): string {
@@ -174,8 +238,8 @@ export function tenantPage(v: TenantView, opts: TenantPageOptions): string {
 ${
   v.held
     ? html`<p><strong class="held">${v.held.count} destructive operations held</strong> since ${when(v.held.at)} (run <span class="mono">${v.held.runId}</span>)${v.held.approved ? html` — <strong>approved, they run with the next reconcile</strong>` : ''}.</p>
-<p>Why:</p><ul>${v.held.reasons.map((r) => html`<li>${r}</li>`)}</ul>
-${v.heldRecords.length > 0 ? recordsTable('held-records', 'What is held', v.heldRecords) : ''}
+<p>Why the guard holds them:</p><ul id="held-reasons">${v.held.reasons.map((r) => html`<li>${r}</li>`)}</ul>
+${v.heldRecords.length > 0 ? heldTable(v.heldRecords) : ''}
 ${!v.held.approved && !ro ? actionForm(t, 'approve-deletes', 'Approve held deletions', `Approve ${v.held.count} held deactivations/deletions of tenant ${t}?`) : ''}`
     : html`<p>Nothing held.</p>`
 }
@@ -205,15 +269,24 @@ ${
 ${a && (a.deadLetters['_parse'] ?? 0) > 0 ? html`<p class="bad">${a.deadLetters['_parse']} unparsable export rows kept for inspection.</p>` : ''}
 <p>Provisioning log to the sinks: ${v.logToSinks.enabled ? html`on, delivered up to <span class="mono">${v.logToSinks.deliveredUpTo ?? 'nothing yet'}</span>` : 'off'}.</p>
 </section>`;
+  const searching = Boolean(f.user || f.result || f.action);
+  const shownAbove = new Set(v.heldRecords.map((r) => r.id));
+  const log = searching ? v.log : v.log.filter((r) => !shownAbove.has(r.id));
+  const redacted = opts.who.redacted;
   const logSection = html`<section aria-labelledby="log-h">
 <h2 id="log-h">Provisioning log</h2>
-<form class="search" method="get" action="${tenantPath(t)}#log-h" role="search" aria-label="Search the provisioning log">
+${
+  redacted
+    ? html`<p class="muted">Redacted view: names, ids and values are masked; search by person is off.</p>`
+    : html`<form class="search" method="get" action="${tenantPath(t)}#log-h" role="search" aria-label="Search the provisioning log">
 <div><label for="log-user">Person or group</label><input id="log-user" name="user" type="search" value="${f.user ?? ''}" placeholder="userName, externalId or id"></div>
 <div><label for="log-result">Result</label><select id="log-result" name="result">${['', 'ok', 'failed', 'held'].map((r) => html`<option value="${r}"${f.result === r || (!f.result && r === '') ? html` selected` : ''}>${r === '' ? 'any' : r}</option>`)}</select></div>
 <div><label for="log-action">Action</label><input id="log-action" name="action" value="${f.action ?? ''}" placeholder="e.g. user.deactivate"></div>
 <button type="submit">Search</button>
-</form>
-${v.log.length > 0 ? recordsTable('log', f.user || f.result || f.action ? `Records matching the search, newest first (${v.log.length})` : `Latest records, newest first (${v.log.length})`, v.log) : html`<p id="log-empty" role="status">No records match.</p>`}
+</form>`
+}
+${log.length > 0 ? recordsTable('log', searching ? `Records matching the search, newest first (${log.length})` : `Latest records, newest first (${log.length})`, log) : html`<p id="log-empty" role="status">${searching ? 'No records match.' : 'No other records.'}</p>`}
+${!searching && log.length < v.log.length ? html`<p class="muted">${v.log.length - log.length} held records are listed under Deletion guard above.</p>` : ''}
 </section>`;
   const body = html`<h1>Tenant ${t}</h1>
 ${opts.notice ? html`<p class="notice${opts.notice.error ? ' error' : ''}" role="${opts.notice.error ? 'alert' : 'status'}">${opts.notice.text}</p>` : ''}
@@ -225,11 +298,17 @@ ${heldSection}
 ${runsTable('reconcile-runs', 'Reconcile runs, newest first', v.reconcileRuns, 'reconcile')}
 ${v.auditRuns.length > 0 ? runsTable('audit-runs', 'Audit runs, newest first', v.auditRuns, 'audit') : ''}
 </section>
+${chartsSection(tenantCharts(v.reconcileRuns, v.auditRuns))}
 ${auditSection}
 ${logSection}`;
-  return layout(`Tenant ${t}`, body, opts.tenants);
+  return layout(`Tenant ${t}`, body, opts.tenants, opts.who);
 }
 
-export function messagePage(title: string, text: string, back: string, tenants: string[]): string {
-  return layout(title, html`<h1>${title}</h1><p class="notice error" role="alert">${text}</p><p><a href="${back}">Back</a></p>`, tenants);
+export function messagePage(title: string, text: string, back: string, tenants: string[], who?: SignedIn): string {
+  return layout(
+    title,
+    html`<h1>${title}</h1><p class="notice error" role="alert">${text}</p><p><a href="${back}">Back</a></p>`,
+    tenants,
+    who,
+  );
 }

@@ -29,6 +29,8 @@ export interface DaemonProcess {
   pid: number;
   /** The observability server, from the "daemon started" log line. */
   url: string;
+  /** The status page's server (daemon.ui), '' when disabled. */
+  uiUrl: string;
   /** Every JSON log line so far (stderr). */
   logs: LogLine[];
   /** Raw stderr + stdout text (secrets are searched here, not only in parsed lines). */
@@ -134,7 +136,10 @@ export interface DaemonWorkspace {
 export function daemonSharedConfig(ws: Pick<DaemonWorkspace, 'redisUrl' | 'keyPrefix'>, daemon: ConfigPatch = {}): ConfigPatch {
   return {
     redis: { url: ws.redisUrl, keyPrefix: ws.keyPrefix, connectTimeoutSeconds: 2 },
-    daemon: merge({ http: { host: '127.0.0.1', port: 0 }, shutdownTimeoutSeconds: 3, rateLimit: { requestsPerSecond: 0 } }, daemon),
+    daemon: merge(
+      { http: { host: '127.0.0.1', port: 0 }, ui: { port: 0 }, shutdownTimeoutSeconds: 3, rateLimit: { requestsPerSecond: 0 } },
+      daemon,
+    ),
     logging: { level: 'info' },
   };
 }
@@ -289,6 +294,7 @@ function startDaemonProcess(args: string[], env: Record<string, string>, cwd: st
     child,
     pid: child.pid ?? -1,
     url: '',
+    uiUrl: '',
     logs,
     output: () => raw,
     waitForLog(pred, timeoutMs = 15_000) {
@@ -321,6 +327,7 @@ function startDaemonProcess(args: string[], env: Record<string, string>, cwd: st
     .waitForLog((l) => l.msg === 'daemon started', 20_000)
     .then((l) => {
       handle.url = String(l['url']);
+      handle.uiUrl = typeof l['uiUrl'] === 'string' ? l['uiUrl'] : '';
     });
   return { handle, started };
 }

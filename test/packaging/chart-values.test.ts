@@ -202,11 +202,20 @@ describe('values.schema.json', () => {
 
   it('refuses in config every key the chart sets itself', () => {
     const owned = chartOwnedPaths();
-    expect(owned).toEqual(['daemon.http', 'daemon.shutdownTimeoutSeconds', 'redis.url', 'redis.keyPrefix', 'redis.passwordFile']);
+    expect(owned).toEqual([
+      'daemon.http',
+      'daemon.ui.host',
+      'daemon.ui.port',
+      'daemon.shutdownTimeoutSeconds',
+      'redis.url',
+      'redis.keyPrefix',
+      'redis.passwordFile',
+    ]);
     for (const path of owned) {
-      const [section, key] = path.split('.') as [string, string];
+      const [section, key, sub] = path.split('.') as [string, string, string | undefined];
       const bad = structuredClone(defaults);
-      setAt(bad, 'config', section, { [key]: key === 'http' ? { port: 1 } : 'x' });
+      const value = key === 'http' ? { port: 1 } : sub === 'port' ? 1 : 'x';
+      setAt(bad, 'config', section, { [key]: sub === undefined ? value : { [sub]: value } });
       expect(
         validate(schema, bad).map((i) => i.path),
         path,
@@ -263,7 +272,7 @@ describe('chart templates and files', () => {
     const body = helpers.slice(helpers.indexOf('define "scim-audit-sync.config"'));
     for (const [section, keys] of Object.entries(CHART_OWNED_KEYS)) {
       expect(body).toContain(`set $cfg "${section}"`);
-      for (const k of keys) expect(body, `${section}.${k}`).toContain(`"${k}"`);
+      for (const k of keys) expect(body, `${section}.${k}`).toContain(`"${k.split('.').at(-1)}"`);
     }
   });
 

@@ -43,8 +43,17 @@ async function helmRun(args: string[]): Promise<{ stdout: string; stderr: string
   }
 }
 
-async function render(values: string): Promise<K8sObject[]> {
-  const { stdout } = await helmRun(['template', 'scim', CHART_DIR, '--namespace', 'identity', '-f', join(CHART_DIR, 'ci', values)]);
+async function render(values: string, extra: string[] = []): Promise<K8sObject[]> {
+  const { stdout } = await helmRun([
+    'template',
+    'scim',
+    CHART_DIR,
+    '--namespace',
+    'identity',
+    '-f',
+    join(CHART_DIR, 'ci', values),
+    ...extra,
+  ]);
   return parseAllDocuments(stdout)
     .map((d) => d.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
@@ -127,6 +136,77 @@ describe('helm template', () => {
     const deployment = (await render(CI_VALUES[0]!)).find((o) => o.kind === 'Deployment')!;
     const Model = (await modelFor(deployment))!;
     expect(() => new Model({ ...deployment, spec: { ...deployment.spec, replicas: 'two' } }).validate()).toThrow(/replicas/);
+  });
+});
+
+describe('the status page in the chart', () => {
+  type Peer = Record<string, unknown>;
+  type Rule = { ports: Array<{ port: string }>; from: Peer[] };
+  const ingressRules = (objects: K8sObject[]): Rule[] =>
+    (objects.find((o) => o.kind === 'NetworkPolicy')!.spec as { ingress: Rule[] }).ingress;
+  const daemonUi = (objects: K8sObject[]): Record<string, unknown> => {
+    const cm = objects.find((o) => o.kind === 'ConfigMap' && o.data?.['config.yaml'] !== undefined)!;
+    const cfg = parseAllDocuments(cm.data!['config.yaml']!)[0]!.toJS() as { daemon: { ui: Record<string, unknown> } };
+    return cfg.daemon.ui;
+  };
+  const podSpec = (objects: K8sObject[]) =>
+    (
+      objects.find((o) => o.kind === 'Deployment')!.spec as {
+        template: { spec: { containers: Array<{ name: string; args?: string[]; ports: Array<{ name: string; containerPort: number }> }> } };
+      }
+    ).template.spec;
+
+  it('admits monitoring to the metrics port only; the page port only to ui.ingressFrom, bound to loopback without it', async () => {
+    const plain = await render('single-tenant-values.yaml');
+    const rules = ingressRules(plain);
+    expect(rules.map((r) => r.ports.map((p) => p.port))).toEqual([['http']]);
+    expect(JSON.stringify(rules[0]!.from)).toContain('monitoring');
+    expect(daemonUi(plain)).toMatchObject({ host: '127.0.0.1', port: 9465 });
+    expect(daemonUi(plain)['allowedHosts']).toEqual(
+      expect.arrayContaining([
+        'scim-scim-audit-sync',
+        'scim-scim-audit-sync.identity.svc',
+        'scim-scim-audit-sync.identity.svc.cluster.local',
+      ]),
+    );
+    const service = plain.find((o) => o.kind === 'Service')!.spec as { ports: Array<{ name: string; targetPort: string }> };
+    expect(service.ports.map((p) => `${p.name}:${p.targetPort}`)).toEqual(['http:http', 'ui:ui']);
+
+    const open = await render('single-tenant-values.yaml', ['--set', 'ui.ingressFrom[0].namespaceSelector.matchLabels.team=ops']);
+    const openRules = ingressRules(open);
+    expect(openRules.map((r) => r.ports.map((p) => p.port))).toEqual([['http'], ['ui']]);
+    expect(openRules[1]!.from).toEqual([{ namespaceSelector: { matchLabels: { team: 'ops' } } }]);
+    expect(JSON.stringify(openRules[1]!.from)).not.toContain('monitoring');
+    expect(daemonUi(open)).toMatchObject({ host: '0.0.0.0' });
+  });
+
+  it('with the oauth2-proxy sidecar, the page is on loopback behind it and trusts only its header', async () => {
+    const objects = await render('single-tenant-values.yaml', [
+      '--set',
+      'ui.oauth2Proxy.enabled=true,ui.oauth2Proxy.existingSecret=scim-sso,ingress.enabled=true,ingress.host=scim.example.com',
+    ]);
+    expect(daemonUi(objects)).toMatchObject({ host: '127.0.0.1', port: 9465, trustedProxy: { addresses: ['127.0.0.1'] } });
+    expect(daemonUi(objects)['allowedHosts']).toContain('scim.example.com');
+    const containers = podSpec(objects).containers;
+    expect(containers.map((c) => c.name)).toEqual(['daemon', 'oauth2-proxy']);
+    expect(containers[0]!.ports.map((p) => p.name)).toEqual(['http']);
+    expect(containers[1]!.ports).toEqual([{ name: 'ui', containerPort: 4180, protocol: 'TCP' }]);
+    expect(containers[1]!.args).toContain('--upstream=http://127.0.0.1:9465/');
+    const ingress = objects.find((o) => o.kind === 'Ingress')!.spec as {
+      rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { port: { name: string } } } }> } }>;
+    };
+    expect(ingress.rules[0]!.http.paths.map((p) => `${p.path}→${p.backend.service.port.name}`)).toEqual(['/ui→ui', '/oauth2→ui']);
+    const problems: string[] = [];
+    for (const o of objects) {
+      const Model = await modelFor(o);
+      try {
+        if (Model) new Model(o).validate();
+      } catch (e) {
+        problems.push(`${o.kind}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    await expect(render('single-tenant-values.yaml', ['--set', 'ui.oauth2Proxy.enabled=true'])).rejects.toThrow(/existingSecret/);
   });
 });
 

@@ -3,15 +3,16 @@
  * stream with the plan's before values, and with `deliverToSinks` the reconcile run hands the
  * new records to the audit sinks (position in Redis, so the next run sends only what is new).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProvisioningRecord } from '../../src/provisioning-log/record.ts';
 import { people, person } from '../helpers/reconcile-harness.ts';
-import { assertNoSecret, dumpKeyspace, httpGet, waitFor } from '../helpers/daemon-harness.ts';
+import { assertNoSecret, dumpKeyspace, waitFor } from '../helpers/daemon-harness.ts';
 import { closingAfterEach, runsFinished } from '../daemon/support.ts';
 
 const TOKEN = 'plog-daemon-token-5e0b7c3a91';
+const READ_TOKEN = 'plog-ui-read-token-4c8e21f0';
 const scene = closingAfterEach();
 
 const sinkDocs = (
@@ -32,11 +33,12 @@ describe('daemon provisioning log', () => {
     const sim = await scene.sim(TOKEN);
     const ws = scene.workspace({ SIM_URL: sim.url, SIM_TOKEN: TOKEN });
     ws.writeDirectory({ users: people(1, 30), groups: [] });
+    writeFileSync(join(ws.dir, 'ui-read-token'), READ_TOKEN);
     ws.writeConfig({
       provisioningLog: { deliverToSinks: true },
       audit: { sinks: [{ type: 'file', name: 'siem', path: 'siem.ndjson' }] },
       // Small chunks: the records come from several apply jobs.
-      daemon: { applyChunkSize: 7 },
+      daemon: { applyChunkSize: 7, ui: { readTokenFile: 'ui-read-token' } },
     });
     const d = await ws.spawnDaemon();
     const runs = (): number => runsFinished([d], 'reconcile').length;
@@ -67,7 +69,7 @@ describe('daemon provisioning log', () => {
     expect(await ws.redis().get(`${stream}:delivered`)).toBe(update.event.id.replace('provisioning:acme:', ''));
 
     // The status page reports the sink and how far the log has been delivered.
-    const page = (await httpGet(`${d.url}/ui/tenants/acme`)).body;
+    const page = await (await fetch(`${d.uiUrl}/ui/tenants/acme`, { headers: { authorization: `Bearer ${READ_TOKEN}` } })).text();
     expect(page).toMatch(/<th scope="row">siem<\/th><td>file<\/td>/);
     expect(page).toContain(`delivered up to <span class="mono">${update.event.id.replace('provisioning:acme:', '')}</span>`);
 

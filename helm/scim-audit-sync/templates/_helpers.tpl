@@ -92,7 +92,8 @@ app.kubernetes.io/component: daemon
 {{- end -}}
 
 {{/*
-The daemon configuration: the user's `config` plus the keys the chart owns (HTTP port,
+The daemon configuration: the user's `config` plus the keys the chart owns (HTTP port, the
+status page's bind address, port, allowed host names and, with the sidecar, trusted proxy,
 shutdown bound, Redis connection, mounted token path, a writable state dir). values.schema.json
 already refuses the owned keys in `config`; the checks below catch what a schema cannot.
 */}}
@@ -131,8 +132,26 @@ already refuses the owned keys in `config`; the checks below catch what a schema
 {{- $_ := set $redis "passwordFile" (printf "%s/redis-password" $secrets) -}}
 {{- end -}}
 {{- $_ := set $cfg "redis" (merge $redis (get $cfg "redis" | default dict)) -}}
+{{- $userDaemon := get $cfg "daemon" | default dict -}}
+{{- $userUi := get $userDaemon "ui" | default dict -}}
+{{- /* The status page: loopback unless someone may reach its port (ui.ingressFrom, the Ingress); behind the sidecar always loopback. */ -}}
+{{- $uiBind := "127.0.0.1" -}}
+{{- if and (not .Values.ui.oauth2Proxy.enabled) (or .Values.ui.ingressFrom .Values.ingress.enabled) -}}
+{{- $uiBind = "0.0.0.0" -}}
+{{- end -}}
+{{- $fullname := include "scim-audit-sync.fullname" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $hosts := list $fullname (printf "%s.%s" $fullname $ns) (printf "%s.%s.svc" $fullname $ns) (printf "%s.%s.svc.cluster.local" $fullname $ns) -}}
+{{- if .Values.ingress.host -}}
+{{- $hosts = append $hosts .Values.ingress.host -}}
+{{- end -}}
+{{- $ui := dict "host" $uiBind "port" (int .Values.ui.port) "allowedHosts" (concat $hosts (get $userUi "allowedHosts" | default list)) -}}
+{{- if .Values.ui.oauth2Proxy.enabled -}}
+{{- $_ := set $ui "trustedProxy" (dict "addresses" (list "127.0.0.1")) -}}
+{{- end -}}
+{{- $_ := set $userDaemon "ui" (merge $ui $userUi) -}}
 {{- $daemon := dict "http" (dict "host" "0.0.0.0" "port" (int .Values.httpPort)) "shutdownTimeoutSeconds" .Values.shutdownTimeoutSeconds -}}
-{{- $_ := set $cfg "daemon" (merge $daemon (get $cfg "daemon" | default dict)) -}}
+{{- $_ := set $cfg "daemon" (merge $daemon $userDaemon) -}}
 {{- /* One-shot commands run through `kubectl exec` need a writable state dir; the daemon itself keeps state in Redis. */ -}}
 {{- $_ := set $cfg "state" (merge (get $cfg "state" | default dict) (dict "dir" "/tmp/scim-audit-sync")) -}}
 {{- toYaml $cfg -}}

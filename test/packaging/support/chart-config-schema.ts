@@ -12,11 +12,13 @@ import type { JsonSchema } from './json-schema.ts';
 
 /**
  * Keys the chart sets from its own values (templates/_helpers.tpl), so `config` must not:
- * the HTTP port must match the container port and probes, the shutdown bound must stay under
- * terminationGracePeriodSeconds, and the Redis password comes from a mounted Secret.
+ * the HTTP port must match the container port and probes, the status page's bind address and
+ * port must match its container port and the NetworkPolicy (`ui`), the shutdown bound must
+ * stay under terminationGracePeriodSeconds, and the Redis password comes from a mounted
+ * Secret. A dotted key is one level down (`ui.port`: `daemon.ui.port`).
  */
 export const CHART_OWNED_KEYS: Readonly<Record<'daemon' | 'redis', readonly string[]>> = {
-  daemon: ['http', 'shutdownTimeoutSeconds'],
+  daemon: ['http', 'ui.host', 'ui.port', 'shutdownTimeoutSeconds'],
   redis: ['url', 'keyPrefix', 'passwordFile'],
 };
 
@@ -88,7 +90,17 @@ export function refuseClearTextSecrets(node: unknown, path = ''): string[] {
 
 function withoutKeys(schema: JsonSchema, keys: readonly string[]): JsonSchema {
   const props = { ...(schema['properties'] as Record<string, unknown>) };
-  for (const k of keys) {
+  const nested = new Map<string, string[]>();
+  for (const k of keys.filter((key) => key.includes('.'))) {
+    const [head, ...rest] = k.split('.') as [string, ...string[]];
+    nested.set(head, [...(nested.get(head) ?? []), rest.join('.')]);
+  }
+  for (const [head, sub] of nested) {
+    if (!(head in props))
+      throw new Error(`the daemon schema has no key ${head} any more: update CHART_OWNED_KEYS and templates/_helpers.tpl`);
+    props[head] = withoutKeys(props[head] as JsonSchema, sub);
+  }
+  for (const k of keys.filter((key) => !key.includes('.'))) {
     if (!(k in props)) throw new Error(`the daemon schema has no key ${k} any more: update CHART_OWNED_KEYS and templates/_helpers.tpl`);
     delete props[k];
   }

@@ -38,9 +38,26 @@ export function renderedConfig(values: Values): Values {
   const redis: Values = { ...((cfg['redis'] as Values | undefined) ?? {}), url: redisValues['url'], keyPrefix: redisValues['keyPrefix'] };
   if (redisValues['existingSecret'] || redisValues['password']) redis['passwordFile'] = `${SECRETS_DIR}/redis-password`;
   cfg['redis'] = redis;
+  const daemon = (cfg['daemon'] as Values | undefined) ?? {};
+  const ui = values['ui'] as { port: number; ingressFrom: unknown[]; oauth2Proxy: { enabled: boolean } };
+  const ingress = values['ingress'] as { enabled: boolean; host: string };
+  const userUi = (daemon['ui'] as Values | undefined) ?? {};
+  const exposed = !ui.oauth2Proxy.enabled && (ui.ingressFrom.length > 0 || ingress.enabled);
   cfg['daemon'] = {
-    ...((cfg['daemon'] as Values | undefined) ?? {}),
+    ...daemon,
     http: { host: '0.0.0.0', port: values['httpPort'] },
+    ui: {
+      ...userUi,
+      host: exposed ? '0.0.0.0' : '127.0.0.1',
+      port: ui.port,
+      // The release's Service names (release "scim" in namespace "identity" in these tests) and the Ingress host.
+      allowedHosts: [
+        ...['', '.identity', '.identity.svc', '.identity.svc.cluster.local'].map((s) => `scim-scim-audit-sync${s}`),
+        ...(ingress.host ? [ingress.host] : []),
+        ...((userUi['allowedHosts'] as string[] | undefined) ?? []),
+      ],
+      ...(ui.oauth2Proxy.enabled ? { trustedProxy: { addresses: ['127.0.0.1'] } } : {}),
+    },
     shutdownTimeoutSeconds: values['shutdownTimeoutSeconds'],
   };
   cfg['state'] = { dir: '/tmp/scim-audit-sync', ...((cfg['state'] as Values | undefined) ?? {}) };
