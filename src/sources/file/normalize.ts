@@ -142,7 +142,8 @@ export class DirectoryNormalizer {
     const checked = validateUser(toUser(entry));
     if (!checked.ok) return reject(checked.reason);
     const user = checked.value;
-    const duplicate = this.userIndex.reason(user.externalId, user.userName);
+    // The reason quotes the file's own spelling, which NFC may have changed.
+    const duplicate = this.userIndex.reason(user.externalId, entry.userName);
     if (duplicate !== undefined) return reject(duplicate);
     this.userIndex.add(user.externalId, user.userName, this.users.length);
     this.userWhere.push(where('users', index, raw, user.externalId));
@@ -164,7 +165,7 @@ export class DirectoryNormalizer {
     const checked = validateGroup(entry);
     if (!checked.ok) return reject(checked.reason);
     const group = checked.value;
-    const duplicate = this.groupIndex.reason(group.externalId, group.displayName);
+    const duplicate = this.groupIndex.reason(group.externalId, entry.displayName);
     if (duplicate !== undefined) return reject(duplicate);
     this.groupIndex.add(group.externalId, group.displayName, this.pending.length);
     this.pending.push({ ref, entry: group });

@@ -168,7 +168,7 @@ function flatten(
     else if (selectedIds.has(g.id)) continue; // the same group listed twice
     const checked =
       reason === undefined && typeof g.id === 'string' && name ? validateGroup({ externalId: g.id, displayName: name }) : undefined;
-    if (checked) reason = checked.ok ? index.reason(checked.value.externalId, checked.value.displayName) : checked.reason;
+    if (checked) reason = checked.ok ? index.reason(checked.value.externalId, name as string) : checked.reason;
     if (reason !== undefined || !checked?.ok) {
       input.rejected.push({
         kind: 'group',

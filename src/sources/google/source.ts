@@ -91,7 +91,8 @@ export class GoogleWorkspaceSource implements Source {
           const m = mapGoogleUser(raw);
           if (m.ok && index.hasId(m.value.externalId)) continue; // a user listed twice across pages
           const checked = m.ok ? validateUser(m.value) : m;
-          const reason = checked.ok ? index.reason(checked.value.externalId, checked.value.userName) : checked.reason;
+          const reason =
+            checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
           if (reason !== undefined || !checked.ok) {
             // With the identity still readable, so the planner protects that account (reconcile.md).
             rejected.push({

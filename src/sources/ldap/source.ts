@@ -149,7 +149,8 @@ export class LdapSource implements Source {
       if (userByDn.has(key) || rejectedUserDns.has(key)) return;
       const m = mapUser(e, s, disabledByFilter.has(key));
       const checked = m.ok ? validateUser(m.value.user) : m;
-      const reason = checked.ok ? index.reason(checked.value.externalId, checked.value.userName) : checked.reason;
+      const reason =
+        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.user.userName) : checked.ok ? undefined : checked.reason;
       if (reason !== undefined || !m.ok || !checked.ok) {
         rejected.push({
           kind: 'user',
@@ -287,7 +288,8 @@ export class LdapSource implements Source {
       const slice = s.rangeRetrieval ? findRangeSlice(raw, s.memberAttribute) : undefined;
       const m = mapGroup(e, s, e.strings(s.memberAttribute));
       const checked = m.ok ? validateGroup(m.value) : m;
-      const reason = checked.ok ? index.reason(checked.value.externalId, checked.value.displayName) : checked.reason;
+      const reason =
+        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.displayName) : checked.ok ? undefined : checked.reason;
       if (reason !== undefined || !checked.ok) {
         rejected.push({
           kind: 'group',

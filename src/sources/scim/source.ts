@@ -47,7 +47,8 @@ export class ScimSource implements Source {
       for (const u of raw) {
         const m = mapScimUser(u);
         const checked = m.ok ? validateUser(m.user) : m;
-        const reason = checked.ok ? index.reason(checked.value.externalId, checked.value.userName) : checked.reason;
+        const reason =
+          checked.ok && m.ok ? index.reason(checked.value.externalId, m.user.userName) : checked.ok ? undefined : checked.reason;
         if (reason !== undefined || !checked.ok) {
           const externalId = typeof u.externalId === 'string' && u.externalId !== '' ? u.externalId : u.id;
           const userName = typeof u.userName === 'string' && u.userName.trim() !== '' ? { userName: u.userName.trim() } : {};
