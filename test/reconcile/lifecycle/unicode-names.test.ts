@@ -134,4 +134,33 @@ describe('unicode names', () => {
     ]);
     expect(groups(sim)).toEqual(['Straße: ada@example.com']);
   });
+
+  it('a name that mixes scripts or reads as Latin gets one plan warning when it is written, and only then', async () => {
+    sim = await startSim();
+    const mixed = 'p\u0430ypal@example.com'; // Cyrillic а
+    const ws = createWorkspace(sim, {
+      directory: dir(
+        [user('u-1', mixed), user('u-2', 'ada@example.com'), user('u-3', '\u0438\u0432\u0430\u043d@example.com')],
+        [{ externalId: 'g-1', displayName: '\u0441\u043e\u0440\u0435', members: ['u-2'] }], // Cyrillic "соре"
+      ),
+    });
+    const run = await apply(ws);
+    expect(run.plan.warnings).toEqual([
+      {
+        code: 'confusable-name',
+        ref: mixed,
+        message: `userName "p\u0430ypal" mixes scripts (Cyrillic, Latin): it can be read as another name; check that it is intended`,
+      },
+      {
+        code: 'confusable-name',
+        ref: '\u0441\u043e\u0440\u0435',
+        message:
+          'displayName "\u0441\u043e\u0440\u0435" is not Latin but reads as "cope": it can be read as another name; check that it is intended',
+      },
+    ]);
+    // A single-script name (иван) is not reported; nothing is refused.
+    expect(users(sim)).toHaveLength(3);
+    const next = await expectConverged(ws);
+    expect(next.warnings).toEqual([]);
+  });
 });
