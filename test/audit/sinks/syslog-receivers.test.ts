@@ -14,8 +14,8 @@ import { startRsyslog, type Rsyslog } from '../../helpers/receivers/rsyslog.ts';
 import { startSyslogNg, type SyslogNg } from '../../helpers/receivers/syslog-ng.ts';
 import { makeEvent, openSink } from './fixtures.ts';
 
-/** Patient retries: a restart takes the receiver away for a few hundred milliseconds. */
-const RESTART_RETRY = { maxAttempts: 40, baseDelayMs: 20, maxDelayMs: 250, maxRetryAfterSeconds: 1 };
+/** Patient retries (about 20 s in all): a restart takes the receiver away for up to seconds on a loaded machine. */
+const RESTART_RETRY = { maxAttempts: 50, baseDelayMs: 20, maxDelayMs: 500, maxRetryAfterSeconds: 1 };
 
 async function counter(c: typeof sinkResentEvents, sink: string): Promise<number> {
   const m = await c.get();
@@ -33,13 +33,13 @@ function events(n: number, from = 0, pad = 300): AuditEvent[] {
 async function exportWithRestart(
   sink: Sink,
   rx: RealReceiver,
-  o: { batches: number; size: number; restartAt: number; from: number },
+  o: { batches: number; size: number; restartAt: number; from: number; signal: 'SIGTERM' | 'SIGKILL' },
 ): Promise<number> {
   let delivered = 0;
   let restart: Promise<void> | undefined;
   for (let b = 0; b < o.batches; b++) {
     const write = sink.write(events(o.size, o.from + b * o.size));
-    if (b === o.restartAt) restart = rx.restart('SIGTERM');
+    if (b === o.restartAt) restart = rx.restart(o.signal);
     delivered += (await write).delivered;
   }
   await restart;
@@ -55,13 +55,15 @@ let nextFrom = 1_000_000;
 async function restartScenario(
   rx: RealReceiver,
   raw: Extract<SinkConfigInput, { type: 'syslog' }>,
+  signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM',
 ): Promise<{ distinct: number; lines: number; resent: number }> {
   const [batches, size] = [12, 500];
   const from = nextFrom;
   nextFrom += 1_000_000;
   const before = rx.lines().length;
-  const sink = await openSink({ ...raw, retry: RESTART_RETRY, timeoutSeconds: 10 });
-  const delivered = await exportWithRestart(sink, rx, { batches, size, restartAt: 4, from });
+  // Jitter pinned to the full step, so the budget is a known time.
+  const sink = await openSink({ ...raw, retry: RESTART_RETRY, timeoutSeconds: 10 }, { random: () => 1 });
+  const delivered = await exportWithRestart(sink, rx, { batches, size, restartAt: 4, from, signal });
   await sink.close();
   expect(delivered).toBe(batches * size);
   let keys: string[] = [];
@@ -207,8 +209,15 @@ describe('syslog sink against syslog-ng', () => {
     await ng?.receiver.stop();
   });
 
-  it('loses no event over plain TCP when syslog-ng restarts mid-export (resends counted)', async () => {
-    const r = await restartScenario(ng.receiver, { name: 'ng-tcp', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: ng.tcpPort });
+  // syslog-ng is killed, not stopped: on SIGTERM it keeps accepting while it shuts down and
+  // drops what its memory queues hold (syslog-ng/syslog-ng#4596), a loss after it has read the
+  // messages that no plain-syslog sender can see (docs/sinks.md).
+  it('loses no event over plain TCP when syslog-ng crashes and restarts mid-export (resends counted)', async () => {
+    const r = await restartScenario(
+      ng.receiver,
+      { name: 'ng-tcp', type: 'syslog', protocol: 'tcp', host: '127.0.0.1', port: ng.tcpPort },
+      'SIGKILL',
+    );
     expect(r.distinct).toBe(6000);
     expect(r.lines - r.distinct).toBeLessThanOrEqual(r.resent);
   });
@@ -224,15 +233,12 @@ describe('syslog sink against syslog-ng', () => {
     expect(lines.filter((l) => l.includes('truncated="'))).toHaveLength(2);
   });
 
-  it('loses no event over TLS when syslog-ng restarts mid-export', async () => {
-    const r = await restartScenario(ng.receiver, {
-      name: 'ng-tls',
-      type: 'syslog',
-      protocol: 'tls',
-      host: '127.0.0.1',
-      port: ng.tlsPort,
-      tls: { caFile: ng.ca.caFile },
-    });
+  it('loses no event over TLS when syslog-ng crashes and restarts mid-export', async () => {
+    const r = await restartScenario(
+      ng.receiver,
+      { name: 'ng-tls', type: 'syslog', protocol: 'tls', host: '127.0.0.1', port: ng.tlsPort, tls: { caFile: ng.ca.caFile } },
+      'SIGKILL',
+    );
     expect(r.distinct).toBe(6000);
     expect(r.lines - r.distinct).toBeLessThanOrEqual(r.resent);
   });
