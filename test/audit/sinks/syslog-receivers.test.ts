@@ -188,6 +188,23 @@ describe('syslog sink against rsyslog', () => {
     expect(lines.map((l) => bodyOf(l)['note'])).toEqual(nasty.map(() => 'a\nb\r\nc\u2028d\u0085e\u0000f'));
   });
 
+  it('delivers over RELP inside TLS (imrelp tls="on"), verifying the receiver against the CA', async () => {
+    const before = rs.receiver.lines().length;
+    const sink = await openSink({
+      name: 'rs-relp-tls',
+      type: 'syslog',
+      protocol: 'relp',
+      relp: { tls: true },
+      host: '127.0.0.1',
+      port: rs.relpTlsPort,
+      // Mutual TLS, as librelp requires: the test CA's certificate serves as the client's too.
+      tls: { caFile: rs.ca.caFile, certFile: rs.ca.certFile, keyFile: rs.ca.keyFile },
+    });
+    expect((await sink.write(events(50, 600_000))).delivered).toBe(50);
+    await sink.close();
+    expect((await rs.receiver.waitForLines(before + 50)).slice(before)).toHaveLength(50);
+  });
+
   it('delivers over RELP without a duplicate when nothing breaks', async () => {
     const before = rs.receiver.lines().length;
     const sink = await openSink({ name: 'rs-relp-calm', type: 'syslog', protocol: 'relp', host: '127.0.0.1', port: rs.relpPort });

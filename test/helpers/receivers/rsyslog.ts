@@ -23,6 +23,11 @@ export interface Rsyslog {
   tcpPort: number;
   tlsPort: number;
   relpPort: number;
+  /**
+   * imrelp with tls="on": librelp then wants a client certificate (its anonymous mode is
+   * anonymous Diffie-Hellman, which Node's TLS does not offer); any the test CA signed passes.
+   */
+  relpTlsPort: number;
   ca: TestCa;
   dir: string;
 }
@@ -32,7 +37,7 @@ export async function startRsyslog(opts: RsyslogOptions = {}): Promise<Rsyslog> 
   const dir = mkdtempSync(join(tmpdir(), 'rsyslog-'));
   mkdirSync(join(dir, 'work'));
   const ca = createTestCa(dir);
-  const [tcpPort, tlsPort, relpPort] = [await freePort(), await freePort(), await freePort()];
+  const [tcpPort, tlsPort, relpPort, relpTlsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const output = join(dir, 'out.log');
   const conf = `
 global(workDirectory="${join(dir, 'work')}" maxMessageSize="${opts.maxMessageSize ?? 8192}"
@@ -43,6 +48,8 @@ input(type="imtcp" address="127.0.0.1" port="${tcpPort}")
 input(type="imtcp" address="127.0.0.1" port="${tlsPort}" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon")
 module(load="imrelp")
 input(type="imrelp" address="127.0.0.1" port="${relpPort}")
+input(type="imrelp" address="127.0.0.1" port="${relpTlsPort}" tls="on" tls.caCert="${ca.caFile}"
+      tls.myCert="${ca.certFile}" tls.myPrivKey="${ca.keyFile}" tls.authMode="certvalid")
 template(name="raw" type="string" string="%rawmsg%\\n")
 action(type="omfile" file="${output}" template="raw")
 `;
@@ -52,9 +59,9 @@ action(type="omfile" file="${output}" template="raw")
     name: 'rsyslogd',
     bin: RSYSLOGD,
     args: ['-n', '-f', confFile, '-i', join(dir, 'rsyslogd.pid')],
-    ports: [tcpPort, tlsPort, relpPort],
+    ports: [tcpPort, tlsPort, relpPort, relpTlsPort],
     output,
   });
   await receiver.start();
-  return { receiver, tcpPort, tlsPort, relpPort, ca, dir };
+  return { receiver, tcpPort, tlsPort, relpPort, relpTlsPort, ca, dir };
 }

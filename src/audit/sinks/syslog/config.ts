@@ -62,7 +62,7 @@ export const syslogSinkSchema = z.strictObject({
   tls: tlsSchema,
   relp: z
     .strictObject({
-      /** RELP inside TLS (librelp's `tls="on"`), with the `tls` settings above. */
+      /** RELP inside TLS (imrelp `tls="on"`), with the `tls` settings above; librelp wants a client certificate. */
       tls: z.boolean().default(false),
       /** Messages sent and not yet acknowledged, at most (librelp's own default window is 128). */
       windowSize: z.number().int().min(1).max(1024).default(128),
