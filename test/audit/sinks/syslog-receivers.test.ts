@@ -13,6 +13,7 @@ import type { RealReceiver } from '../../helpers/receivers/real-receiver.ts';
 import { startRsyslog, type Rsyslog } from '../../helpers/receivers/rsyslog.ts';
 import { startSyslogNg, type SyslogNg } from '../../helpers/receivers/syslog-ng.ts';
 import { makeEvent, openSink } from './fixtures.ts';
+import { HOUR, T0, createHarness, expectedIds } from '../support/harness.ts';
 
 /** Patient retries (about 20 s in all): a restart takes the receiver away for up to seconds on a loaded machine. */
 const RESTART_RETRY = { maxAttempts: 50, baseDelayMs: 20, maxDelayMs: 500, maxRetryAfterSeconds: 1 };
@@ -131,6 +132,52 @@ describe('syslog sink against rsyslog', () => {
     });
     expect(r.distinct).toBe(6000);
     expect(r.lines - r.distinct).toBeLessThanOrEqual(r.resent);
+  });
+
+  it('an export through the engine loses no event when rsyslog restarts in the middle of it', async () => {
+    const h = await createHarness({ plain: false });
+    try {
+      const inner = await openSink(
+        {
+          name: 'rs-export',
+          type: 'syslog',
+          protocol: 'tcp',
+          host: '127.0.0.1',
+          port: rs.tcpPort,
+          retry: { maxAttempts: 50, baseDelayMs: 20, maxDelayMs: 500 },
+        },
+        { random: () => 1 },
+      );
+      let writes = 0;
+      let restart: Promise<void> | undefined;
+      // The engine's own sink, restarting the receiver as its 10th batch goes out.
+      const sink: Sink = {
+        name: inner.name,
+        type: inner.type,
+        idempotent: inner.idempotent,
+        open: () => inner.open(),
+        close: () => inner.close(),
+        write: (batch, signal) => {
+          if (++writes === 10) restart = rs.receiver.restart('SIGTERM');
+          return inner.write(batch, signal);
+        },
+      };
+      const before = rs.receiver.lines().length;
+      const summary = await h.run({}, { sinks: [sink] });
+      await restart;
+      const expected = expectedIds(h.sim, T0, T0 + 6 * HOUR);
+      expect(writes).toBeGreaterThan(20);
+      expect(summary.delivered['rs-export']).toBe(expected.length);
+      const deadline = Date.now() + 10_000;
+      let got = new Set<string>();
+      while (got.size < expected.length && Date.now() < deadline) {
+        got = new Set(rs.receiver.keys().slice(before));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(expected.filter((k) => !got.has(k))).toEqual([]);
+    } finally {
+      await h.close();
+    }
   });
 
   it('truncates a 12 KiB and a 70 KiB event to 8 KiB with a marker: one whole line per event in rsyslog, none cut', async () => {
