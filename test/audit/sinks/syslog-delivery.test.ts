@@ -8,6 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventDoc, type AuditEvent } from '../../../src/audit/event.ts';
 import { sinkResentEvents, sinkTruncatedEvents } from '../../../src/audit/sinks/metrics.ts';
+import { probeSink } from '../../../src/audit/sinks/probe.ts';
+import { sinkConfigSchema } from '../../../src/audit/sinks/registry.ts';
 import { escapeCefValue } from '../../../src/audit/sinks/syslog/cef.ts';
 import type { SyslogFormat } from '../../../src/audit/sinks/syslog/encoder.ts';
 import { fitMessage } from '../../../src/audit/sinks/syslog/fit.ts';
@@ -141,6 +143,14 @@ describe('syslog over RELP (scripted receiver)', () => {
     // evt-10 reached the receiver unanswered and went again: the one possible duplicate.
     expect(rx.messages.map(keyOf)).toEqual([...makeEvents(11).map((e) => e.key), ...makeEvents(10, 10).map((e) => e.key)]);
     expect(await counter(sinkResentEvents, 'relp-close')).toBe(1);
+  });
+
+  it('is probed by a RELP open and close, without a message', async () => {
+    rx = await startRelpReceiver();
+    const c = sinkConfigSchema.parse({ name: 'relp-probe', type: 'syslog', protocol: 'relp', host: '127.0.0.1', port: rx.port });
+    expect(await probeSink(c, process.cwd())).toMatchObject({ ok: true, detail: expect.stringContaining('RELP session accepted') });
+    expect(rx.sessions).toBe(1);
+    expect(rx.messages).toEqual([]);
   });
 
   it('breaks a silent session after the timeout and sends again', async () => {
