@@ -42,8 +42,11 @@ export class RealReceiver {
       }
       const up = await Promise.all(this.spec.ports.map((p) => canConnect(p)));
       if (up.every(Boolean)) return;
-      if (Date.now() > deadline)
-        throw new Error(`${this.spec.name} did not listen on ${this.spec.ports.join(', ')} within 15 s: ${this.stderr}`);
+      if (Date.now() > deadline) {
+        const log = this.stderr;
+        await this.stop('SIGKILL');
+        throw new Error(`${this.spec.name} did not listen on ${this.spec.ports.join(', ')} within 15 s: ${log}`);
+      }
       await sleep(50);
     }
   }
