@@ -22,6 +22,7 @@ export interface RealReceiverSpec {
 export class RealReceiver {
   readonly spec: RealReceiverSpec;
   private child: ChildProcess | undefined;
+  /** The first 8,000 characters the daemon printed: start-up errors come first. */
   private stderr = '';
 
   constructor(spec: RealReceiverSpec) {
@@ -33,8 +34,8 @@ export class RealReceiver {
     const child = spawn(this.spec.bin, this.spec.args, { env: { ...process.env, ...this.spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     child.on('error', () => undefined);
-    child.stdout?.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(-8000)));
-    child.stderr?.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(-8000)));
+    child.stdout?.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(0, 8000)));
+    child.stderr?.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(0, 8000)));
     const deadline = Date.now() + 15_000;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
