@@ -12,6 +12,7 @@
  * Normalized fields whose column is absent or empty are omitted.
  */
 import { EncodedEvent } from './event.ts';
+import { lineSafeJson } from './line-safe-json.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
 import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type PassKeys } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
@@ -153,7 +154,7 @@ export class EventBuilder {
       if (ip !== undefined) json += ',"ip":' + ip;
       json += cols === '' ? '}' : ',' + cols + '}';
     }
-    return this.encode(key, timestampMs, json);
+    return this.encode(key, timestampMs, lineSafeJson(json));
   }
 
   /** The document's UTF-8 bytes appended to the arena (a larger one of its own when it would not fit). */

@@ -4,6 +4,8 @@
  * sinks, one encoding instead of one per sink; in a batch, one string per event instead of an
  * object tree). Events read from an export hold that text as UTF-8 bytes (EncodedEvent).
  */
+import { lineSafeJson } from './line-safe-json.ts';
+
 export interface AuditEvent {
   /** Stable key: the id column when present/configured, else SHA-256 of the canonical row. */
   key: string;
@@ -71,7 +73,7 @@ export class EncodedEvent implements AuditEvent {
 
 /** An event from a document object. */
 export function eventFromDoc(key: string, timestampMs: number, doc: Record<string, unknown>): AuditEvent {
-  return { key, timestampMs, json: JSON.stringify(doc) };
+  return { key, timestampMs, json: lineSafeJson(JSON.stringify(doc)) };
 }
 
 /** The document as an object, for what picks fields from it (syslog headers, CEF, tests). */

@@ -45,7 +45,7 @@ export async function checkSinkSettings(sinks: readonly SinkConfig[], configDir:
           return;
         }
         case 'syslog':
-          if (sink.protocol === 'tls') await attempt(() => loadTls(sink.tls, configDir, at));
+          if (sink.protocol === 'tls' || (sink.protocol === 'relp' && sink.relp.tls)) await attempt(() => loadTls(sink.tls, configDir, at));
           return;
       }
     }),

@@ -6,7 +6,17 @@
 import type { Logger } from 'pino';
 import type { SinkContext } from './context.ts';
 import type { RejectedEvent, SinkObserver } from './sink.ts';
-import { sinkBatchEvents, sinkErrors, sinkEvents, sinkRequestDuration, sinkRequests, sinkRetries, type RequestResult } from './metrics.ts';
+import {
+  sinkBatchEvents,
+  sinkErrors,
+  sinkEvents,
+  sinkRequestDuration,
+  sinkRequests,
+  sinkResentEvents,
+  sinkRetries,
+  sinkTruncatedEvents,
+  type RequestResult,
+} from './metrics.ts';
 
 export class SinkInstrument {
   readonly sink: string;
@@ -39,6 +49,20 @@ export class SinkInstrument {
     sinkErrors.inc({ sink: this.sink, type: this.type, code });
     this.observer?.onError?.({ sink: this.sink, code, message });
     this.logger?.error({ code, err: message }, 'sink error');
+  }
+
+  /** Events sent again because their connection broke before the receiver confirmed them. */
+  resent(n: number, reason: string): void {
+    if (n <= 0) return;
+    sinkResentEvents.inc({ sink: this.sink, type: this.type }, n);
+    this.logger?.warn({ resent: n, reason }, 'sink resends events the receiver had not confirmed (possible duplicates)');
+  }
+
+  /** Events shortened to fit the destination's size limit; their keys help find them. */
+  truncated(keys: string[], maxBytes: number): void {
+    if (keys.length === 0) return;
+    sinkTruncatedEvents.inc({ sink: this.sink, type: this.type }, keys.length);
+    this.logger?.warn({ truncated: keys.length, maxBytes, keys: keys.slice(0, 5) }, 'sink truncated oversize events');
   }
 
   delivered(n: number): void {

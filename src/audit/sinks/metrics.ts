@@ -51,3 +51,17 @@ export const sinkBatchEvents = new Histogram({
   buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10_000],
   registers: [registry],
 });
+
+export const sinkResentEvents = new Counter({
+  name: `${METRIC_PREFIX}audit_sink_resent_events_total`,
+  help: 'Events sent again after a connection broke before the receiver confirmed them (possible duplicates downstream)',
+  labelNames: ['sink', 'type'] as const,
+  registers: [registry],
+});
+
+export const sinkTruncatedEvents = new Counter({
+  name: `${METRIC_PREFIX}audit_sink_truncated_events_total`,
+  help: 'Events shortened to fit the destination message size limit (each carries a truncation marker)',
+  labelNames: ['sink', 'type'] as const,
+  registers: [registry],
+});

@@ -17,6 +17,8 @@ import type { SinkConfig } from './registry.ts';
 import { readSecret, redact, resolvePath } from './secrets.ts';
 import { loadTls, type TlsOptions } from './tls.ts';
 import { joinPath, sinkUrl } from './url.ts';
+import { DEFAULT_PORTS } from './syslog/config.ts';
+import { RelpSession } from './syslog/relp/session.ts';
 
 export interface SinkProbeResult {
   name: string;
@@ -159,9 +161,17 @@ async function probeHttp(c: Extract<SinkConfig, { type: 'http' }>, name: string,
 }
 
 async function probeSyslog(c: Extract<SinkConfig, { type: 'syslog' }>, name: string, configDir: string): Promise<SinkProbeResult> {
-  const port = c.port ?? (c.protocol === 'tls' ? 6514 : 601);
-  const tls = c.protocol === 'tls' ? await loadTls(c.tls, configDir, name) : undefined;
+  const port = c.port ?? DEFAULT_PORTS[c.protocol];
+  const useTls = c.protocol === 'tls' || (c.protocol === 'relp' && c.relp.tls);
+  const tls = useTls ? await loadTls(c.tls, configDir, name) : undefined;
   const where = `${c.protocol}://${c.host}:${port}`;
+  if (c.protocol === 'relp') {
+    // A RELP open and close: the receiver answers the offer, no message is sent.
+    const timeoutMs = c.connectTimeoutSeconds * 1000;
+    const session = await RelpSession.open({ host: c.host, port, tls, connectTimeoutMs: timeoutMs, window: 1, timeoutMs });
+    await session.close();
+    return { name, ok: true, detail: `${where}: RELP session accepted${tls ? ' over TLS' : ''}` };
+  }
   await new Promise<void>((resolve, reject) => {
     const socket = tls
       ? tlsConnect({ host: c.host, port, ...tls, servername: tls.servername ?? c.host })

@@ -1,8 +1,9 @@
 /**
  * A TCP or TLS syslog listener on 127.0.0.1:0 that parses RFC 6587 octet-counted frames
  * (`<len> <msg>`, len in bytes) and records each message. To exercise reconnects it can
- * drop every open connection (`dropAll`) or never read from the first N connections
- * (`stallConnections`, a receiver that hangs).
+ * drop every open connection (`dropAll`), never read from the first N connections
+ * (`stallConnections`, a receiver that hangs), or reset the first connection once it has
+ * read a number of messages (`resetFirstAfter`, a receiver that dies mid-batch).
  */
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
@@ -15,6 +16,8 @@ export interface SyslogReceiver {
   errors: string[];
   /** The first N connections are accepted but never read. */
   stallConnections: number;
+  /** The first connection is reset after this many messages (0: never). */
+  resetFirstAfter: number;
   /** Destroys every open connection (server side). */
   dropAll(): void;
   /** Open server-side connections. */
@@ -30,6 +33,7 @@ export async function startSyslogReceiver(tls?: { key: string; cert: string }): 
     connections: 0,
     errors: [],
     stallConnections: 0,
+    resetFirstAfter: 0,
     dropAll: () => {
       for (const s of sockets) s.destroy();
     },
@@ -46,6 +50,8 @@ export async function startSyslogReceiver(tls?: { key: string; cert: string }): 
       return;
     }
     let buf = Buffer.alloc(0);
+    const first = r.connections === 1;
+    let seen = 0;
     socket.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       for (;;) {
@@ -61,6 +67,10 @@ export async function startSyslogReceiver(tls?: { key: string; cert: string }): 
         if (buf.length < sp + 1 + len) break;
         r.messages.push(buf.subarray(sp + 1, sp + 1 + len).toString('utf8'));
         buf = buf.subarray(sp + 1 + len);
+        if (first && r.resetFirstAfter > 0 && ++seen >= r.resetFirstAfter) {
+          socket.resetAndDestroy();
+          return;
+        }
       }
     });
   };

@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../../event.ts';
+import { docJson, lineSafeJson } from '../doc-json.ts';
 import { formatIndex } from './index-pattern.ts';
 
 /**
@@ -8,5 +9,5 @@ import { formatIndex } from './index-pattern.ts';
  */
 export function encodeBulkCreate(event: AuditEvent, indexPattern: string): Buffer {
   const action = { create: { _index: formatIndex(indexPattern, event.timestampMs), _id: event.key } };
-  return Buffer.from(`${JSON.stringify(action)}\n${event.json}\n`, 'utf8');
+  return Buffer.from(`${lineSafeJson(JSON.stringify(action))}\n${docJson(event)}\n`, 'utf8');
 }

@@ -1,4 +1,5 @@
 import { eventDoc, type AuditEvent } from '../../event.ts';
+import { docJson, lineSafeJson } from '../doc-json.ts';
 
 /**
  * One NDJSON line: `{"_key":…,"_ts":…, …doc}`. The two leading fields have a fixed name
@@ -10,12 +11,12 @@ import { eventDoc, type AuditEvent } from '../../event.ts';
  */
 export function encodeFileLine(event: AuditEvent): string {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
-  let body = event.json;
+  let body = docJson(event);
   if (!event.noReservedMembers && (body.includes('"_key"') || body.includes('"_ts"'))) {
     const { _key: _k, _ts: _t, ...rest } = eventDoc(event);
-    body = JSON.stringify(rest);
+    body = lineSafeJson(JSON.stringify(rest));
   }
-  const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
+  const head = `{"_key":${lineSafeJson(JSON.stringify(event.key))},"_ts":${Math.trunc(event.timestampMs)}`;
   return `${head}${body === '{}' ? '}' : `,${body.slice(1)}`}\n`;
 }
 

@@ -9,6 +9,7 @@ import type { BatchDefaults } from '../common-config.ts';
 import type { RejectedEvent } from '../sink.ts';
 import { encodeFileLine } from './encoder.ts';
 import { grownBuffer } from '../../grown-buffer.ts';
+import { docJson, lineSafeJson } from '../doc-json.ts';
 
 export interface FileChunk {
   events: AuditEvent[];
@@ -61,14 +62,15 @@ export class LineBuffer {
   private encode(event: AuditEvent, at: number): number {
     if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
     const encoded = event instanceof EncodedEvent ? event : undefined;
-    const most = encoded ? encoded.jsonBytes : 3 * event.json.length;
+    const json = encoded ? undefined : docJson(event);
+    const most = encoded ? encoded.jsonBytes : 3 * (json?.length ?? 0);
     if (!event.noReservedMembers || most < 2) return this.put(encodeFileLine(event), at);
-    const head = `{"_key":${JSON.stringify(event.key)},"_ts":${Math.trunc(event.timestampMs)}`;
+    const head = `{"_key":${lineSafeJson(JSON.stringify(event.key))},"_ts":${Math.trunc(event.timestampMs)}`;
     this.reserve(at, 3 * head.length + most + 1);
     const buf = this.buf;
     let end = at + buf.write(head, at, 'utf8');
     const open = end;
-    end += encoded ? encoded.copyJson(buf, end) : buf.write(event.json, end, 'utf8');
+    end += encoded ? encoded.copyJson(buf, end) : buf.write(json ?? '', end, 'utf8');
     if (end - open === 2) {
       buf[open] = 125; // `{}`: the line is the head closed
       end = open + 1;

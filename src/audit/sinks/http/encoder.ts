@@ -1,8 +1,9 @@
 import type { AuditEvent } from '../../event.ts';
+import { docJson } from '../doc-json.ts';
 
 /** One event's document; the request body is these joined as a JSON array or as NDJSON. */
 export function encodeDoc(event: AuditEvent): Buffer {
-  return Buffer.from(event.json, 'utf8');
+  return Buffer.from(docJson(event), 'utf8');
 }
 
 export function encodeBody(payloads: Buffer[], format: 'json' | 'ndjson'): Buffer {

@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../../event.ts';
+import { docJson, lineSafeJson } from '../doc-json.ts';
 
 export interface HecEnvelope {
   index?: string | undefined;
@@ -14,11 +15,10 @@ export interface HecEnvelope {
  */
 export function encodeHecEvent(event: AuditEvent, env: HecEnvelope): Buffer {
   if (!Number.isFinite(event.timestampMs)) throw new Error('event has no valid timestamp');
-  let out = `{"time":${(event.timestampMs / 1000).toFixed(3)}`;
-  if (env.host !== undefined) out += `,"host":${JSON.stringify(env.host)}`;
-  if (env.source !== undefined) out += `,"source":${JSON.stringify(env.source)}`;
-  if (env.sourcetype !== undefined) out += `,"sourcetype":${JSON.stringify(env.sourcetype)}`;
-  if (env.index !== undefined) out += `,"index":${JSON.stringify(env.index)}`;
-  out += `,"event":${event.json}}\n`;
-  return Buffer.from(out, 'utf8');
+  let head = `{"time":${(event.timestampMs / 1000).toFixed(3)}`;
+  if (env.host !== undefined) head += `,"host":${JSON.stringify(env.host)}`;
+  if (env.source !== undefined) head += `,"source":${JSON.stringify(env.source)}`;
+  if (env.sourcetype !== undefined) head += `,"sourcetype":${JSON.stringify(env.sourcetype)}`;
+  if (env.index !== undefined) head += `,"index":${JSON.stringify(env.index)}`;
+  return Buffer.from(`${lineSafeJson(head)},"event":${docJson(event)}}\n`, 'utf8');
 }

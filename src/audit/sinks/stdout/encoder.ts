@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../../event.ts';
+import { docJson } from '../doc-json.ts';
 
 /** One NDJSON line: the event's document, nothing added. */
 export function encodeNdjsonLine(event: AuditEvent): Buffer {
-  return Buffer.from(`${event.json}\n`, 'utf8');
+  return Buffer.from(`${docJson(event)}\n`, 'utf8');
 }

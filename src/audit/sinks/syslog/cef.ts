@@ -2,10 +2,14 @@
  * ArcSight CEF: `CEF:0|Vendor|Product|Version|SignatureID|Name|Severity|Extension`.
  * Header fields escape `\` and `|` (newlines, not allowed there, become spaces);
  * extension values escape `\` and `=` and write newlines as `\n` / `\r` (a `|` needs no
- * escape there). Extension keys are fixed identifiers from config.
+ * escape there). Every other control character (C0, DEL, C1 with NEL, U+2028, U+2029) is
+ * written `\uXXXX` in both, so a line never carries a raw NUL or a line break that a
+ * line-splitting consumer or a C string would cut at; a literal backslash is `\\`, so the
+ * notation cannot be confused with text. Extension keys are fixed identifiers from config.
  */
 import { eventDoc, type AuditEvent } from '../../event.ts';
 import { docField, fieldText } from '../doc-field.ts';
+import { docJson } from '../doc-json.ts';
 
 export interface CefOptions {
   vendor: string;
@@ -18,18 +22,37 @@ export interface CefOptions {
   includeDocument: boolean;
 }
 
+/** Control characters other than CR and LF, and the Unicode line separators. */
+const CONTROLS = /[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+function escapeControls(v: string): string {
+  return v.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function escapeCefHeader(v: string): string {
-  return v
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/\r\n|[\r\n]/g, ' ');
+  return escapeControls(
+    v
+      .replace(/\\/g, '\\\\')
+      .replace(/\|/g, '\\|')
+      .replace(/\r\n|[\r\n]/g, ' '),
+  );
 }
 
 export function escapeCefValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/=/g, '\\=').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+  return escapeControls(v.replace(/\\/g, '\\\\').replace(/=/g, '\\=').replace(/\r/g, '\\r').replace(/\n/g, '\\n'));
 }
 
-export function encodeCef(event: AuditEvent, o: CefOptions, doc: Record<string, unknown> = eventDoc(event)): string {
+/**
+ * One CEF line. `doc`/`json` default to the event's document; a truncated copy passes its
+ * own and `truncatedFromBytes`, which adds `cn1Label=truncatedFromBytes cn1=<bytes>`.
+ */
+export function encodeCef(
+  event: AuditEvent,
+  o: CefOptions,
+  doc: Record<string, unknown> = eventDoc(event),
+  json: string = docJson(event),
+  truncatedFromBytes?: number,
+): string {
   const sig = fieldText(docField(doc, o.signatureIdField)) ?? 'audit';
   const name = fieldText(docField(doc, o.nameField)) ?? sig;
   const header = ['CEF:0', o.vendor, o.product, o.version, sig, name].map((v, i) => (i === 0 ? v : escapeCefHeader(v)));
@@ -40,6 +63,7 @@ export function encodeCef(event: AuditEvent, o: CefOptions, doc: Record<string, 
     const v = fieldText(docField(doc, path));
     if (v !== undefined) ext.push(`${key}=${escapeCefValue(v)}`);
   }
-  if (o.includeDocument) ext.push('cs1Label=auditEvent', `cs1=${escapeCefValue(event.json)}`);
+  if (o.includeDocument) ext.push('cs1Label=auditEvent', `cs1=${escapeCefValue(json)}`);
+  if (truncatedFromBytes !== undefined) ext.push('cn1Label=truncatedFromBytes', `cn1=${truncatedFromBytes}`);
   return `${header.join('|')}|${o.severity}|${ext.join(' ')}`;
 }

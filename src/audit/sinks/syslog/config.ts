@@ -44,16 +44,44 @@ export const SEVERITIES = {
 const printable = (max: number) =>
   z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${max}}$`), `printable ASCII without spaces, at most ${max} characters`);
 
-/** RFC 5424 over TCP or TLS with octet-counting framing (RFC 6587 / RFC 5425). */
+/** Default ports: RFC 5425 (tls), RFC 6587 (tcp), rsyslog's documented RELP port. */
+export const DEFAULT_PORTS = { tls: 6514, tcp: 601, relp: 2514 } as const;
+
+/**
+ * RFC 5424 messages over TCP or TLS (RFC 6587 / RFC 5425 framing), or over RELP, rsyslog's
+ * acknowledged protocol.
+ */
 export const syslogSinkSchema = z.strictObject({
   type: z.literal('syslog'),
-  // Receivers commonly cap a frame near 64 KiB; a request here is a socket write of many frames.
+  // One socket write per request, of many frames.
   ...sinkBase({ maxEvents: 500, maxBytes: 1024 * 1024 }),
-  protocol: z.enum(['tcp', 'tls']).default('tls'),
+  protocol: z.enum(['tcp', 'tls', 'relp']).default('tls'),
   host: z.string().min(1),
-  /** Default 6514 for tls (RFC 5425), 601 for tcp (RFC 6587). */
+  /** Default 6514 for tls, 601 for tcp, 2514 for relp. */
   port: z.number().int().min(1).max(65_535).optional(),
   tls: tlsSchema,
+  relp: z
+    .strictObject({
+      /** RELP inside TLS (imrelp `tls="on"`), with the `tls` settings above; librelp wants a client certificate. */
+      tls: z.boolean().default(false),
+      /** Messages sent and not yet acknowledged, at most (librelp's own default window is 128). */
+      windowSize: z.number().int().min(1).max(1024).default(128),
+    })
+    .prefault({}),
+  /** TCP/TLS frames: RFC 6587 octet counting, or a trailing LF (line breaks inside escaped). Not used by RELP. */
+  framing: z.enum(['octet-counting', 'lf']).default('octet-counting'),
+  /**
+   * Largest message sent, in bytes (the syslog message, without the frame's length prefix or
+   * LF). 8 KiB is what RFC 5425 says receivers should accept, and rsyslog's default.
+   */
+  maxMessageBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(8192),
+  /** A larger message: `truncate` its longest text fields (marked and counted), or `dead-letter` it. */
+  oversize: z.enum(['truncate', 'dead-letter']).default('truncate'),
   facility: z.union([z.enum(Object.keys(FACILITIES) as [keyof typeof FACILITIES]), z.number().int().min(0).max(23)]).default('local0'),
   severity: z.union([z.enum(Object.keys(SEVERITIES) as [keyof typeof SEVERITIES]), z.number().int().min(0).max(7)]).default('info'),
   appName: printable(48).default('scim-audit-sync'),
@@ -90,7 +118,7 @@ export const syslogSinkSchema = z.strictObject({
     })
     .prefault({}),
   connectTimeoutSeconds: z.number().positive().max(300).default(10),
-  /** Max time for one batch write to be flushed to the socket. */
+  /** Max time for one attempt's messages to be confirmed by the receiver (closed in answer, or RELP-acknowledged). */
   timeoutSeconds: z.number().positive().max(600).default(30),
 });
 export type SyslogSinkConfig = z.infer<typeof syslogSinkSchema>;

@@ -1,69 +1,38 @@
 /**
- * One TCP or TLS connection to a syslog receiver. A connection that saw an error, an end
- * or a close is never reused: the sink reconnects and resends. Reads are drained and
- * ignored (syslog has no application-level answer).
+ * One TCP or TLS connection to a syslog receiver, for one batch. Plain syslog has no
+ * acknowledgement, and bytes the kernel accepted are not bytes the receiver read: a receiver
+ * that restarts loses what sat in its socket buffer. So a batch is written, then committed by
+ * closing our side and waiting for the receiver to close its own: rsyslog and syslog-ng
+ * close only once they have read to the end of the stream, while a receiver that dies with
+ * unread data resets the connection instead. A connection that saw an error is never reused.
+ * Reads are drained and ignored (syslog has no application-level answer).
  */
-import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
-import type { TlsOptions } from '../tls.ts';
+import type { Socket } from 'node:net';
 import { TransportFailure } from '../retry-loop.ts';
-import { errorCodeOf } from '../../../errors.ts';
-
-export interface SyslogConnectionOptions {
-  protocol: 'tcp' | 'tls';
-  host: string;
-  port: number;
-  tls: TlsOptions | undefined;
-  connectTimeoutMs: number;
-}
+import { codeOf, failure, openSocket, type SocketOptions } from './socket.ts';
 
 export class SyslogConnection {
   private readonly socket: Socket;
   private broken: Error | undefined;
+  /** Our side has ended: the receiver's end of stream is then the answer we wait for. */
+  private ending = false;
+  private peerEnded = false;
 
   private constructor(socket: Socket) {
     this.socket = socket;
     socket.on('data', () => undefined);
     socket.on('error', (e) => (this.broken ??= e));
-    socket.on('end', () => (this.broken ??= failure('ECONNRESET', 'the receiver closed the connection')));
-    socket.on('close', () => (this.broken ??= failure('ECONNRESET', 'connection closed')));
-  }
-
-  static open(o: SyslogConnectionOptions): Promise<SyslogConnection> {
-    return new Promise((resolve, reject) => {
-      const readyEvent = o.protocol === 'tls' ? 'secureConnect' : 'connect';
-      const socket: Socket =
-        o.protocol === 'tls'
-          ? tlsConnect({
-              host: o.host,
-              port: o.port,
-              ...(o.tls ?? { rejectUnauthorized: true }),
-              // SNI must be a host name, never an IP literal.
-              ...(o.tls?.servername ? {} : isIP(o.host) ? {} : { servername: o.host }),
-            })
-          : netConnect({ host: o.host, port: o.port });
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(failure('ETIMEDOUT', `connect timeout after ${o.connectTimeoutMs} ms`));
-      }, o.connectTimeoutMs);
-      const onError = (e: Error): void => {
-        clearTimeout(timer);
-        socket.destroy();
-        reject(failure(codeOf(e), `connect to ${o.host}:${o.port} failed (${codeOf(e)})`, e));
-      };
-      socket.once('error', onError);
-      socket.once(readyEvent, () => {
-        clearTimeout(timer);
-        socket.off('error', onError);
-        socket.setNoDelay(true);
-        socket.setKeepAlive(true, 30_000);
-        resolve(new SyslogConnection(socket));
-      });
+    socket.on('end', () => {
+      this.peerEnded = true;
+      if (!this.ending) this.broken ??= failure('ECONNRESET', 'the receiver closed the connection');
+    });
+    socket.on('close', () => {
+      if (!this.peerEnded) this.broken ??= failure('ECONNRESET', 'connection closed');
     });
   }
 
-  get usable(): boolean {
-    return this.broken === undefined && !this.socket.destroyed;
+  static async open(o: SocketOptions): Promise<SyslogConnection> {
+    return new SyslogConnection(await openSocket(o));
   }
 
   /**
@@ -103,30 +72,35 @@ export class SyslogConnection {
     });
   }
 
-  /** Graceful: flush pending bytes with FIN. */
-  async end(): Promise<void> {
-    if (this.socket.destroyed) return;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
+  /**
+   * Ends our side (FIN, after TLS close_notify) and resolves once the receiver closed its side
+   * in answer, without an error: it has read everything written. A reset, an error, or no
+   * answer within `timeoutMs` rejects, and the batch is sent again on a new connection.
+   */
+  commit(timeoutMs: number): Promise<void> {
+    if (this.broken) return Promise.reject(failure(codeOf(this.broken), this.broken.message));
+    this.ending = true;
+    return new Promise((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.broken || !this.peerEnded) {
+          const e = this.broken ?? failure('ECONNRESET', 'connection closed before the receiver confirmed');
+          reject(e instanceof TransportFailure ? e : failure(codeOf(e), `commit failed (${codeOf(e)})`, e));
+        } else resolve();
+      };
+      const timer = setTimeout(() => {
+        this.broken ??= failure('ETIMEDOUT', `the receiver did not close within ${timeoutMs} ms of the end of the batch`);
         this.socket.destroy();
-        resolve();
-      }, 5_000);
-      this.socket.end(() => {
-        clearTimeout(t);
-        resolve();
-      });
+      }, timeoutMs);
+      if (this.socket.destroyed) done();
+      else {
+        this.socket.once('close', done);
+        this.socket.end();
+      }
     });
   }
 
   destroy(): void {
     this.socket.destroy();
   }
-}
-
-function codeOf(e: Error): string {
-  return errorCodeOf(e) ?? 'ERR';
-}
-
-function failure(code: string, message: string, cause?: unknown): TransportFailure {
-  return new TransportFailure(code, message, cause);
 }
