@@ -6,6 +6,7 @@
  *   2  configuration error — invalid config, usage error, and the fatal errors that only
  *      a config/credential change can fix: 401, 403, insecure URL, feature not enabled
  *   3  a safety guard tripped (e.g. too many deletions); nothing was changed past it
+ *   4  `audit verify` found a window whose re-export differs from what was delivered
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError, ErrorCodes, isSyncError } from '../errors.ts';
@@ -16,6 +17,7 @@ export const ExitCode = {
   FAILED: 1,
   CONFIG: 2,
   GUARD: 3,
+  AUDIT_GAP: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
