@@ -142,8 +142,8 @@ export class RunContext {
     this.observer({ type: 'parse-errors', rows: rows.length });
   }
 
-  /** The digests to commit with the cursor: this commit's events, and `whole` for windows read whole. */
-  private digestCommit(cursorMs: number, whole: WindowDigest[]): DigestCommit {
+  /** The digests to commit with the cursor: the events handled since the last commit. */
+  private digestCommit(cursorMs: number): DigestCommit {
     const windowMs = this.digest.windowMs;
     const add = this.unrecorded.length > 0 ? combineDigests(this.unrecorded, this.digest.take(), 1) : this.digest.take();
     this.unrecorded = add;
@@ -151,7 +151,6 @@ export class RunContext {
       windowMs,
       ...(this.digestReset ? { reset: this.digestReset } : {}),
       add,
-      set: whole,
       pruneBeforeMs: alignDown(cursorMs - this.config.verify.retentionDays * DAY_MS, windowMs),
     };
   }
@@ -159,15 +158,8 @@ export class RunContext {
   /**
    * Commit the cursor (never backwards) together with the keys added since the last commit.
    * `cursorCandidateMs` is also how far this run got (inside `[windowStartMs, windowEndMs]`).
-   * `whole`: the digest of a window this pass read from its start to its end (it replaces the stored one).
    */
-  async checkpoint(
-    cursorCandidateMs: number,
-    windowStartMs: number,
-    windowEndMs: number,
-    phase: AuditProgress['phase'],
-    whole: WindowDigest[] = [],
-  ): Promise<void> {
+  async checkpoint(cursorCandidateMs: number, windowStartMs: number, windowEndMs: number, phase: AuditProgress['phase']): Promise<void> {
     const cursorMs = this.cursorMs === null ? cursorCandidateMs : Math.max(this.cursorMs, cursorCandidateMs);
     const pruneBeforeMs = cursorMs - this.overlapMs;
     const added = this.dedupe.takePending(pruneBeforeMs);
@@ -182,7 +174,7 @@ export class RunContext {
         nowMs,
         ...(this.columnsDirty ? { columns: this.columns } : {}),
         ...(clearBackfill ? { backfill: null } : this.backfillDirty ? { backfill: this.backfill } : {}),
-        digests: this.digestCommit(cursorMs, whole),
+        digests: this.digestCommit(cursorMs),
       });
     } catch (e) {
       this.dedupe.restorePending(added);

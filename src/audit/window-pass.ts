@@ -19,7 +19,6 @@ import { COLUMN_CANDIDATES, uniqueColumnNames } from './columns.ts';
 import { readCsv, type BadRow, type CsvHandler } from './csv/read-csv.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
 import { BAD_ROW_KEY_PREFIX } from './dedupe-set.ts';
-import { DigestAccumulator } from './digest/window-digest.ts';
 import type { AuditEvent } from './event.ts';
 import { PassKeys } from './event-key.ts';
 import type { RunContext } from './run-context.ts';
@@ -56,17 +55,12 @@ export class WindowPass {
   private sinceCheckpoint = 0;
   private row = 0;
   private unreported = { read: 0, duplicates: 0 };
-  /** A pass over a whole grid window: the digest of every event it read (docs/audit.md#verify). */
-  private readonly whole: DigestAccumulator | undefined;
 
   constructor(ctx: RunContext, window: ExportWindow, parseTimestamp?: TimestampParser) {
     this.ctx = ctx;
     this.window = window;
     this.request = requestFor(window, ctx.config.precision);
     this.parseTimestamp = parseTimestamp ?? createTimestampParser(ctx.config.timestamp.timezone);
-    const windowMs = ctx.config.windowMinutes * 60_000;
-    this.whole =
-      window.startMs % windowMs === 0 && window.endMs - window.startMs === windowMs ? new DigestAccumulator(windowMs) : undefined;
   }
 
   async run(platform: PlatformClient): Promise<void> {
@@ -102,7 +96,7 @@ export class WindowPass {
       this.reportCounts();
     }
     this.ctx.summary.windowsDone++;
-    await this.ctx.checkpoint(this.window.endMs, this.window.startMs, this.window.endMs, 'window-done', this.whole?.take());
+    await this.ctx.checkpoint(this.window.endMs, this.window.startMs, this.window.endMs, 'window-done');
   }
 
   private onHeader(cells: string[]): void {
@@ -140,7 +134,6 @@ export class WindowPass {
     if (ts < this.lastTs) this.ascending = false;
     this.lastTs = ts;
     const key = builder.keyOf(values, this.keys);
-    if (key !== undefined) this.whole?.add(key, ts);
     if (key === undefined || this.ctx.dedupe.has(key)) {
       this.ctx.summary.duplicatesSkipped++;
       this.unreported.duplicates++;

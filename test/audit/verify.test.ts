@@ -84,7 +84,7 @@ for (const store of ['file', 'redis'] as const) {
       expect(r.windows[0]?.sinks?.[0]?.unexpected.map((e) => e.key).sort()).toEqual([...gone].sort());
     });
 
-    it('a re-export of whole windows with --from records them again without counting them twice', async () => {
+    it('a --from re-export below the cursor leaves every window matching (nothing is counted twice)', async () => {
       h = await createHarness({ redis: store === 'redis', plain: false });
       await h.run();
       await h.run({ from: new Date(T0) });

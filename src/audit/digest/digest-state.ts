@@ -37,7 +37,6 @@ export function applyDigestCommit(m: DigestMap, d: DigestCommit): void {
       cur ? { startMs: w.startMs, endMs: w.endMs, count: cur.count + w.count, hash: addHash(cur.hash, w.hash) } : { ...w },
     );
   }
-  for (const w of d.set) m.windows.set(w.startMs, { ...w });
   for (const start of m.windows.keys()) if (start < d.pruneBeforeMs) m.windows.delete(start);
   if (m.sinceMs !== null && m.sinceMs < d.pruneBeforeMs) m.sinceMs = d.pruneBeforeMs;
 }

@@ -39,7 +39,6 @@ local function apply_digests(key, spec)
       redis.call('HSET', key, w[1], w[2] .. ' ' .. string.format('%d', w[3]) .. ' ' .. w[4])
     end
   end
-  for _, w in ipairs(d.set) do redis.call('HSET', key, w[1], w[2] .. ' ' .. string.format('%d', w[3]) .. ' ' .. w[4]) end
   local prune = tonumber(d.prune)
   for _, f in ipairs(redis.call('HKEYS', key)) do
     if string.sub(f, 1, 1) ~= '_' and tonumber(f) < prune then redis.call('HDEL', key, f) end
@@ -58,7 +57,6 @@ export function digestArg(d: DigestCommit | undefined): string {
     windowMs: String(d.windowMs),
     ...(d.reset ? { reset: String(d.reset.sinceMs) } : {}),
     add: d.add.map(row),
-    set: d.set.map(row),
     prune: String(d.pruneBeforeMs),
   });
 }

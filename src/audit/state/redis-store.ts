@@ -129,7 +129,6 @@ export class RedisAuditStateStore implements AuditStateStore {
             windowMs: digests.windowMs,
             ...(digests.reset ? { reset: digests.reset } : {}),
             add: digestsOf(keys, digests.windowMs, BAD_ROW_KEY_PREFIX),
-            set: [],
           }
         : undefined;
       const slice: (string | number)[] = [

@@ -33,8 +33,6 @@ export interface DigestCommit {
   reset?: { sinceMs: number };
   /** Added to the stored digests: the events handled since the last commit. */
   add: WindowDigest[];
-  /** Replace the stored digests: windows this run read whole (applied after `add`). */
-  set: WindowDigest[];
   /** Digests of windows starting before this are forgotten; `sinceMs` moves up to it. */
   pruneBeforeMs: number;
 }
