@@ -1,6 +1,7 @@
 /**
  * The digest of a window's events: how many, and an order-independent hash of their keys —
- * the sum, modulo 2^128, of the first 128 bits of each key's SHA-256. A sum (not an XOR)
+ * the sum, modulo 2^128, of the first 128 bits of each key's SHA-256 (of the key itself when it
+ * is one: 64 hex digits, the row hash of an export without an id column). A sum (not an XOR)
  * is a multiset hash: an event counted twice changes it, and any subset of events sums to
  * something else than the whole with overwhelming probability. Digests add up: a window
  * exported in pieces (runs, checkpoints) has the sum of its pieces' digests, which is how
@@ -62,9 +63,45 @@ export function subHash(a: string, b: string): string {
   return addHash(a, hexOf(neg));
 }
 
-/** The element a key adds to a digest: the first 128 bits of the SHA-256 of its UTF-8 bytes. */
-export function keyElement(key: string): Buffer {
-  return hash('sha256', key, 'buffer').subarray(0, 16);
+/** The element of a key that is 64 lowercase hex digits (a SHA-256), as limbs into `out`; false for any other key. */
+function hexElement(key: string, out: Limbs): boolean {
+  if (key.length !== 64) return false;
+  let v = 0;
+  for (let i = 0; i < 64; i++) {
+    const c = key.charCodeAt(i);
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+    if (d < 0) return false;
+    if (i < 32) {
+      v = v * 16 + d;
+      if (i % 8 === 7) {
+        out[(i - 7) / 8] = v;
+        v = 0;
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * The element a key adds to a digest, as four 32-bit limbs: the first 128 bits of the SHA-256
+ * of its UTF-8 bytes, or of the key itself when it already is a SHA-256 (the row hash of an
+ * export without an id column: hashing it again would add a second SHA-256 per event to the
+ * export's CPU for no gain in spread).
+ */
+function elementLimbs(key: string, out: Limbs): void {
+  if (hexElement(key, out)) return;
+  const h = hash('sha256', key, 'buffer');
+  out[0] = h.readUInt32BE(0);
+  out[1] = h.readUInt32BE(4);
+  out[2] = h.readUInt32BE(8);
+  out[3] = h.readUInt32BE(12);
+}
+
+/** The element of a key as 32 hex digits. */
+export function keyElement(key: string): string {
+  const out: Limbs = [0, 0, 0, 0];
+  elementLimbs(key, out);
+  return hexOf(out);
 }
 
 interface Acc {
@@ -77,6 +114,8 @@ interface Acc {
 export class DigestAccumulator {
   readonly windowMs: number;
   private windows = new Map<number, Acc>();
+  /** Scratch limbs of the key being added. */
+  private readonly element: Limbs = [0, 0, 0, 0];
 
   constructor(windowMs: number) {
     this.windowMs = windowMs;
@@ -87,7 +126,8 @@ export class DigestAccumulator {
   }
 
   add(key: string, timestampMs: number): void {
-    const e = keyElement(key);
+    const e = this.element;
+    elementLimbs(key, e);
     const startMs = Math.floor(timestampMs / this.windowMs) * this.windowMs;
     let acc = this.windows.get(startMs);
     if (!acc) {
@@ -95,7 +135,7 @@ export class DigestAccumulator {
       this.windows.set(startMs, acc);
     }
     acc.count++;
-    addInto(acc.sum, e.readUInt32BE(0), e.readUInt32BE(4), e.readUInt32BE(8), e.readUInt32BE(12));
+    addInto(acc.sum, e[0], e[1], e[2], e[3]);
   }
 
   /** The digests so far, by window start, and a fresh start. */
