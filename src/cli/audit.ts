@@ -84,6 +84,10 @@ export function renderStatus(st: AuditStatus): string[] {
     ['backfill', st.backfill ? `${(st.backfill.ratio * 100).toFixed(1)}% of ${st.backfill.from} .. ${st.backfill.to}` : 'none'],
     ['dead letters', perSink(st.deadLetters)],
     ['dead-letter store', st.deadLetterStore],
+    [
+      'verify digests',
+      st.digests.since === null ? 'none yet' : `${st.digests.windows} windows of ${st.digests.windowMinutes} min since ${st.digests.since}`,
+    ],
   ]);
 }
 

@@ -5,6 +5,7 @@
  * verify's own re-export (verify finds the recorded ones unexpected).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { auditStatus } from '../../src/audit/status.ts';
 import { runAuditVerify, type VerifyReport } from '../../src/audit/verify/run-verify.ts';
 import { createHarness, expectedIds, HOUR, T0, type Harness } from './support/harness.ts';
 
@@ -42,6 +43,8 @@ for (const store of ['file', 'redis'] as const) {
       const st = await h.state.load();
       const recorded = st.digests.windows.reduce((n, w) => n + w.count, 0);
       expect(recorded).toBe(expectedIds(h.sim, T0, T0 + 6 * HOUR).length);
+      const status = await auditStatus({ tenant: h.tenant, state: h.state, deadLetters: h.deadLetters });
+      expect(status.digests).toEqual({ since: iso(T0), windowMinutes: 60, windows: 6 });
     });
 
     it('a window the first export lost events from is reported with its missing count, and the file sink names the events', async () => {
