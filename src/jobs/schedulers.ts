@@ -97,7 +97,7 @@ async function upsertIfChanged(
  */
 export async function triggerRun(
   queue: Queue,
-  kind: 'reconcile' | 'audit',
+  kind: 'reconcile' | 'audit' | 'audit-verify',
   tenant: string,
   attempts: number,
   trigger: 'manual' | 'approval' = 'manual',
