@@ -13,6 +13,7 @@ import { createObservabilityServer, type ObservabilityServer } from './observabi
 import { QUEUE_STATES, watchQueueDepth } from './jobs/metrics.ts';
 import { processChunk, type ChunkJobData } from './jobs/apply-job.ts';
 import { processAudit, type AuditJobData } from './jobs/audit-job.ts';
+import { AUDIT_VERIFY_JOB, processAuditVerify, type AuditVerifyJobData } from './jobs/audit-verify-job.ts';
 import { processReconcile, type ReconcileJobData } from './jobs/reconcile-job.ts';
 import { QUEUE_NAMES } from './jobs/keys.ts';
 import { checkRedisRequirements, redisFactory, type RedisClient } from './jobs/redis.ts';
@@ -205,9 +206,14 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       }
       if (want.has('audit')) {
         instrumentWorker(
-          new Worker<AuditJobData>(
+          new Worker<AuditJobData | AuditVerifyJobData>(
             QUEUE_NAMES.audit,
-            (job) => track(processAudit(job, { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal })),
+            (job) => {
+              const deps = { redis, keyPrefix: factory.keyPrefix, tenants, logger, signal: shutdown.signal };
+              return job.name === AUDIT_VERIFY_JOB
+                ? track(processAuditVerify(job as Job<AuditVerifyJobData>, deps))
+                : track(processAudit(job as Job<AuditJobData>, deps));
+            },
             {
               connection: conn('worker-audit'),
               ...bull,

@@ -91,6 +91,13 @@ export const auditSchema = z
         maxDelayMs: z.number().int().min(1).default(60_000),
       })
       .prefault({}),
+    /** Window digests for `audit verify` (docs/audit.md#verify). */
+    verify: z
+      .strictObject({
+        /** Digests of windows older than this (before the cursor) are forgotten: the state stays bounded. */
+        retentionDays: z.number().int().min(1).max(3660).default(30),
+      })
+      .prefault({}),
     sinks: sinksConfigSchema,
   })
   .refine((a) => a.precision !== 'date' || a.windowMinutes % DAY_MINUTES === 0, {

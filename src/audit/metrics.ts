@@ -63,6 +63,24 @@ export const auditMetrics = {
     labelNames: ['tenant'] as const,
     registers: [registry],
   }),
+  verifyGapWindows: new Gauge({
+    name: `${p}verify_gap_windows`,
+    help: 'Windows the last `audit verify` of the daemon found differing from what was delivered (0 = no gap)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  }),
+  verifyMissing: new Gauge({
+    name: `${p}verify_missing_events`,
+    help: 'Events the last `audit verify` found on the platform and not in the recorded digests (a lower bound)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  }),
+  verifyRunsTotal: new Counter({
+    name: `${p}verify_runs_total`,
+    help: 'Scheduled `audit verify` runs by result: match, gap, failed',
+    labelNames: ['tenant', 'result'] as const,
+    registers: [registry],
+  }),
   backfillProgress: new Gauge({
     name: `${p}backfill_progress_ratio`,
     help: "Share of the current run's range it has committed (a re-run starts at 0; 1 when done)",

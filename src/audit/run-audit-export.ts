@@ -15,7 +15,7 @@ import { SinkFailedError, type SinkLane } from './fan-out.ts';
 import { ignoreAuditEvents } from './observer.ts';
 import { RunContext } from './run-context.ts';
 import type { AuditEngineDeps, AuditRunOptions, AuditRunSummary } from './run-types.ts';
-import { planRange, planWindows, type ExportWindow } from './windows.ts';
+import { alignUp, planRange, planWindows, type ExportWindow } from './windows.ts';
 import { WindowPass } from './window-pass.ts';
 
 export type { AuditEngineDeps, AuditRunOptions, AuditRunSummary, AuditProgress } from './run-types.ts';
@@ -136,6 +136,12 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       windows.length > 1
         ? { fromMs: st.backfill?.fromMs ?? range.startMs, toMs: range.endMs, startedAtMs: st.backfill?.startedAtMs ?? started }
         : st.backfill;
+    // Digests start (again) where they can cover every handled event: at the range's start on a
+    // first run, else at the first window boundary from the cursor (events before it were
+    // handled by runs that recorded no digest, or on another grid).
+    const windowMs = config.windowMinutes * 60_000;
+    const digestReset =
+      st.digests.windowMs === windowMs ? undefined : { sinceMs: st.cursorMs === null ? range.startMs : alignUp(st.cursorMs, windowMs) };
     const ctx = new RunContext({
       tenant,
       config,
@@ -153,6 +159,7 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       signal: deps.signal,
       onProgress: deps.onProgress,
       summary,
+      digestReset,
     });
     ctx.windowCount = windows.length;
     observer({ type: 'run-started', fromMs: range.startMs, toMs: range.endMs, windows: windows.length, cursorMs: st.cursorMs });

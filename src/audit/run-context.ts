@@ -7,13 +7,17 @@
 import { columnDrift } from './columns.ts';
 import type { AuditConfig } from './config-schema.ts';
 import type { DedupeSet } from './dedupe-set.ts';
+import { DigestAccumulator, combineDigests, type WindowDigest } from './digest/window-digest.ts';
 import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
 import { PARSE_DEAD_LETTER } from './dead-letter/store.ts';
 import type { AuditEvent } from './event.ts';
 import { fanOut, type SinkLane } from './fan-out.ts';
 import type { AuditObserver } from './observer.ts';
 import type { AuditProgress, AuditRunSummary } from './run-types.ts';
-import type { AuditStateStore, BackfillProgress } from './state/store.ts';
+import type { AuditStateStore, BackfillProgress, DigestCommit } from './state/store.ts';
+import { alignDown } from './windows.ts';
+
+const DAY_MS = 86_400_000;
 
 export interface RunContextInit {
   tenant: string;
@@ -32,6 +36,8 @@ export interface RunContextInit {
   signal: AbortSignal | undefined;
   onProgress: ((p: AuditProgress) => void) | undefined;
   summary: AuditRunSummary;
+  /** The first commit drops the stored digests and starts them here (first digests, or a new window length). */
+  digestReset?: { sinceMs: number } | undefined;
 }
 
 export class RunContext {
@@ -58,6 +64,11 @@ export class RunContext {
   private readonly rangeStartMs: number;
   private readonly rangeEndMs: number;
   private readonly onProgress: ((p: AuditProgress) => void) | undefined;
+  /** Digests of the events handled since the last commit (docs/audit.md#verify). */
+  private readonly digest: DigestAccumulator;
+  /** Digests a failed commit did not record: carried by the next one. */
+  private unrecorded: WindowDigest[] = [];
+  private digestReset: { sinceMs: number } | undefined;
 
   constructor(init: RunContextInit) {
     this.tenant = init.tenant;
@@ -79,6 +90,8 @@ export class RunContext {
     this.onProgress = init.onProgress;
     this.summary = init.summary;
     this.overlapMs = init.config.overlapMinutes * 60_000;
+    this.digest = new DigestAccumulator(init.config.windowMinutes * 60_000);
+    this.digestReset = init.digestReset;
   }
 
   /** A new export header: record drift against the previous one (not fatal, counted). */
@@ -101,7 +114,10 @@ export class RunContext {
   async deliver(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     const results = await fanOut(events, this.lanes, this.deadLetters, this.signal, this.now());
-    for (const e of events) this.dedupe.add(e.key, e.timestampMs);
+    for (const e of events) {
+      this.dedupe.add(e.key, e.timestampMs);
+      this.digest.add(e.key, e.timestampMs);
+    }
     for (const [sink, r] of results) {
       const s = this.summary;
       s.delivered[sink] = (s.delivered[sink] ?? 0) + r.delivered + r.alreadyHeld;
@@ -126,6 +142,19 @@ export class RunContext {
     this.observer({ type: 'parse-errors', rows: rows.length });
   }
 
+  /** The digests to commit with the cursor: the events handled since the last commit. */
+  private digestCommit(cursorMs: number): DigestCommit {
+    const windowMs = this.digest.windowMs;
+    const add = this.unrecorded.length > 0 ? combineDigests(this.unrecorded, this.digest.take(), 1) : this.digest.take();
+    this.unrecorded = add;
+    return {
+      windowMs,
+      ...(this.digestReset ? { reset: this.digestReset } : {}),
+      add,
+      pruneBeforeMs: alignDown(cursorMs - this.config.verify.retentionDays * DAY_MS, windowMs),
+    };
+  }
+
   /**
    * Commit the cursor (never backwards) together with the keys added since the last commit.
    * `cursorCandidateMs` is also how far this run got (inside `[windowStartMs, windowEndMs]`).
@@ -145,6 +174,7 @@ export class RunContext {
         nowMs,
         ...(this.columnsDirty ? { columns: this.columns } : {}),
         ...(clearBackfill ? { backfill: null } : this.backfillDirty ? { backfill: this.backfill } : {}),
+        digests: this.digestCommit(cursorMs),
       });
     } catch (e) {
       this.dedupe.restorePending(added);
@@ -152,6 +182,8 @@ export class RunContext {
     }
     this.columnsDirty = false;
     this.backfillDirty = false;
+    this.unrecorded = [];
+    this.digestReset = undefined;
     if (clearBackfill) this.backfill = null;
     this.dedupe.prune(pruneBeforeMs);
     this.cursorMs = cursorMs;

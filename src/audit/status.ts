@@ -18,6 +18,8 @@ export interface AuditStatus {
   backfill: { from: string; to: string; startedAt: string; ratio: number } | null;
   deadLetters: Record<string, number>;
   deadLetterStore: string;
+  /** Window digests for `audit verify`: from when they cover every event, and how many windows are held. */
+  digests: { since: string | null; windowMinutes: number | null; windows: number };
 }
 
 export async function auditStatus(deps: {
@@ -53,5 +55,10 @@ export async function auditStatus(deps: {
       : null,
     deadLetters: counts,
     deadLetterStore: deps.deadLetters.describe,
+    digests: {
+      since: iso(st.digests.sinceMs),
+      windowMinutes: st.digests.windowMs === null ? null : st.digests.windowMs / 60_000,
+      windows: st.digests.windows.length,
+    },
   };
 }

@@ -3,8 +3,9 @@
  *   audit export --config F [--from ISO] [--to ISO] [--json]   one run (or a backfill), then a summary
  *   audit status --config F [--json]                          cursor, lag, backfill, dead letters
  *   audit replay --config F --sink NAME [--json]              re-deliver a sink's dead letters
+ *   audit verify --config F [--from ISO] [--to ISO] [--json]   prove nothing was missed (audit-verify.ts)
  * Exit codes: 0 ok; 1 a run failed or something was dead-lettered / rejected again; 2 config,
- * credential or feature problem (401, 403, feature disabled).
+ * credential or feature problem (401, 403, feature disabled); 4 verify found a differing window.
  */
 import { Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
@@ -13,6 +14,7 @@ import type { AuditRunSummary } from '../audit/run-audit-export.ts';
 import type { AuditRuntime } from '../audit/runtime.ts';
 import type { AuditStatus } from '../audit/status.ts';
 import type { Logger } from '../observability/logger.ts';
+import { auditVerifyCommand } from './audit-verify.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines, table } from './output.ts';
@@ -82,6 +84,10 @@ export function renderStatus(st: AuditStatus): string[] {
     ['backfill', st.backfill ? `${(st.backfill.ratio * 100).toFixed(1)}% of ${st.backfill.from} .. ${st.backfill.to}` : 'none'],
     ['dead letters', perSink(st.deadLetters)],
     ['dead-letter store', st.deadLetterStore],
+    [
+      'verify digests',
+      st.digests.since === null ? 'none yet' : `${st.digests.windows} windows of ${st.digests.windowMinutes} min since ${st.digests.since}`,
+    ],
   ]);
 }
 
@@ -235,5 +241,6 @@ export function auditCommand(): Command {
         }),
       ),
     );
+  audit.addCommand(auditVerifyCommand());
   return audit;
 }

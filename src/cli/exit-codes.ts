@@ -15,6 +15,7 @@ export const ExitCode = {
   CONFIG: 2,
   GUARD: 3,
   REJECTED: 4,
+  AUDIT_GAP: 5,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -44,6 +45,11 @@ export const EXIT_CODES: ReadonlyArray<{ code: ExitCode; meaning: string }> = [
     code: ExitCode.REJECTED,
     meaning:
       'only with `--fail-on-rejected` (`plan`, `apply`): the source rejected entries (or user-attribute values); everything else was planned or applied. Codes 1–3 take precedence',
+  },
+  {
+    code: ExitCode.AUDIT_GAP,
+    meaning:
+      '`audit verify`: a window\'s re-export differs from what the export delivered — events missing (or unexpected); the windows and, with a `file` sink, the events are listed ([docs/audit.md](docs/audit.md#verify))',
   },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * Operator commands against a running deployment (they talk to its Redis):
- * `trigger reconcile|audit`, `resume --tenant T`, `approve-deletes --tenant T`, `status`.
+ * `trigger reconcile|audit|audit-verify`, `resume --tenant T`, `approve-deletes --tenant T`, `status`.
  */
 import { Command, type Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
@@ -38,13 +38,13 @@ function pickTenants(all: LoadedConfig[], tenant: string | undefined): string[] 
 export function triggerCommand(): Command {
   return new Command('trigger')
     .description('enqueue an immediate run (deduplicated: repeated triggers collapse into one waiting run)')
-    .argument('<kind>', 'reconcile or audit')
+    .argument('<kind>', 'reconcile, audit or audit-verify')
     .addOption(configOption())
     .addOption(tenantOption())
     .action(
       runCommand(async (kind: string, opts: { config: string; tenant?: string }) => {
-        if (kind !== 'reconcile' && kind !== 'audit') {
-          process.stderr.write(`error: kind must be reconcile or audit, not ${JSON.stringify(kind)}\n`);
+        if (kind !== 'reconcile' && kind !== 'audit' && kind !== 'audit-verify') {
+          process.stderr.write(`error: kind must be reconcile, audit or audit-verify, not ${JSON.stringify(kind)}\n`);
           return ExitCode.CONFIG;
         }
         return withControl(opts.config, async (c, all) => {

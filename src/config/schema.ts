@@ -232,6 +232,20 @@ export const schedulesSchema = z
   .strictObject({
     reconcile: z.strictObject({ pattern: z.string().min(9).default('*/30 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
     audit: z.strictObject({ pattern: z.string().min(9).default('*/5 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
+    /** `audit verify` of the recent past (docs/audit.md#verify); off by default: it re-exports the range. */
+    auditVerify: z
+      .strictObject({
+        pattern: z.string().min(9).default('40 3 * * *'),
+        enabled: z.boolean().default(false),
+        /** How far back each run verifies (before now); windows not settled yet are left for the next one. */
+        lookbackHours: z
+          .number()
+          .int()
+          .min(1)
+          .max(366 * 24)
+          .default(48),
+      })
+      .prefault({}),
   })
   .prefault({});
 

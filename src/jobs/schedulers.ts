@@ -5,7 +5,7 @@
 import type { Queue } from 'bullmq';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
-export const schedulerId = (kind: 'reconcile' | 'audit', tenant: string): string => `${kind}:${tenant}`;
+export const schedulerId = (kind: 'reconcile' | 'audit' | 'audit-verify', tenant: string): string => `${kind}:${tenant}`;
 
 export function jobOptions(attempts: number): {
   attempts: number;
@@ -46,6 +46,20 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
     } else {
       await queues.audit.removeJobScheduler(schedulerId('audit', rt.id));
     }
+    // `audit verify` of the recent past, on the audit queue (job name 'audit-verify'); off by default.
+    const ver = cfg.schedules.auditVerify;
+    if (cfg.audit && ver.enabled) {
+      await upsertIfChanged(
+        queues.audit,
+        schedulerId('audit-verify', rt.id),
+        ver.pattern,
+        'audit-verify',
+        { tenant: rt.id, trigger: 'schedule' },
+        attempts,
+      );
+    } else {
+      await queues.audit.removeJobScheduler(schedulerId('audit-verify', rt.id));
+    }
   }
 }
 
@@ -83,7 +97,7 @@ async function upsertIfChanged(
  */
 export async function triggerRun(
   queue: Queue,
-  kind: 'reconcile' | 'audit',
+  kind: 'reconcile' | 'audit' | 'audit-verify',
   tenant: string,
   attempts: number,
   trigger: 'manual' | 'approval' = 'manual',

@@ -7,7 +7,8 @@ import type { SimAuditLog } from './audit.ts';
 import { WindowError } from './audit-window.ts';
 import { authenticatePlatform } from './auth.ts';
 import type { JsonResponse, SimRequest, StreamResponse } from './http-io.ts';
-import type { SimulatorToken } from './types.ts';
+import { dropRange } from './faults.ts';
+import type { FaultRule, SimulatorToken } from './types.ts';
 
 export const AUDIT_EXPORT_PATH = '/api/v1/audit-logs/export';
 const CHUNK_BYTES = 64 * 1024;
@@ -43,10 +44,23 @@ function* csvChunks(log: SimAuditLog, rows: Iterable<{ values: string[] }>): Ite
   if (len > 0) yield chunk.subarray(0, len);
 }
 
+/** Rows minus those a 'drop-events' fault removes from this export. */
+function* withoutDropped<T extends { event: { timestampMs: number } }>(
+  rows: Iterable<T>,
+  drops: readonly FaultRule[],
+): IterableIterator<T> {
+  const ranges = drops.map(dropRange);
+  for (const row of rows) {
+    const ts = row.event.timestampMs;
+    if (!ranges.some((r) => ts >= r.fromMs && ts < r.toMs)) yield row;
+  }
+}
+
 export function handleAuditExport(
   req: SimRequest,
   log: SimAuditLog,
   tokens: ReadonlyMap<string, SimulatorToken>,
+  drops: readonly FaultRule[] = [],
 ): JsonResponse | StreamResponse {
   const auth = authenticatePlatform(req.headers.authorization, tokens, 'AuditLogManage');
   if (!auth.ok) return platformError(auth.status, auth.message);
@@ -73,6 +87,6 @@ export function handleAuditExport(
       'content-disposition': `attachment; filename="${name}"`,
       'cache-control': 'no-store',
     },
-    stream: csvChunks(log, log.rows(window, filters, 'as-needed')),
+    stream: csvChunks(log, withoutDropped(log.rows(window, filters, 'as-needed'), drops)),
   };
 }

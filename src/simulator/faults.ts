@@ -16,6 +16,14 @@ const LIST_KINDS = new Set<FaultKind>([
 const ACTION_KINDS = new Set<FaultKind>(['status', 'reset', 'reset-after-commit']);
 const BODY_KINDS = new Set<FaultKind>(['truncate', 'drip']);
 
+/** The time range a 'drop-events' rule removes from audit exports, epoch ms. */
+export function dropRange(rule: FaultRule): { fromMs: number; toMs: number } {
+  return {
+    fromMs: rule.dropFrom ? Date.parse(rule.dropFrom) : Number.NEGATIVE_INFINITY,
+    toMs: rule.dropTo ? Date.parse(rule.dropTo) : Number.POSITIVE_INFINITY,
+  };
+}
+
 export interface FaultPlan {
   latencyMs: number;
   /** status, reset or reset-after-commit. */
@@ -24,6 +32,8 @@ export interface FaultPlan {
   body?: FaultRule;
   /** Paging faults, only for collection GETs. */
   list: FaultRule[];
+  /** 'drop-events' rules, only for audit exports whose window meets their range. */
+  drop: FaultRule[];
   fired: FaultKind[];
 }
 
@@ -47,13 +57,18 @@ export class FaultEngine {
     this.used = rules.map(() => 0);
   }
 
-  plan(method: string, path: string, isList: boolean): FaultPlan {
-    const plan: FaultPlan = { latencyMs: 0, list: [], fired: [] };
+  /** `exportWindow`: the window of an audit-log export request (epoch ms), else undefined. */
+  plan(method: string, path: string, isList: boolean, exportWindow?: { fromMs: number; toMs: number }): FaultPlan {
+    const plan: FaultPlan = { latencyMs: 0, list: [], drop: [], fired: [] };
     const canonical = canonicalPath(path);
     this.rules.forEach((rule, i) => {
       if (rule.method && rule.method.toUpperCase() !== method) return;
       if (rule.pathPrefix && !path.startsWith(rule.pathPrefix) && !canonical.startsWith(canonicalPath(rule.pathPrefix))) return;
       if (LIST_KINDS.has(rule.kind) && !isList) return;
+      if (rule.kind === 'drop-events') {
+        const r = dropRange(rule);
+        if (!exportWindow || r.fromMs >= exportWindow.toMs || r.toMs <= exportWindow.fromMs) return;
+      }
       // Only one action and one body fault per request: later ones are not rolled, so not spent.
       if (ACTION_KINDS.has(rule.kind) && plan.action) return;
       if (BODY_KINDS.has(rule.kind) && plan.body) return;
@@ -64,6 +79,7 @@ export class FaultEngine {
       if (rule.kind === 'latency') plan.latencyMs += Math.max(0, (rule.latencyMs ?? 0) + this.random() * (rule.jitterMs ?? 0));
       else if (ACTION_KINDS.has(rule.kind)) plan.action = rule;
       else if (BODY_KINDS.has(rule.kind)) plan.body = rule;
+      else if (rule.kind === 'drop-events') plan.drop.push(rule);
       else plan.list.push(rule);
     });
     return plan;

@@ -37,6 +37,16 @@ function scimError(status: number, detail: string, scimType?: string, headers: R
   return { status, headers, json: scimErrorBody(status, detail, scimType) };
 }
 
+/** The window of an audit-log export request (for 'drop-events' faults); undefined for any other request. */
+function exportWindowOf(req: SimRequest, audit: SimAuditLog): { fromMs: number; toMs: number } | undefined {
+  if (req.path !== AUDIT_EXPORT_PATH) return undefined;
+  try {
+    return audit.window(req.query.get('start'), req.query.get('end'));
+  } catch {
+    return undefined;
+  }
+}
+
 interface Router {
   tokens: ReadonlyMap<string, SimulatorToken>;
   scim: ScimEnv;
@@ -64,7 +74,7 @@ function route(req: SimRequest, plan: FaultPlan, r: Router): SimResponse {
       throw e;
     }
   }
-  if (req.path === AUDIT_EXPORT_PATH) return handleAuditExport(req, r.audit, r.tokens);
+  if (req.path === AUDIT_EXPORT_PATH) return handleAuditExport(req, r.audit, r.tokens, plan.drop);
   const attributes = r.attributes.handle(req, r.tokens); // [h17 user attributes]
   if (attributes) return attributes;
   if (req.path.startsWith('/api/v1/') || req.path.startsWith('/build/api/v1/')) {
@@ -139,7 +149,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     entry.bodyBytes = sreq.bodyBytes;
     if (sreq.body !== undefined && sreq.method !== 'GET') entry.body = sreq.body;
     const isList = (sreq.method === 'GET' && isCollectionPath(sreq.path)) || (sreq.method === 'POST' && /\/\.search\/?$/.test(sreq.path));
-    const plan = faults.plan(sreq.method, sreq.path, isList);
+    const plan = faults.plan(sreq.method, sreq.path, isList, exportWindowOf(sreq, audit));
     if (plan.fired.length > 0) entry.faults = plan.fired;
     if (plan.latencyMs > 0) await sleep(plan.latencyMs);
     if (plan.action?.kind === 'reset') {

@@ -35,7 +35,8 @@ export type FaultKind =
   | 'changing-total'
   | 'duplicate-across-pages'
   | 'empty-page'
-  | 'mutate-between-pages';
+  | 'mutate-between-pages'
+  | 'drop-events';
 
 /**
  * One fault-injection rule. Every rule whose method/pathPrefix match a request is rolled
@@ -80,6 +81,11 @@ export interface FaultRule {
    * or 'churn': delete the first and create a new one at the end, so totalResults stays the same
    * while every later resource shifts back by one (the silent skip a count check cannot see). */
   mutation?: 'delete' | 'insert' | 'churn';
+  /** 'drop-events': audit-log export rows with a time in `[dropFrom, dropTo)` (ISO 8601) are left out of
+   * the response, as a platform that lost them for that export would. Fires (and spends `times`) only
+   * on exports whose window meets that range. */
+  dropFrom?: string;
+  dropTo?: string;
 }
 
 export interface RequestLogEntry {

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { digestsOf } from '../../src/audit/digest/window-digest.ts';
 import { FileAuditStateStore } from '../../src/audit/state/file-store.ts';
 import { JsonlSink } from './support/jsonl-sink.ts';
 import { readFile } from 'node:fs/promises';
@@ -128,6 +129,15 @@ describe('crash safety', () => {
     expect(fileKeys.sort()).toEqual(expected);
     // The non-idempotent sink: nothing lost (duplicates are allowed after a crash).
     expect([...new Set(await new JsonlSink('plain', args.plainPath).keys())].sort()).toEqual(expected);
-    expect((await new FileAuditStateStore(args.stateDir, 'crash').load()).cursorMs).toBe(args.nowMs);
+    const st = await new FileAuditStateStore(args.stateDir, 'crash').load();
+    expect(st.cursorMs).toBe(args.nowMs);
+    // The window digests counted every event once, whatever the kills and compactions (what `audit verify` compares).
+    const events = [...sim.audit.eventsIn(new Date(T0).toISOString(), new Date(args.nowMs).toISOString())];
+    expect(st.digests.windows).toEqual(
+      digestsOf(
+        events.map((e) => [e.id, e.timestampMs] as const),
+        st.digests.windowMs ?? 0,
+      ),
+    );
   }, 120_000);
 });

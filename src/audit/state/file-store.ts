@@ -6,8 +6,9 @@
  * A commit is one durable append (its cost is the keys it adds, not the whole set); a torn
  * last line is a commit that was never acknowledged and is ignored. The journal is folded
  * into a new snapshot when a run starts and whenever it grows past `compactBytes`.
- * Replaying a line twice changes nothing (keys are a set, the cursor only moves forward),
- * so a crash between writing the snapshot and removing the journal is harmless.
+ * Replaying a line twice changes nothing (keys are a set, the cursor only moves forward;
+ * digests are added, so each line carries a sequence number and the snapshot the last one it
+ * holds), so a crash between writing the snapshot and removing the journal is harmless.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
@@ -16,8 +17,9 @@ import { createInterface } from 'node:readline';
 import { ErrorCodes, SyncError } from '../../errors.ts';
 import { writeFileAtomic } from '../../state/atomic-file.ts';
 import { openAppend, type AppendFile } from '../../state/durable-append.ts';
+import { applyDigestCommit, digestMapOf, digestStateOf, emptyDigestState, type DigestMap } from '../digest/digest-state.ts';
 import { acquireFileLock, holdsFileLock, releaseFileLock } from './file-lock.ts';
-import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
+import type { AuditState, AuditStateStore, CommitUpdate, DigestCommit, DigestState } from './store.ts';
 
 interface Snapshot {
   /** 2: `dedupe` is an array of [key, time] pairs; 1 (read only): an object key → time. */
@@ -29,6 +31,10 @@ interface Snapshot {
   columns: string[] | null;
   backfill: AuditState['backfill'];
   updatedAtMs: number | null;
+  /** Window digests (absent before they were recorded). */
+  digests?: DigestState;
+  /** Sequence number of the last journal line folded into this snapshot. */
+  seq?: number;
   /** [key, timestamp (epoch ms)] pairs (version 1: an object key → timestamp). */
   dedupe: Array<[string, number]> | Record<string, number>;
 }
@@ -41,6 +47,10 @@ interface JournalLine {
   u: number;
   col?: string[] | null;
   bf?: AuditState['backfill'];
+  /** Window digests of this commit. */
+  d?: DigestCommit;
+  /** Sequence number (lines a snapshot already holds are skipped: digests are added). */
+  n?: number;
 }
 
 interface Folded {
@@ -60,6 +70,9 @@ interface Folded {
   columns: string[] | null;
   backfill: AuditState['backfill'];
   updatedAtMs: number | null;
+  digests: DigestMap;
+  /** Sequence number of the last commit folded in. */
+  seq: number;
   /** A journal was found (so a new snapshot is worth writing). */
   journaled: boolean;
   /** Prune bound of the last journal line. */
@@ -123,6 +136,10 @@ export function auditStateDir(stateDir: string, tenant: string): string {
  * in a later config makes one shrink, keeping a few more keys only prevents duplicates.
  */
 function apply(s: Folded, l: JournalLine, encoded?: { pairs: Buffer }): void {
+  if (l.n !== undefined) {
+    if (l.n <= s.seq) return;
+    s.seq = l.n;
+  }
   s.cursorMs = s.cursorMs === null ? l.c : Math.max(s.cursorMs, l.c);
   if (encoded === undefined) for (const [k, ts] of l.a) s.dedupe.set(k, ts);
   else if (l.a.length > 0) {
@@ -132,6 +149,7 @@ function apply(s: Folded, l: JournalLine, encoded?: { pairs: Buffer }): void {
   s.pruneBeforeMs = l.p;
   if (l.col !== undefined) s.columns = l.col;
   if (l.bf !== undefined) s.backfill = l.bf;
+  if (l.d !== undefined) applyDigestCommit(s.digests, l.d);
   s.updatedAtMs = l.u;
 }
 
@@ -185,7 +203,14 @@ export class FileAuditStateStore implements AuditStateStore {
     const s = await this.fold();
     if (this.locked && s.journaled) await this.writeSnapshot(s);
     this.current = this.locked ? s : undefined;
-    return { cursorMs: s.cursorMs, dedupe: [...allKeys(s)], columns: s.columns, backfill: s.backfill, updatedAtMs: s.updatedAtMs };
+    return {
+      cursorMs: s.cursorMs,
+      dedupe: [...allKeys(s)],
+      columns: s.columns,
+      backfill: s.backfill,
+      updatedAtMs: s.updatedAtMs,
+      digests: digestStateOf(s.digests),
+    };
   }
 
   async commit(u: CommitUpdate): Promise<void> {
@@ -199,6 +224,9 @@ export class FileAuditStateStore implements AuditStateStore {
     const line: JournalLine = { c: u.cursorMs, a: u.added, p: u.pruneBeforeMs, u: u.nowMs };
     if (u.columns !== undefined) line.col = u.columns;
     if (u.backfill !== undefined) line.bf = u.backfill;
+    if (u.digests !== undefined) line.d = u.digests;
+    if (!this.current) this.current = await this.fold();
+    line.n = this.current.seq + 1;
     const encoded = journalBytes(line);
     const { bytes } = encoded;
     if (!this.journalFile) {
@@ -234,6 +262,8 @@ export class FileAuditStateStore implements AuditStateStore {
       columns: null,
       backfill: null,
       updatedAtMs: null,
+      digests: digestMapOf(emptyDigestState()),
+      seq: 0,
       journaled: false,
       pruneBeforeMs: Number.NEGATIVE_INFINITY,
     };
@@ -260,6 +290,8 @@ export class FileAuditStateStore implements AuditStateStore {
       s.columns = snap.columns ?? null;
       s.backfill = snap.backfill ?? null;
       s.updatedAtMs = snap.updatedAtMs ?? null;
+      if (snap.digests) s.digests = digestMapOf(snap.digests);
+      s.seq = snap.seq ?? 0;
     }
     try {
       await stat(this.journal);
@@ -295,6 +327,8 @@ export class FileAuditStateStore implements AuditStateStore {
       columns: s.columns,
       backfill: s.backfill,
       updatedAtMs: s.updatedAtMs,
+      digests: digestStateOf(s.digests),
+      seq: s.seq,
     };
     // Pieces of bytes outside the heap: the held commits' pairs are copied from their journal
     // lines, never read back into strings. Collected before the first await, so a commit made

@@ -9,6 +9,8 @@ export interface AuditRedisKeys {
   state: string;
   /** Sorted set: member = event key, score = event timestamp (ms). */
   dedupe: string;
+  /** Hash: field = window start (ms), value = `<endMs> <count> <hash>` (window digests); `_windowMs`, `_sinceMs`. */
+  digests: string;
   /** String: the run lease token (with a TTL). */
   lock: string;
   /** Set of sink names that have (or had) dead letters. */
@@ -24,6 +26,7 @@ export function auditRedisKeys(keyPrefix: string, tenant: string): AuditRedisKey
   return {
     state: `${base}:state`,
     dedupe: `${base}:dedupe`,
+    digests: `${base}:digests`,
     lock: `${base}:lock`,
     deadLetterSinks: `${base}:dlq-sinks`,
     deadLetters: (sink) => `${base}:dlq:${sink}`,

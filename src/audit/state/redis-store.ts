@@ -5,14 +5,19 @@
  * A commit of many keys first adds them in bounded slices (each checks the lease); only the
  * final script moves the cursor and prunes, so a crash between slices leaves the previous
  * commit's cursor and overlap keys intact, plus keys of events that were in fact delivered.
+ * Each slice carries the window digests of its own keys (the final script the rest), so a
+ * key is in the dedupe set only together with its share of the digests.
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { ErrorCodes, SyncError } from '../../errors.ts';
+import { BAD_ROW_KEY_PREFIX } from '../dedupe-set.ts';
+import { combineDigests, digestsOf } from '../digest/window-digest.ts';
+import { DIGEST_LUA, digestArg, digestStateFromHash } from './redis-digest.ts';
 import { auditRedisKeys, type AuditRedisKeys } from './redis-keys.ts';
 import type { AuditState, AuditStateStore, CommitUpdate } from './store.ts';
 
-const COMMIT = `
+const COMMIT = `${DIGEST_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE_LOST') end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local cur = redis.call('HGET', KEYS[2], 'cursorMs')
@@ -20,16 +25,18 @@ if (not cur) or tonumber(ARGV[3]) > tonumber(cur) then redis.call('HSET', KEYS[2
 redis.call('HSET', KEYS[2], 'updatedAtMs', ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'columns', ARGV[6]) end
 if ARGV[7] == '-' then redis.call('HDEL', KEYS[2], 'backfill') elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[2], 'backfill', ARGV[7]) end
-for i = 8, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i + 1]) end
+apply_digests(KEYS[4], ARGV[8])
+for i = 9, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i + 1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[4])
 return 1
 `;
 
-/** A slice of a large commit's keys: added only (no cursor, no prune, no state change). */
-const ADD_KEYS = `
+/** A slice of a large commit's keys: added only, with their digests (no cursor, no prune, no other state change). */
+const ADD_KEYS = `${DIGEST_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('LEASE_LOST') end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-for i = 3, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1]) end
+apply_digests(KEYS[3], ARGV[3])
+for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1]) end
 return 1
 `;
 
@@ -89,9 +96,10 @@ export class RedisAuditStateStore implements AuditStateStore {
   }
 
   async load(): Promise<AuditState> {
-    const [hash, members] = await Promise.all([
+    const [hash, members, digests] = await Promise.all([
       this.redis.hgetall(this.keys.state),
       this.redis.zrange(this.keys.dedupe, 0, '-1', 'WITHSCORES') as Promise<unknown[]>,
+      this.redis.hgetall(this.keys.digests),
     ]);
     const dedupe: Array<[string, number]> = [];
     // Flat [member, score, …] (legacy reply mapping) or [[member, score], …] (resp3 mapping).
@@ -104,16 +112,36 @@ export class RedisAuditStateStore implements AuditStateStore {
       columns: hash['columns'] ? (JSON.parse(hash['columns']) as string[]) : null,
       backfill: hash['backfill'] ? (JSON.parse(hash['backfill']) as AuditState['backfill']) : null,
       updatedAtMs: num(hash['updatedAtMs']),
+      digests: digestStateFromHash(digests),
     };
   }
 
   async commit(u: CommitUpdate): Promise<void> {
     if (!this.token) throw new SyncError(ErrorCodes.CONFLICT, 'fatal', 'audit state commit without the run lease');
     let added = u.added;
+    let digests = u.digests;
     while (added.length > MAX_KEYS_PER_CALL) {
-      const slice: (string | number)[] = [this.token, this.leaseMs];
-      for (const [k, ts] of added.slice(0, MAX_KEYS_PER_CALL)) slice.push(ts, k);
-      await this.eval(ADD_KEYS, [this.keys.lock, this.keys.dedupe], slice);
+      const keys = added.slice(0, MAX_KEYS_PER_CALL);
+      // The slice's own share of the digests goes with it; the final script adds the rest.
+      // A reset goes with the first script, or it would drop what the slices before it added.
+      const share = digests
+        ? {
+            windowMs: digests.windowMs,
+            ...(digests.reset ? { reset: digests.reset } : {}),
+            add: digestsOf(keys, digests.windowMs, BAD_ROW_KEY_PREFIX),
+          }
+        : undefined;
+      const slice: (string | number)[] = [
+        this.token,
+        this.leaseMs,
+        share ? digestArg({ ...share, pruneBeforeMs: Number.MIN_SAFE_INTEGER }) : '',
+      ];
+      for (const [k, ts] of keys) slice.push(ts, k);
+      await this.eval(ADD_KEYS, [this.keys.lock, this.keys.dedupe, this.keys.digests], slice);
+      if (digests && share) {
+        const { reset: _done, ...rest } = digests;
+        digests = { ...rest, add: combineDigests(digests.add, share.add, -1) };
+      }
       added = added.slice(MAX_KEYS_PER_CALL);
     }
     const args: (string | number)[] = [
@@ -124,9 +152,10 @@ export class RedisAuditStateStore implements AuditStateStore {
       u.nowMs,
       u.columns ? JSON.stringify(u.columns) : '',
       u.backfill === null ? '-' : u.backfill === undefined ? '' : JSON.stringify(u.backfill),
+      digestArg(digests),
     ];
     for (const [k, ts] of added) args.push(ts, k);
-    await this.eval(COMMIT, [this.keys.lock, this.keys.state, this.keys.dedupe], args);
+    await this.eval(COMMIT, [this.keys.lock, this.keys.state, this.keys.dedupe, this.keys.digests], args);
   }
 
   private async eval(script: string, keys: string[], args: (string | number)[]): Promise<void> {

@@ -4,6 +4,7 @@
  * the backfill progress. Two implementations with the same semantics: a local JSON file
  * (one-shot CLI) and Redis (daemon). A commit is atomic: cursor and keys move together.
  */
+import type { WindowDigest } from '../digest/window-digest.ts';
 
 export interface BackfillProgress {
   /** Start of the range being exported, epoch ms. */
@@ -11,6 +12,29 @@ export interface BackfillProgress {
   /** End of the range as planned by the latest run, epoch ms. */
   toMs: number;
   startedAtMs: number;
+}
+
+/**
+ * Per-window digests of the handled events (docs/audit.md#verify): what `audit verify`
+ * compares a re-export with. Kept for `audit.verify.retentionDays`.
+ */
+export interface DigestState {
+  /** Grid the digests were recorded on (`windowMinutes` in ms); null before the first. */
+  windowMs: number | null;
+  /** Digests cover every event handled at or after this time (earlier windows are not compared). */
+  sinceMs: number | null;
+  /** By window start, ascending. */
+  windows: WindowDigest[];
+}
+
+export interface DigestCommit {
+  windowMs: number;
+  /** Drop every stored digest first (first digest commit, or a new grid) and start at `sinceMs`. */
+  reset?: { sinceMs: number };
+  /** Added to the stored digests: the events handled since the last commit. */
+  add: WindowDigest[];
+  /** Digests of windows starting before this are forgotten; `sinceMs` moves up to it. */
+  pruneBeforeMs: number;
 }
 
 export interface AuditState {
@@ -23,6 +47,7 @@ export interface AuditState {
   backfill: BackfillProgress | null;
   /** Wall-clock time of the last commit, epoch ms. */
   updatedAtMs: number | null;
+  digests: DigestState;
 }
 
 export interface CommitUpdate {
@@ -36,6 +61,8 @@ export interface CommitUpdate {
   /** `null` clears a finished backfill; undefined leaves it unchanged. */
   backfill?: BackfillProgress | null;
   nowMs: number;
+  /** Window digests, committed atomically with the cursor and the keys. */
+  digests?: DigestCommit;
 }
 
 export interface AuditStateStore {
