@@ -39,8 +39,9 @@ async function hostileLdap(behave: Behaviour): Promise<string> {
       behave(socket, id, op, n++);
     });
   });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `ldap://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+  const listening = server;
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+  return `ldap://127.0.0.1:${(listening.address() as AddressInfo).port}`;
 }
 
 const BIND_REQUEST = 0x60;
