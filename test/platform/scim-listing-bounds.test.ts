@@ -73,12 +73,20 @@ describe('SCIM listing bounds against a lying server', () => {
     expect(server.requests.length).toBeLessThanOrEqual(22);
   });
 
-  it('a server that never ends its listing is cut off at maxPages, whatever it claims', async () => {
+  it('a server that never ends its listing is cut off at maxPages, whatever it claims: E_LISTING_TOO_LARGE', async () => {
     server = await startHostileServer(endlessUsers(4_000_000));
     const err = await rejection(scimClient(server.url, { maxPages: 30 }).listUsers());
-    expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
+    expect(err.code).toBe(ErrorCodes.LISTING_TOO_LARGE);
     expect(err.message).toContain('maxPages');
     expect(server.requests).toHaveLength(30);
+  });
+
+  it('pages that keep delivering past a small claim are cut off at about twice the claim: E_BAD_RESPONSE', async () => {
+    server = await startHostileServer(endlessUsers(40));
+    const err = await rejection(scimClient(server.url).listUsers());
+    expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
+    expect(err.message).toContain('did not terminate');
+    expect(server.requests.length).toBeLessThanOrEqual(2 * 41 + 15);
   });
 
   it('a claim the pages never deliver is an error, not a short list', async () => {

@@ -28,11 +28,12 @@
  * - Limits: objects created during the last pass after we read past their offset can still
  *   be missed (the next run sees them); a server that caps pages at one resource cannot be
  *   overlapped, so there only the counts detect a shift.
- * - Bounds, whatever the server claims: a totalResults above `maxObjects`, or more objects
- *   than that, fail the listing (E_LISTING_TOO_LARGE, fatal: raise the limit or fix the
- *   server) before they are held. A pass makes at most `maxPages` requests, and fewer when
- *   the claim is small (pages past twice the claim fail it: a server that under-reports is
- *   read in full, one that keeps delivering is not). A claim larger than what the pages
+ * - Bounds, whatever the server claims: a totalResults above `maxObjects`, more objects
+ *   than that, or more than `maxPages` requests in one pass fail the listing
+ *   (E_LISTING_TOO_LARGE, fatal: raise the limit or fix the server) before more is held.
+ *   Fewer pages when the claim is small: pages past about twice the claim fail it
+ *   (E_BAD_RESPONSE; a server that under-reports is read in full, one that keeps
+ *   delivering is not). A claim larger than what the pages
  *   deliver fails it as above (short pass, empty page). The whole listing, every pass and
  *   every page request included, ends by `deadlineMs` (E_LISTING_DEADLINE).
  */
@@ -157,15 +158,18 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
   let emptyStreak = 0;
   let staleStreak = 0;
   for (;;) {
+    // Never more than maxPages, whatever totalResults claims.
+    if (pages >= limits.maxPages) {
+      throw tooLarge(run.what, `more than the listing's maxPages (${limits.maxPages}) page requests in one pass`);
+    }
     // Every useful page advances by at least one, so a server that tells the truth about
-    // its size finishes well within this; a liar is cut off here. Never more than maxPages,
-    // whatever totalResults claims.
-    const budget = Math.min(limits.maxPages, 2 * (maxTotal + 1) + limits.emptyPageProbes + limits.maxStalePages + 10);
+    // its size finishes well within this; a liar is cut off here.
+    const budget = 2 * (maxTotal + 1) + limits.emptyPageProbes + limits.maxStalePages + 10;
     if (pages >= budget) {
       throw new SyncError(
         ErrorCodes.BAD_RESPONSE,
         'transient',
-        `${run.what}: listing did not terminate after ${pages} pages (totalResults ${total ?? 'unknown'}${pages >= limits.maxPages ? `, the listing's maxPages` : ''})`,
+        `${run.what}: listing did not terminate after ${pages} pages (totalResults ${total ?? 'unknown'})`,
       );
     }
     const startIndex = overlapId === undefined ? next : next - 1;
