@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
-import type { PlatformClient } from './http-client.ts';
+import type { PlatformClient, StreamResponse } from './http-client.ts';
 import { isCsvMediaType, mediaType } from './audit-export-contract.ts';
 import { readBodyCapped } from './read-body.ts';
 
@@ -208,7 +208,7 @@ async function checkResponse(status: number, headers: Record<string, string | st
 /** Opens the export stream. Transient failures before the body were already retried by the client. */
 export async function openAuditExport(client: PlatformClient, req: AuditExportRequest): Promise<AuditExportResponse> {
   const query = buildExportQuery(req);
-  let res;
+  let res: StreamResponse;
   try {
     res = await client.stream('GET', AUDIT_EXPORT_PATH, {
       route: AUDIT_EXPORT_ROUTE,
