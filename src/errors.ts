@@ -36,6 +36,24 @@ export const ErrorCodes = {
   LEASE_LOST: 'E_LEASE_LOST',
   /** The daemon's fanned-out apply jobs disappeared from Redis (restarted without persistence, evicted, deleted). */
   JOBS_VANISHED: 'E_JOBS_VANISHED',
+  /** The audit export answered a redirect (3xx): never followed, the token must not travel. */
+  EXPORT_REDIRECT: 'E_EXPORT_REDIRECT',
+  /** The audit export answered 204 or a body without a single byte. */
+  EXPORT_EMPTY: 'E_EXPORT_EMPTY',
+  /** The audit export answered something that is not CSV: a content type, an HTML page, a JSON body. */
+  EXPORT_NOT_CSV: 'E_EXPORT_NOT_CSV',
+  /** The audit export's first row is not a header naming a timestamp column. */
+  EXPORT_NO_HEADER: 'E_EXPORT_NO_HEADER',
+  /** The audit export's body ended before it was complete (mid-row, mid-chunk, short of Content-Length). */
+  EXPORT_TRUNCATED: 'E_EXPORT_TRUNCATED',
+  /** One CSV record of the audit export is larger than `audit.limits.maxRecordBytes`. */
+  RECORD_TOO_LARGE: 'E_RECORD_TOO_LARGE',
+  /** The audit export's server took longer than `audit.limits.windowDeadlineSeconds` for one window. */
+  EXPORT_DEADLINE: 'E_EXPORT_DEADLINE',
+  /** A paged listing claimed or delivered more than its bounds allow, or its pages disagree with its claim. */
+  LISTING_TOO_LARGE: 'E_LISTING_TOO_LARGE',
+  /** A paged listing took longer than its overall deadline. */
+  LISTING_DEADLINE: 'E_LISTING_DEADLINE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -98,6 +98,21 @@ export const auditSchema = z
         retentionDays: z.number().int().min(1).max(3660).default(30),
       })
       .prefault({}),
+    /** Bounds on what one export window may cost, whatever the server sends (docs/audit.md#what-the-export-must-be). */
+    limits: z
+      .strictObject({
+        /** One CSV record (one event, its line breaks included) larger than this fails the window. */
+        maxRecordBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(1024 * 1024),
+        /** One window's export body larger than this fails the window. */
+        maxWindowMegabytes: z.number().positive().default(4096),
+        /** Time one window may wait on the export's server (request and body, not the sinks). */
+        windowDeadlineSeconds: z.number().positive().default(1800),
+      })
+      .prefault({}),
     sinks: sinksConfigSchema,
   })
   .refine((a) => a.precision !== 'date' || a.windowMinutes % DAY_MINUTES === 0, {

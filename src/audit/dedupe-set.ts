@@ -31,6 +31,11 @@ export class DedupeSet {
     return this.known.size;
   }
 
+  /** Keys delivered since the last commit. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
   has(key: string): boolean {
     return this.known.size > 0 && this.known.has(key);
   }
@@ -124,6 +129,10 @@ class PendingKeys {
       start = end;
     }
     return out;
+  }
+
+  get size(): number {
+    return this.count;
   }
 
   clear(): void {

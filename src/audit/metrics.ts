@@ -51,6 +51,12 @@ export const auditMetrics = {
     labelNames: ['tenant'] as const,
     registers: [registry],
   }),
+  windowFailures: new Counter({
+    name: `${p}window_failures_total`,
+    help: 'Export window attempts that failed, by error code (an answer that is not a complete export, a network or sink failure)',
+    labelNames: ['tenant', 'code'] as const,
+    registers: [registry],
+  }),
   lag: new Gauge({
     name: `${p}lag_seconds`,
     help: 'Wall clock minus the committed cursor',

@@ -16,6 +16,8 @@ export type AuditEngineEvent =
   | { type: 'parse-errors'; rows: number }
   | { type: 'schema-drift'; added: string[]; removed: string[] }
   | { type: 'id-column-missing'; column: string }
+  /** One attempt at a window failed (retried or not), with the failure's stable code. */
+  | { type: 'window-failed'; code: string; windowStartMs: number }
   | { type: 'window-retry'; attempt: number; delayMs: number; code: string | undefined; message: string; windowStartMs: number }
   /** A commit: the cursor, when, and the share of this run's range done (1 when it finished). */
   | { type: 'committed'; cursorMs: number; atMs: number; progress: number }

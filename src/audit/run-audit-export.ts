@@ -43,6 +43,28 @@ function emptySummary(tenant: string, cursorMs: number | null): AuditRunSummary 
   };
 }
 
+/** The stable code of a window's failure, for the metric: never free text. */
+function failureCode(e: unknown): string {
+  if (isSyncError(e)) return e.code;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E_[A-Z_]+$/.test(code) ? code : 'E_UNEXPECTED';
+}
+
+/**
+ * After a failed attempt, the keys of what it delivered are committed without moving the
+ * cursor: whatever the next attempt (or the next run) reads again of this window is skipped
+ * by key, and nothing of the failed response counts as read. Best effort: when the state
+ * store itself fails, the attempt's own error is the one reported.
+ */
+async function commitDelivered(ctx: RunContext, w: ExportWindow, startMs: number): Promise<void> {
+  if (ctx.dedupe.pendingCount === 0) return;
+  try {
+    await ctx.checkpoint(ctx.cursorMs ?? startMs, w.startMs, w.endMs, 'checkpoint');
+  } catch {
+    // The keys stay pending (restored by checkpoint()); a retry in this run still skips them.
+  }
+}
+
 /** Retry a window after a transient failure, starting again at the committed cursor − overlap. */
 async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow): Promise<void> {
   const { retry } = ctx.config;
@@ -62,6 +84,8 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
     } catch (e) {
       // Aborted (Ctrl-C, job cancelled): say so, not the stream error the abort caused.
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? e;
+      ctx.observer({ type: 'window-failed', code: failureCode(e), windowStartMs: w.startMs });
+      if (!(e instanceof SinkFailedError)) await commitDelivered(ctx, w, startMs);
       if (e instanceof SinkFailedError || isFatalExportError(e) || attempt >= policy.maxAttempts) throw e;
       const retryAfterSeconds = isSyncError(e) ? e.retryAfterSeconds : undefined;
       const delayMs = backoffDelay(policy, attempt, retryAfterSeconds === undefined ? undefined : retryAfterSeconds * 1000);

@@ -16,6 +16,7 @@ import { openAuditExport } from '../platform/audit-export.ts';
 import type { PlatformClient } from '../platform/http-client.ts';
 import { EventBuilder, type RowProblem } from './build-event.ts';
 import { COLUMN_CANDIDATES, uniqueColumnNames } from './columns.ts';
+import { ReadBudget } from './csv/read-budget.ts';
 import { readCsv, type BadRow, type CsvHandler } from './csv/read-csv.ts';
 import { PARSE_DEAD_LETTER, type DeadLetter } from './dead-letter/store.ts';
 import { BAD_ROW_KEY_PREFIX } from './dedupe-set.ts';
@@ -65,25 +66,36 @@ export class WindowPass {
 
   async run(platform: PlatformClient): Promise<void> {
     const { config, signal } = this.ctx;
-    const res = await openAuditExport(platform, {
-      startMs: this.request.startMs,
-      endMs: this.request.endMs,
-      precision: config.precision,
-      ...config.filters,
-      signal,
-    });
-    await this.consume(res.body);
+    const budget = new ReadBudget(config.limits.windowDeadlineSeconds * 1000);
+    const deadline = new AbortController();
+    const res = await budget.charge(
+      () =>
+        openAuditExport(platform, {
+          startMs: this.request.startMs,
+          endMs: this.request.endMs,
+          precision: config.precision,
+          ...config.filters,
+          signal: signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal,
+        }),
+      (e) => deadline.abort(e),
+    );
+    await this.consume(res.body, budget);
   }
 
   /** The pass over an opened CSV body (any source of export bytes). */
-  async consume(body: Readable): Promise<void> {
+  async consume(body: Readable, budget?: ReadBudget): Promise<void> {
+    const { limits } = this.ctx.config;
     const handler: CsvHandler = {
       header: (cells) => this.onHeader(cells),
       row: (values, line) => this.onRow(values, line),
       bad: (b: BadRow) => this.onBad(b),
     };
     try {
-      await readCsv(body, handler);
+      await readCsv(body, handler, {
+        maxRecordBytes: limits.maxRecordBytes,
+        maxBytes: Math.round(limits.maxWindowMegabytes * 1024 * 1024),
+        ...(budget ? { budget } : {}),
+      });
       await this.flush();
       await this.settle();
     } catch (e) {
@@ -112,10 +124,15 @@ export class WindowPass {
       const wanted = config.timestamp.column
         ? `the configured column "${config.timestamp.column}"`
         : `none of ${COLUMN_CANDIDATES.timestamp.join(', ')}`;
+      // Either not a header at all (a data row, a line of text) or a header naming its time
+      // column differently: the window fails either way, and nothing of it counts.
       throw new SyncError(
-        ErrorCodes.BAD_RESPONSE,
-        'fatal',
-        `audit-log export has no timestamp column (${wanted}; columns are ${columns.join(', ')}): set audit.timestamp.column`,
+        ErrorCodes.EXPORT_NO_HEADER,
+        'transient',
+        `audit-log export has no header row with a timestamp column (${wanted}; first row is ${columns
+          .slice(0, 8)
+          .map((c) => JSON.stringify(c.slice(0, 40)))
+          .join(', ')}): if the export names it differently, set audit.timestamp.column`,
       );
     }
     if (config.columns.id && this.builder.plan.id < 0) this.ctx.observer({ type: 'id-column-missing', column: config.columns.id });

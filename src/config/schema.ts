@@ -3,6 +3,7 @@
  * are chosen by `type`; defaults live here and nowhere else.
  */
 import { z } from 'zod';
+import { listingLimitsSchema } from '../platform/scim/listing-limits.ts';
 import { sourceSchema } from '../sources/schema.ts';
 import { auditSchema } from '../audit/config-schema.ts';
 import { provisioningLogSchema } from '../provisioning-log/config-schema.ts';
@@ -55,6 +56,8 @@ export const platformSchema = z
         updateMethod: z.enum(['auto', 'patch', 'put']).default('auto'),
         /** Read /ServiceProviderConfig to adapt (patch support, filter support, maxResults). */
         discover: z.boolean().default(true),
+        /** Bounds on one listing of Users or Groups, whatever totalResults claims. */
+        listing: listingLimitsSchema,
       })
       .prefault({}),
   })

@@ -3,6 +3,7 @@
  * dispatcher, requests paced by the cross-replica rate limiter), the SCIM client, the Redis
  * ledger and the tenant's persisted state.
  */
+import { pagingLimitsFrom } from '../platform/scim/listing-limits.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
 import { platformHooks, recordRateLimitWait } from '../observability/instrument.ts';
@@ -76,6 +77,7 @@ export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     memberRemoveDialect: s.memberRemoveDialect,
     updateMethod: s.updateMethod,
     discover: s.discover,
+    paging: pagingLimitsFrom(s.listing),
   });
   return {
     id,

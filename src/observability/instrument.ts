@@ -240,6 +240,9 @@ export function auditRecorder(tenant: string, logger: Logger | undefined): Audit
       case 'id-column-missing':
         logger?.warn({ column: e.column }, 'configured audit id column is missing from the export; keys fall back to a hash of the row');
         return;
+      case 'window-failed':
+        m.windowFailures.inc({ ...t, code: e.code });
+        return;
       case 'window-retry':
         m.windowRetries.inc(t);
         logger?.warn(

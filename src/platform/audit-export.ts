@@ -6,7 +6,8 @@
  */
 import type { Readable } from 'node:stream';
 import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
-import type { PlatformClient } from './http-client.ts';
+import type { PlatformClient, StreamResponse } from './http-client.ts';
+import { isCsvMediaType, mediaType } from './audit-export-contract.ts';
 import { readBodyCapped } from './read-body.ts';
 
 export const AUDIT_EXPORT_PATH = '/api/v1/audit-logs/export';
@@ -100,8 +101,13 @@ function classify(e: unknown): unknown {
   return e;
 }
 
+/** The start of a body for a message; a body that breaks off gives what arrived before (or nothing). */
 async function readSmall(body: Readable, limit: number): Promise<string> {
-  return (await readBodyCapped(body, limit)).text.slice(0, limit);
+  try {
+    return (await readBodyCapped(body, limit)).text.slice(0, limit);
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -121,8 +127,8 @@ async function classifyJsonBody(body: Readable, status: number): Promise<SyncErr
   const detail = message?.replace(/\s+/g, ' ').slice(0, 300);
   if (detail && FEATURE_DISABLED_TEXT.test(detail)) return featureDisabled(status, detail);
   return new SyncError(
-    ErrorCodes.BAD_RESPONSE,
-    'fatal',
+    ErrorCodes.EXPORT_NOT_CSV,
+    'transient',
     `audit-log export: expected a CSV attachment, got a JSON body (HTTP ${status})${detail ? `: ${detail}` : ''}`,
     {
       status,
@@ -131,10 +137,78 @@ async function classifyJsonBody(body: Readable, status: number): Promise<SyncErr
   );
 }
 
+/** Nobody reads this body: the abort error the destroy emits is not a failure. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** Where a redirect pointed, without its path and query (they may carry anything). */
+function redirectTarget(location: string | string[] | undefined): string {
+  const raw = Array.isArray(location) ? location[0] : location;
+  if (!raw) return 'no Location';
+  try {
+    return new URL(raw, 'http://relative.invalid').origin.replace('http://relative.invalid', 'the same host');
+  } catch {
+    return 'an invalid Location';
+  }
+}
+
+/**
+ * Checks an answer's status and content type against the export contract
+ * (audit-export-contract.ts) before a byte of its body counts; the body's own checks
+ * (not HTML or JSON, a header row, complete) are made as it is read (src/audit/csv/read-csv.ts).
+ */
+async function checkResponse(status: number, headers: Record<string, string | string[] | undefined>, body: Readable): Promise<void> {
+  if (status >= 300 && status < 400) {
+    discard(body);
+    throw new SyncError(
+      ErrorCodes.EXPORT_REDIRECT,
+      'transient',
+      `audit-log export answered a redirect (HTTP ${status} to ${redirectTarget(headers['location'])}); redirects are never followed (the token must not travel): check platform.baseUrl and any proxy in front of the platform`,
+      { status },
+    );
+  }
+  if (status === 204) {
+    discard(body);
+    throw new SyncError(ErrorCodes.EXPORT_EMPTY, 'transient', 'audit-log export answered 204 No Content: not an export', { status });
+  }
+  if (status !== 200) {
+    discard(body);
+    throw new SyncError(ErrorCodes.BAD_RESPONSE, 'transient', `audit-log export answered HTTP ${status}, expected 200`, { status });
+  }
+  const rawType = headers['content-type'];
+  const contentType = (Array.isArray(rawType) ? rawType[0] : rawType) ?? '';
+  if (/\bjson\b/i.test(contentType)) throw await classifyJsonBody(body, status);
+  if (!isCsvMediaType(contentType)) {
+    discard(body);
+    const html = /\bhtml\b/i.test(contentType);
+    throw new SyncError(
+      ErrorCodes.EXPORT_NOT_CSV,
+      'transient',
+      html
+        ? `audit-log export: expected a CSV attachment, got an HTML page (HTTP ${status}); check platform.baseUrl (a proxy or login page answered)`
+        : `audit-log export: expected a CSV attachment, got content type ${mediaType(contentType).slice(0, 60)} (HTTP ${status})`,
+      { status },
+    );
+  }
+  if (headers['content-length'] === '0') {
+    discard(body);
+    throw new SyncError(
+      ErrorCodes.EXPORT_EMPTY,
+      'transient',
+      'audit-log export: the body is empty (not even a header row): not an export',
+      {
+        status,
+      },
+    );
+  }
+}
+
 /** Opens the export stream. Transient failures before the body were already retried by the client. */
 export async function openAuditExport(client: PlatformClient, req: AuditExportRequest): Promise<AuditExportResponse> {
   const query = buildExportQuery(req);
-  let res;
+  let res: StreamResponse;
   try {
     res = await client.stream('GET', AUDIT_EXPORT_PATH, {
       route: AUDIT_EXPORT_ROUTE,
@@ -146,17 +220,7 @@ export async function openAuditExport(client: PlatformClient, req: AuditExportRe
   } catch (e) {
     throw classify(e);
   }
+  await checkResponse(res.status, res.headers, res.body);
   const rawType = res.headers['content-type'];
-  const contentType = (Array.isArray(rawType) ? rawType[0] : rawType) ?? '';
-  if (/\bjson\b/i.test(contentType)) throw await classifyJsonBody(res.body, res.status);
-  if (/\bhtml\b/i.test(contentType)) {
-    res.body.destroy();
-    throw new SyncError(
-      ErrorCodes.BAD_RESPONSE,
-      'fatal',
-      `audit-log export: expected a CSV attachment, got an HTML page (HTTP ${res.status}); check platform.baseUrl (a proxy or login page answered)`,
-      { status: res.status },
-    );
-  }
-  return { body: res.body, contentType, query };
+  return { body: res.body, contentType: (Array.isArray(rawType) ? rawType[0] : rawType) ?? '', query };
 }

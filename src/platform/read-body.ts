@@ -8,12 +8,19 @@ export interface CappedText {
   overflow: boolean;
 }
 
-export async function readBodyCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, maxBytes: number): Promise<CappedText> {
+export interface CappableBody extends AsyncIterable<unknown> {
+  destroy(): unknown;
+  on(event: 'error', listener: (e: Error) => void): unknown;
+}
+
+export async function readBodyCapped(body: CappableBody, maxBytes: number): Promise<CappedText> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const buf = chunk as Buffer;
     if (size + buf.length > maxBytes) {
+      // Nobody reads the rest: the abort error the destroy emits is not a failure.
+      body.on('error', () => undefined);
       body.destroy();
       return { text: Buffer.concat(chunks, size).toString('utf8'), overflow: true };
     }

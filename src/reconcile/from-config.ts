@@ -2,6 +2,7 @@
  * Builds a ReconcileContext from a loaded config: the source, the SCIM client (as the
  * engine's target) and the ledger store. Shared by the CLI commands and the daemon.
  */
+import { pagingLimitsFrom } from '../platform/scim/listing-limits.ts';
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
@@ -42,6 +43,7 @@ export async function buildReconcileContext(
     memberRemoveDialect: s.memberRemoveDialect,
     updateMethod: s.updateMethod,
     discover: s.discover,
+    paging: pagingLimitsFrom(s.listing),
   });
   const source = await createSource(config.provisioning.source, sourceContext(loaded, logger));
   const ledgerStore = opts.ledgerStore ?? new FileLedgerStore(resolve(loaded.configDir, config.state.dir), config.tenant);

@@ -77,7 +77,7 @@ describe('fatal export errors', () => {
     expect(await h.sinkKeys()).toHaveLength(before.lines);
   });
 
-  it('a 200 carrying a JSON { error } body is an error, not an empty export', async () => {
+  it('a 200 carrying a JSON { error } body about the feature is an error, not an empty export', async () => {
     csv = await startCsvServer(() => ({
       contentType: 'application/json',
       body: JSON.stringify({ error: 'Audit log feature is not enabled on this plan' }),
@@ -88,11 +88,15 @@ describe('fatal export errors', () => {
     expect((await h.state.load()).cursorMs).toBeNull();
   });
 
-  it('an export without any timestamp column stops the run and names the setting to fix', async () => {
+  it('an export without any timestamp column fails the run and names the setting to fix', async () => {
     csv = await startCsvServer(() => ({ body: 'Event Name,User Email\nLogged in,a@example.com\n' }));
-    h = await createHarness({ nowMs: T0 + HOUR, platformUrl: csv.url });
+    h = await createHarness({
+      nowMs: T0 + HOUR,
+      platformUrl: csv.url,
+      audit: { retry: { windowAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } },
+    });
     const err = await rejection(h.run());
-    expect(err.code).toBe(ErrorCodes.BAD_RESPONSE);
+    expect(err.code).toBe(ErrorCodes.EXPORT_NO_HEADER);
     expect(err.message).toContain('audit.timestamp.column');
     expect((await h.state.load()).cursorMs).toBeNull();
   });

@@ -52,13 +52,13 @@ describe('readCsv', () => {
     ]);
   });
 
-  it('turns a body that breaks off into a transient error', async () => {
+  it('turns a body that breaks off into a transient E_EXPORT_TRUNCATED', async () => {
     const body = new Readable({ read() {} });
     body.push('a,b\n1,2\n3,4\n5,6\n');
     setTimeout(() => body.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })), 10);
     const seen: CsvItem[] = [];
     await expect(collect(body, seen)).rejects.toMatchObject({
-      code: 'E_TRANSIENT',
+      code: 'E_EXPORT_TRUNCATED',
       kind: 'transient',
       message: expect.stringContaining('UND_ERR_SOCKET'),
     });

@@ -93,6 +93,16 @@ export class RowParser {
     this.parser.resume();
   }
 
+  /** Bytes received past the end of the last complete record: the record being read. */
+  get openRecordBytes(): number {
+    return this.received - this.pos;
+  }
+
+  /** The physical line the record being read starts on (near enough: before its leading blank lines). */
+  get openRecordLine(): number {
+    return this.posLine;
+  }
+
   /** Parses one chunk of the body; returns the items it completed. */
   write(chunk: Buffer): CsvItem[] {
     if (chunk.length > 0) {

@@ -123,8 +123,8 @@ export class ScimClient {
     const localFilter = opts.filter !== undefined && spc?.filter?.supported === false ? parseFilter(opts.filter) : undefined;
     const serverFilter = localFilter === undefined ? opts.filter : undefined;
     const all = await listAllPages<T>({
-      fetchPage: async (startIndex, count) => {
-        const page = await this.fetchPage<T>(type, startIndex, count, serverFilter, opts.excludedAttributes, opts.signal);
+      fetchPage: async (startIndex, count, signal) => {
+        const page = await this.fetchPage<T>(type, startIndex, count, serverFilter, opts.excludedAttributes, signal ?? opts.signal);
         const { compact } = opts;
         return compact ? { ...page, resources: page.resources.map((r) => compact(r) as T) } : page;
       },

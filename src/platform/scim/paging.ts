@@ -28,6 +28,14 @@
  * - Limits: objects created during the last pass after we read past their offset can still
  *   be missed (the next run sees them); a server that caps pages at one resource cannot be
  *   overlapped, so there only the counts detect a shift.
+ * - Bounds, whatever the server claims: a totalResults above `maxObjects`, more objects
+ *   than that, or more than `maxPages` requests in one pass fail the listing
+ *   (E_LISTING_TOO_LARGE, fatal: raise the limit or fix the server) before more is held.
+ *   Fewer pages when the claim is small: pages past about twice the claim fail it
+ *   (E_BAD_RESPONSE; a server that under-reports is read in full, one that keeps
+ *   delivering is not). A claim larger than what the pages
+ *   deliver fails it as above (short pass, empty page). The whole listing, every pass and
+ *   every page request included, ends by `deadlineMs` (E_LISTING_DEADLINE).
  */
 import { ErrorCodes, SyncError } from '../../errors.ts';
 import { sleep } from '../retry.ts';
@@ -37,7 +45,8 @@ export interface Page<T> {
   totalResults: number;
 }
 
-export type FetchPage<T> = (startIndex: number, count: number) => Promise<Page<T>>;
+/** `signal` ends the request when the listing is aborted or runs out of its deadline. */
+export type FetchPage<T> = (startIndex: number, count: number, signal?: AbortSignal) => Promise<Page<T>>;
 
 export interface PagingLimits {
   /** Passes (first + verification passes) before a listing that kept moving fails. */
@@ -48,6 +57,12 @@ export interface PagingLimits {
   probeDelayMs: number;
   /** Consecutive pages holding only already-seen ids before we conclude startIndex is ignored. */
   maxStalePages: number;
+  /** Objects one listing may hold; a larger totalResults claim fails it at once. */
+  maxObjects: number;
+  /** Page requests in one pass, whatever totalResults claims. */
+  maxPages: number;
+  /** The whole listing (every pass, every page), milliseconds. */
+  deadlineMs: number;
 }
 
 export const DEFAULT_PAGING_LIMITS: PagingLimits = {
@@ -55,6 +70,9 @@ export const DEFAULT_PAGING_LIMITS: PagingLimits = {
   emptyPageProbes: 2,
   probeDelayMs: 200, // ms
   maxStalePages: 3,
+  maxObjects: 5_000_000,
+  maxPages: 200_000,
+  deadlineMs: 3_600_000, // ms
 };
 
 export interface PagingRun<T> {
@@ -78,6 +96,33 @@ interface PassResult<T> {
 
 export async function listAllPages<T extends { id: string }>(run: PagingRun<T>): Promise<T[]> {
   const limits = { ...DEFAULT_PAGING_LIMITS, ...run.limits };
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(listingDeadline(run.what, limits.deadlineMs)), limits.deadlineMs);
+  const signal = run.signal ? AbortSignal.any([run.signal, deadline.signal]) : deadline.signal;
+  try {
+    return await allPasses({ ...run, signal }, limits);
+  } catch (e) {
+    // The deadline's own error, not the abort it caused in a request or a pause.
+    if (deadline.signal.aborted && !run.signal?.aborted) throw deadline.signal.reason;
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function listingDeadline(what: string, ms: number): SyncError {
+  return new SyncError(
+    ErrorCodes.LISTING_DEADLINE,
+    'transient',
+    `${what}: listing took longer than ${Math.round(ms / 1000)}s (the listing's deadlineSeconds); refusing to return a partial list`,
+  );
+}
+
+function tooLarge(what: string, detail: string): SyncError {
+  return new SyncError(ErrorCodes.LISTING_TOO_LARGE, 'fatal', `${what}: ${detail}; refusing to return a partial list`);
+}
+
+async function allPasses<T extends { id: string }>(run: PagingRun<T>, limits: PagingLimits): Promise<T[]> {
   let previous: PassResult<T> | undefined;
   const history: string[] = [];
   for (let pass = 1; pass <= limits.maxPasses; pass++) {
@@ -113,6 +158,10 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
   let emptyStreak = 0;
   let staleStreak = 0;
   for (;;) {
+    // Never more than maxPages, whatever totalResults claims.
+    if (pages >= limits.maxPages) {
+      throw tooLarge(run.what, `more than the listing's maxPages (${limits.maxPages}) page requests in one pass`);
+    }
     // Every useful page advances by at least one, so a server that tells the truth about
     // its size finishes well within this; a liar is cut off here.
     const budget = 2 * (maxTotal + 1) + limits.emptyPageProbes + limits.maxStalePages + 10;
@@ -124,8 +173,11 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
       );
     }
     const startIndex = overlapId === undefined ? next : next - 1;
-    const page = await run.fetchPage(startIndex, run.pageSize);
+    const page = await run.fetchPage(startIndex, run.pageSize, run.signal);
     pages++;
+    if (page.totalResults > limits.maxObjects) {
+      throw tooLarge(run.what, `the server claims ${page.totalResults} objects, above the listing's maxObjects (${limits.maxObjects})`);
+    }
     if (total !== undefined && page.totalResults < total) totalDecreased = true;
     total = page.totalResults;
     maxTotal = Math.max(maxTotal, total);
@@ -133,6 +185,9 @@ async function onePass<T extends { id: string }>(run: PagingRun<T>, limits: Pagi
 
     let fresh = 0;
     for (const r of resources) if (!items.has(r.id)) fresh++;
+    if (items.size + fresh > limits.maxObjects) {
+      throw tooLarge(run.what, `more than the listing's maxObjects (${limits.maxObjects}) objects`);
+    }
     // Past the end with nothing new: the end, however the server filled the page (scimmy repeats page 1).
     if (startIndex > total && fresh === 0) return { items, totalResults: total, totalDecreased, shifted };
 

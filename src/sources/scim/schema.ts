@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { contentFile, secretFile } from '../../config/file-refs.ts';
+import { listingLimitsSchema } from '../../platform/scim/listing-limits.ts';
 import { assertSecureUrl } from '../../platform/secure-url.ts';
 
 export const scimSourceSchema = z
@@ -21,6 +22,8 @@ export const scimSourceSchema = z
     timeoutSeconds: z.number().positive().default(30),
     /** Requested page size; the server may cap it (the client follows what it actually gets). */
     pageSize: z.number().int().min(1).max(1000).default(100),
+    /** Bounds on one listing of Users or Groups, whatever totalResults claims. */
+    listing: listingLimitsSchema,
     /** Read groups too (false: users only). */
     groups: z.boolean().default(true),
     /** An empty user list is an error unless set. */

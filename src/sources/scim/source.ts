@@ -3,6 +3,7 @@
  * platform side uses (its paging never returns a silently short list), maps them, and fails
  * the read as a SourceError on any listing failure.
  */
+import { pagingLimitsFrom } from '../../platform/scim/listing-limits.ts';
 import { readFile } from 'node:fs/promises';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
@@ -132,6 +133,7 @@ export class ScimSource implements Source {
         memberRemoveDialect: 'filter',
         updateMethod: 'auto',
         discover: true,
+        paging: pagingLimitsFrom(c.listing),
       });
       return await fn(scim, http);
     } catch (e) {
