@@ -2,12 +2,13 @@
  * Plain TCP/TLS syslog: a request's frames are written on a fresh connection, which is then
  * committed (see connection.ts: our end of stream, answered by the receiver's). When anything
  * breaks before the commit, every frame written on that connection is sent again on the next
- * one: at-least-once, with the resends counted.
+ * one: at-least-once, with the resends counted. Nothing of a request counts as confirmed
+ * until its commit, so a spent budget leaves all of its messages unconfirmed.
  */
 import type { RetryLoopOptions } from '../retry-loop.ts';
 import { runWithRetry } from '../retry-loop.ts';
 import type { SyslogConnection } from './connection.ts';
-import { DELIVERED, type Delivery, type MessageOutcome } from './delivery.ts';
+import { DELIVERED, confirmOrReport, type DeliverOptions, type Delivery, type MessageOutcome } from './delivery.ts';
 import { frame, type SyslogFraming } from './encoder.ts';
 
 export interface PlainDeliveryOptions {
@@ -29,31 +30,35 @@ export class PlainDelivery implements Delivery {
     this.o = o;
   }
 
-  async deliver(messages: readonly Buffer[], signal?: AbortSignal): Promise<MessageOutcome[]> {
+  async deliver(messages: readonly Buffer[], opts: DeliverOptions = {}): Promise<MessageOutcome[]> {
+    const { signal, maxAttempts } = opts;
     const writes = groupFrames(messages.map((m) => frame(m, this.o.framing)));
     const n = messages.length;
     let written = 0;
-    await runWithRetry(
-      this.o.retry,
-      `write ${n} messages to ${this.o.target}`,
-      async () => {
-        this.o.retry.instrument.resent(written, 'connection broke before the receiver confirmed');
-        written = 0;
-        const conn = await this.o.connect();
-        try {
-          for (const w of writes) {
-            written += w.count;
-            await conn.write(w.bytes, this.o.timeoutMs);
+    const retry = maxAttempts === undefined ? this.o.retry : { ...this.o.retry, policy: { ...this.o.retry.policy, maxAttempts } };
+    const run = (): Promise<void> =>
+      runWithRetry(
+        retry,
+        `write ${n} messages to ${this.o.target}`,
+        async () => {
+          this.o.retry.instrument.resent(written, 'connection broke before the receiver confirmed');
+          written = 0;
+          const conn = await this.o.connect();
+          try {
+            for (const w of writes) {
+              written += w.count;
+              await conn.write(w.bytes, this.o.timeoutMs);
+            }
+            await conn.commit(this.o.timeoutMs);
+          } catch (e) {
+            conn.destroy();
+            throw e;
           }
-          await conn.commit(this.o.timeoutMs);
-        } catch (e) {
-          conn.destroy();
-          throw e;
-        }
-        return { done: undefined, result: 'ok', events: n };
-      },
-      signal,
-    );
+          return { done: undefined, result: 'ok', events: n };
+        },
+        signal,
+      );
+    await confirmOrReport(run, () => messages.map(() => undefined), signal);
     return messages.map(() => DELIVERED);
   }
 
