@@ -3,7 +3,7 @@
  * finishes and moves its cursor, every event is dead-lettered for that sink with code
  * `syslog_unreachable` (counted), `audit status` lists them, and once rsyslog is started
  * `audit replay` delivers every one of them and empties the store. Over plain TCP through the
- * real CLI, and over RELP (imrelp) through the engine.
+ * real CLI, and over RELP (imrelp) and TLS (imtcp with gtls) through the engine.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -118,24 +118,22 @@ describe('syslog receiver down for a whole export', () => {
     expect((JSON.parse(after.stdout) as { deadLetters: Record<string, number> }).deadLetters['rs'] ?? 0).toBe(0);
   });
 
-  it('rsyslog (imrelp) down: the export dead-letters every event, counted, and replay delivers every one once it is up', async () => {
+  it('rsyslog (imrelp and gtls) down: the export dead-letters every event of both sinks, counted, and replay delivers every one once it is up', async () => {
     rs = await startRsyslog();
     await rs.receiver.stop();
-    const sinkConfig = {
-      type: 'syslog' as const,
-      name: 'rs-relp',
-      protocol: 'relp' as const,
-      host: '127.0.0.1',
-      port: rs.relpPort,
-      connectTimeoutSeconds: 2,
-      retry: SMALL_RETRY,
-    };
-    h = await createHarness({ nowMs: T0 + 2 * HOUR, plain: false, audit: { sinks: [sinkConfig] } });
+    const common = { type: 'syslog' as const, host: '127.0.0.1', connectTimeoutSeconds: 2, retry: SMALL_RETRY };
+    const sinks = [
+      { ...common, name: 'rs-relp', protocol: 'relp' as const, port: rs.relpPort },
+      { ...common, name: 'rs-tls', protocol: 'tls' as const, port: rs.tlsPort, tls: { caFile: rs.ca.caFile } },
+    ];
+    const names = sinks.map((c) => c.name);
+    h = await createHarness({ nowMs: T0 + 2 * HOUR, plain: false, audit: { sinks } });
     const harness = h;
     const expected = expectedIds(harness.sim, T0, T0 + 2 * HOUR);
-    const labels = { tenant: harness.tenant, sink: 'rs-relp' };
-    const deadBefore = await metricValue(auditMetrics.eventsDeadLettered, labels);
-    const unreachableBefore = await metricValue(sinkErrors, { sink: 'rs-relp', code: 'syslog_unreachable' });
+    const deadLettered = (name: string): Promise<number> =>
+      metricValue(auditMetrics.eventsDeadLettered, { tenant: harness.tenant, sink: name });
+    const unreachable = (name: string): Promise<number> => metricValue(sinkErrors, { sink: name, code: 'syslog_unreachable' });
+    const before = await Promise.all(names.map(async (n) => [await deadLettered(n), await unreachable(n)]));
 
     const summary = await runAuditExport({
       platform: harness.platform,
@@ -147,25 +145,36 @@ describe('syslog receiver down for a whole export', () => {
       observer: auditRecorder(harness.tenant, undefined),
       now: () => harness.nowMs,
     });
-    expect(summary.deadLettered['rs-relp']).toBe(expected.length);
     expect((await harness.state.load()).cursorMs).toBe(T0 + 2 * HOUR);
-    expect((await metricValue(auditMetrics.eventsDeadLettered, labels)) - deadBefore).toBe(expected.length);
-    expect((await metricValue(sinkErrors, { sink: 'rs-relp', code: 'syslog_unreachable' })) - unreachableBefore).toBe(expected.length);
-    const letters = await harness.deadLetters.peek('rs-relp', 10_000);
-    expect(new Set(letters.map((l) => l.code))).toEqual(new Set(['syslog_unreachable']));
+    for (const [i, name] of names.entries()) {
+      expect(summary.deadLettered[name]).toBe(expected.length);
+      expect((await deadLettered(name)) - (before[i]?.[0] ?? 0)).toBe(expected.length);
+      expect((await unreachable(name)) - (before[i]?.[1] ?? 0)).toBe(expected.length);
+      const letters = await harness.deadLetters.peek(name, 10_000);
+      expect(sorted(letters.map((l) => l.event?.key ?? ''))).toEqual(sorted(expected));
+      expect(new Set(letters.map((l) => l.code))).toEqual(new Set(['syslog_unreachable']));
+    }
     const status = await auditStatus({
       tenant: harness.tenant,
       state: harness.state,
       deadLetters: harness.deadLetters,
       now: () => harness.nowMs,
     });
-    expect(status.deadLetters).toEqual({ 'rs-relp': expected.length });
+    expect(status.deadLetters).toEqual({ 'rs-relp': expected.length, 'rs-tls': expected.length });
 
     await rs.receiver.start();
-    const sink = createSink(harness.config.sinks[0] as (typeof harness.config.sinks)[number], { configDir: harness.dir });
-    const replay = await replayDeadLetters({ tenant: harness.tenant, deadLetters: harness.deadLetters, sinks: [sink] }, 'rs-relp');
-    expect(replay).toMatchObject({ taken: expected.length, delivered: expected.length, rejectedAgain: 0 });
-    expect(sorted(await rs.receiver.waitForKeys(expected.length))).toEqual(sorted(expected));
-    expect((await harness.deadLetters.counts())['rs-relp'] ?? 0).toBe(0);
+    for (const c of harness.config.sinks) {
+      const sink = createSink(c, { configDir: harness.dir });
+      const replay = await replayDeadLetters({ tenant: harness.tenant, deadLetters: harness.deadLetters, sinks: [sink] }, c.name);
+      expect(replay).toMatchObject({ taken: expected.length, delivered: expected.length, rejectedAgain: 0 });
+    }
+    // Every key once per sink.
+    const lines = await rs.receiver.waitForLines(2 * expected.length);
+    expect(lines).toHaveLength(2 * expected.length);
+    const perKey = new Map<string, number>();
+    for (const k of rs.receiver.keys()) perKey.set(k, (perKey.get(k) ?? 0) + 1);
+    expect(sorted(perKey.keys())).toEqual(sorted(expected));
+    expect([...perKey.values()].every((n) => n === 2)).toBe(true);
+    expect(await harness.deadLetters.counts()).toEqual({});
   });
 });
