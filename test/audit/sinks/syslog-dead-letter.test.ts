@@ -118,7 +118,7 @@ describe('syslog receiver down for a whole export', () => {
     expect((JSON.parse(after.stdout) as { deadLetters: Record<string, number> }).deadLetters['rs'] ?? 0).toBe(0);
   });
 
-  it('rsyslog (imrelp and gtls) down: the export dead-letters every event of both sinks, counted, and replay delivers every one once it is up', async () => {
+  it('rsyslog (imrelp and gtls) down: the export dead-letters every event of both sinks, counted; a replay while down keeps them, one once it is up delivers every one', async () => {
     rs = await startRsyslog();
     await rs.receiver.stop();
     const common = { type: 'syslog' as const, host: '127.0.0.1', connectTimeoutSeconds: 2, retry: SMALL_RETRY };
@@ -161,6 +161,20 @@ describe('syslog receiver down for a whole export', () => {
       now: () => harness.nowMs,
     });
     expect(status.deadLetters).toEqual({ 'rs-relp': expected.length, 'rs-tls': expected.length });
+
+    // A replay while the receiver is still down loses nothing: every entry goes back, attempt counted.
+    const early = await replayDeadLetters(
+      {
+        tenant: harness.tenant,
+        deadLetters: harness.deadLetters,
+        sinks: [createSink(harness.config.sinks[0] as (typeof harness.config.sinks)[number], { configDir: harness.dir })],
+      },
+      'rs-relp',
+    );
+    expect(early).toMatchObject({ taken: expected.length, delivered: 0, rejectedAgain: expected.length });
+    const back = await harness.deadLetters.peek('rs-relp', 10_000);
+    expect(back).toHaveLength(expected.length);
+    expect(back.every((l) => l.attempts === 1 && l.code === 'syslog_unreachable')).toBe(true);
 
     await rs.receiver.start();
     for (const c of harness.config.sinks) {
