@@ -38,16 +38,16 @@ export class UnconfirmedError extends SyncError {
 }
 
 /**
- * Runs a delivery's retry loop; a spent budget (the loop's transient SyncError) becomes an
+ * Awaits a delivery's retry loop; a spent budget (the loop's transient SyncError) becomes an
  * UnconfirmedError with the outcomes known so far. Fatal errors and aborts pass unchanged.
  */
 export async function confirmOrReport<T>(
-  run: () => Promise<T>,
+  pending: Promise<T>,
   outcomes: () => ReadonlyArray<MessageOutcome | undefined>,
   signal: AbortSignal | undefined,
 ): Promise<T> {
   try {
-    return await run();
+    return await pending;
   } catch (e) {
     if (signal?.aborted || !isSyncError(e) || e.kind !== 'transient') throw e;
     throw new UnconfirmedError(e, outcomes());

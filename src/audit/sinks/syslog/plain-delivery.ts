@@ -36,29 +36,28 @@ export class PlainDelivery implements Delivery {
     const n = messages.length;
     let written = 0;
     const retry = maxAttempts === undefined ? this.o.retry : { ...this.o.retry, policy: { ...this.o.retry.policy, maxAttempts } };
-    const run = (): Promise<void> =>
-      runWithRetry(
-        retry,
-        `write ${n} messages to ${this.o.target}`,
-        async () => {
-          this.o.retry.instrument.resent(written, 'connection broke before the receiver confirmed');
-          written = 0;
-          const conn = await this.o.connect();
-          try {
-            for (const w of writes) {
-              written += w.count;
-              await conn.write(w.bytes, this.o.timeoutMs);
-            }
-            await conn.commit(this.o.timeoutMs);
-          } catch (e) {
-            conn.destroy();
-            throw e;
+    const confirmed = runWithRetry(
+      retry,
+      `write ${n} messages to ${this.o.target}`,
+      async () => {
+        this.o.retry.instrument.resent(written, 'connection broke before the receiver confirmed');
+        written = 0;
+        const conn = await this.o.connect();
+        try {
+          for (const w of writes) {
+            written += w.count;
+            await conn.write(w.bytes, this.o.timeoutMs);
           }
-          return { done: undefined, result: 'ok', events: n };
-        },
-        signal,
-      );
-    await confirmOrReport(run, () => messages.map(() => undefined), signal);
+          await conn.commit(this.o.timeoutMs);
+        } catch (e) {
+          conn.destroy();
+          throw e;
+        }
+        return { done: undefined, result: 'ok', events: n };
+      },
+      signal,
+    );
+    await confirmOrReport(confirmed, () => messages.map(() => undefined), signal);
     return messages.map(() => DELIVERED);
   }
 

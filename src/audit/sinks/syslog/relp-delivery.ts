@@ -33,38 +33,37 @@ export class RelpDelivery implements Delivery {
     const outcomes: Array<MessageOutcome | undefined> = new Array(messages.length);
     const sent = new Array<boolean>(messages.length).fill(false);
     const retry = maxAttempts === undefined ? this.o.retry : { ...this.o.retry, policy: { ...this.o.retry.policy, maxAttempts } };
-    const run = (): Promise<void> =>
-      runWithRetry(
-        retry,
-        `send ${messages.length} messages to ${this.o.target}`,
-        async () => {
-          const todo: number[] = [];
-          for (let i = 0; i < messages.length; i++) if (outcomes[i] === undefined) todo.push(i);
-          this.o.retry.instrument.resent(todo.filter((i) => sent[i]).length, 'RELP session broke before the receiver answered');
-          const s = await this.sessionOpen();
-          const answers: Array<Promise<void>> = [];
-          for (const i of todo) {
-            await s.room();
-            if (!s.usable) break;
-            sent[i] = true;
-            answers.push(
-              s.send(messages[i] as Buffer).then((a) => {
-                outcomes[i] = a.ok
-                  ? DELIVERED
-                  : { delivered: false, code: `relp_${a.status}`, reason: `the receiver answered ${a.status} ${a.text}`.trim() };
-              }),
-            );
-          }
-          const settled = await Promise.allSettled(answers);
-          const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-          if (failed) throw failed.reason;
-          if (outcomes.some((o) => o === undefined)) throw failure('ECONNRESET', 'RELP session broke');
-          return { done: undefined, result: 'ok', events: todo.length };
-        },
-        signal,
-      );
+    const answered = runWithRetry(
+      retry,
+      `send ${messages.length} messages to ${this.o.target}`,
+      async () => {
+        const todo: number[] = [];
+        for (let i = 0; i < messages.length; i++) if (outcomes[i] === undefined) todo.push(i);
+        this.o.retry.instrument.resent(todo.filter((i) => sent[i]).length, 'RELP session broke before the receiver answered');
+        const s = await this.sessionOpen();
+        const answers: Array<Promise<void>> = [];
+        for (const i of todo) {
+          await s.room();
+          if (!s.usable) break;
+          sent[i] = true;
+          answers.push(
+            s.send(messages[i] as Buffer).then((a) => {
+              outcomes[i] = a.ok
+                ? DELIVERED
+                : { delivered: false, code: `relp_${a.status}`, reason: `the receiver answered ${a.status} ${a.text}`.trim() };
+            }),
+          );
+        }
+        const settled = await Promise.allSettled(answers);
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        if (outcomes.some((o) => o === undefined)) throw failure('ECONNRESET', 'RELP session broke');
+        return { done: undefined, result: 'ok', events: todo.length };
+      },
+      signal,
+    );
     // Answers that arrived before the budget ran out stand; only the unanswered are unconfirmed.
-    await confirmOrReport(run, () => [...outcomes], signal);
+    await confirmOrReport(answered, () => [...outcomes], signal);
     return outcomes.map((o) => o ?? DELIVERED);
   }
 
