@@ -81,12 +81,35 @@ describe('syslog over TCP: what a broken connection carried', () => {
       host: '127.0.0.1',
       port: rx.port,
       timeoutSeconds: 0.2,
+      whenDown: 'fail',
       retry: { ...FAST_RETRY, maxAttempts: 2 },
     });
     const err = await rejectionOf(sink.write(makeEvents(2)));
     expect(err).toMatchObject({ kind: 'transient', code: 'E_TIMEOUT' });
     expect(err.message).toContain('did not close');
     await sink.close();
+  });
+
+  it('dead-letters a request the receiver never confirmed, then delivers again once it closes in answer', async () => {
+    rx = await startSyslogReceiver();
+    rx.stallConnections = 2;
+    const sink = await openSink({
+      name: 'tcp-stall-dl',
+      type: 'syslog',
+      protocol: 'tcp',
+      host: '127.0.0.1',
+      port: rx.port,
+      timeoutSeconds: 0.2,
+      retry: { ...FAST_RETRY, maxAttempts: 2 },
+    });
+    const down = await sink.write(makeEvents(3));
+    expect(down.delivered).toBe(0);
+    expect(down.rejected.map((r) => [r.event.key, r.code])).toEqual(makeEvents(3).map((e) => [e.key, 'syslog_unreachable']));
+    expect(down.rejected[0]?.reason).toContain('did not close');
+    // The third connection is answered: the receiver is back, nothing is dead-lettered.
+    expect(await sink.write(makeEvents(2, 3))).toEqual({ delivered: 2, rejected: [] });
+    await sink.close();
+    expect(rx.connections).toBe(3);
   });
 });
 
@@ -143,6 +166,25 @@ describe('syslog over RELP (scripted receiver)', () => {
     // evt-10 reached the receiver unanswered and went again: the one possible duplicate.
     expect(rx.messages.map(keyOf)).toEqual([...makeEvents(11).map((e) => e.key), ...makeEvents(10, 10).map((e) => e.key)]);
     expect(await counter(sinkResentEvents, 'relp-close')).toBe(1);
+  });
+
+  it('dead-letters only the messages left unanswered when the receiver goes silent for good', async () => {
+    rx = await startRelpReceiver();
+    rx.script = (_m, i) => (i < 5 ? '200 OK' : 'silent');
+    const sink = await openSink({
+      name: 'relp-gone',
+      type: 'syslog',
+      protocol: 'relp',
+      host: '127.0.0.1',
+      port: rx.port,
+      relp: { windowSize: 1 },
+      timeoutSeconds: 0.2,
+      retry: { ...FAST_RETRY, maxAttempts: 2 },
+    });
+    const res = await sink.write(makeEvents(12));
+    await sink.close();
+    expect(res.delivered).toBe(5);
+    expect(res.rejected.map((r) => [r.event.key, r.code])).toEqual(makeEvents(7, 5).map((e) => [e.key, 'syslog_unreachable']));
   });
 
   it('is probed by a RELP open and close, without a message', async () => {

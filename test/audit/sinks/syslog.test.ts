@@ -153,7 +153,7 @@ describe('syslog sink over TCP', () => {
     expect(rx.errors).toEqual([]);
   });
 
-  it('gives up transiently when nobody listens', async () => {
+  it('gives up transiently when nobody listens (whenDown: fail)', async () => {
     rx = await startSyslogReceiver();
     const port = rx.port;
     await rx.close();
@@ -163,11 +163,45 @@ describe('syslog sink over TCP', () => {
       protocol: 'tcp',
       host: '127.0.0.1',
       port,
+      whenDown: 'fail',
       retry: { ...FAST_RETRY, maxAttempts: 2 },
     });
     const err = await rejectionOf(sink.write(makeEvents(1)));
     expect(err).toMatchObject({ kind: 'transient', code: 'E_TRANSIENT' });
     expect(err.message).toContain('ECONNREFUSED');
+    await sink.close();
+  });
+
+  it('dead-letters every event as syslog_unreachable when nobody listens, spending the budget once per outage', async () => {
+    rx = await startSyslogReceiver();
+    const port = rx.port;
+    await rx.close();
+    const observer = recordingObserver();
+    const sink = await openSink(
+      {
+        name: 'siem-down',
+        type: 'syslog',
+        protocol: 'tcp',
+        host: '127.0.0.1',
+        port,
+        batch: { maxEvents: 4 },
+        retry: { ...FAST_RETRY, maxAttempts: 3 },
+      },
+      { observer },
+    );
+    // Three requests: the first spends the budget, the other two are not attempted.
+    const first = await sink.write(makeEvents(10));
+    expect(first.delivered).toBe(0);
+    expect(first.rejected.map((r) => r.event.key)).toEqual(makeEvents(10).map((e) => e.key));
+    expect(new Set(first.rejected.map((r) => r.code))).toEqual(new Set(['syslog_unreachable']));
+    expect(first.rejected[0]?.reason).toMatch(/did not confirm: .*ECONNREFUSED.* after 3 attempts/);
+    expect(first.rejected[9]?.reason).toMatch(/^not sent: receiver 127\.0\.0\.1:\d+ down/);
+    expect(observer.retries).toHaveLength(2);
+    // A later write gets a single attempt while the receiver stays down.
+    const second = await sink.write(makeEvents(2, 10));
+    expect(second.rejected.map((r) => r.code)).toEqual(['syslog_unreachable', 'syslog_unreachable']);
+    expect(second.rejected[0]?.reason).toContain('after 1 attempts');
+    expect(observer.retries).toHaveLength(2);
     await sink.close();
   });
 });

@@ -120,5 +120,11 @@ export const syslogSinkSchema = z.strictObject({
   connectTimeoutSeconds: z.number().positive().max(300).default(10),
   /** Max time for one attempt's messages to be confirmed by the receiver (closed in answer, or RELP-acknowledged). */
   timeoutSeconds: z.number().positive().max(600).default(30),
+  /**
+   * A receiver still unreachable (or not confirming) once `retry.maxAttempts` is spent:
+   * `dead-letter` the request's unconfirmed events (code `syslog_unreachable`) and let the
+   * export go on, or `fail` the run without moving the cursor (the next run sends them again).
+   */
+  whenDown: z.enum(['dead-letter', 'fail']).default('dead-letter'),
 });
 export type SyslogSinkConfig = z.infer<typeof syslogSinkSchema>;

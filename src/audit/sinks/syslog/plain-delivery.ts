@@ -2,12 +2,13 @@
  * Plain TCP/TLS syslog: a request's frames are written on a fresh connection, which is then
  * committed (see connection.ts: our end of stream, answered by the receiver's). When anything
  * breaks before the commit, every frame written on that connection is sent again on the next
- * one: at-least-once, with the resends counted.
+ * one: at-least-once, with the resends counted. Nothing of a request counts as confirmed
+ * until its commit, so a spent budget leaves all of its messages unconfirmed.
  */
 import type { RetryLoopOptions } from '../retry-loop.ts';
 import { runWithRetry } from '../retry-loop.ts';
 import type { SyslogConnection } from './connection.ts';
-import { DELIVERED, type Delivery, type MessageOutcome } from './delivery.ts';
+import { DELIVERED, confirmOrReport, type DeliverOptions, type Delivery, type MessageOutcome } from './delivery.ts';
 import { frame, type SyslogFraming } from './encoder.ts';
 
 export interface PlainDeliveryOptions {
@@ -29,12 +30,14 @@ export class PlainDelivery implements Delivery {
     this.o = o;
   }
 
-  async deliver(messages: readonly Buffer[], signal?: AbortSignal): Promise<MessageOutcome[]> {
+  async deliver(messages: readonly Buffer[], opts: DeliverOptions = {}): Promise<MessageOutcome[]> {
+    const { signal, maxAttempts } = opts;
     const writes = groupFrames(messages.map((m) => frame(m, this.o.framing)));
     const n = messages.length;
     let written = 0;
-    await runWithRetry(
-      this.o.retry,
+    const retry = maxAttempts === undefined ? this.o.retry : { ...this.o.retry, policy: { ...this.o.retry.policy, maxAttempts } };
+    const confirmed = runWithRetry(
+      retry,
       `write ${n} messages to ${this.o.target}`,
       async () => {
         this.o.retry.instrument.resent(written, 'connection broke before the receiver confirmed');
@@ -54,6 +57,7 @@ export class PlainDelivery implements Delivery {
       },
       signal,
     );
+    await confirmOrReport(confirmed, () => messages.map(() => undefined), signal);
     return messages.map(() => DELIVERED);
   }
 

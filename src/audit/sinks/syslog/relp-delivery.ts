@@ -4,11 +4,12 @@
  * breaks, the messages still unanswered are sent again on a new session (those already
  * answered are never resent), so a restart loses nothing and duplicates only what the
  * receiver took but could not answer before it went away. Any other answer rejects that
- * message (`relp_<status>`, dead-lettered).
+ * message (`relp_<status>`, dead-lettered). When the budget is spent, the answered messages
+ * keep their outcome and only the unanswered ones are reported unconfirmed.
  */
 import type { RetryLoopOptions } from '../retry-loop.ts';
 import { runWithRetry } from '../retry-loop.ts';
-import { DELIVERED, type Delivery, type MessageOutcome } from './delivery.ts';
+import { DELIVERED, confirmOrReport, type DeliverOptions, type Delivery, type MessageOutcome } from './delivery.ts';
 import type { RelpSession } from './relp/session.ts';
 import { failure } from './socket.ts';
 
@@ -27,11 +28,13 @@ export class RelpDelivery implements Delivery {
     this.o = o;
   }
 
-  async deliver(messages: readonly Buffer[], signal?: AbortSignal): Promise<MessageOutcome[]> {
+  async deliver(messages: readonly Buffer[], opts: DeliverOptions = {}): Promise<MessageOutcome[]> {
+    const { signal, maxAttempts } = opts;
     const outcomes: Array<MessageOutcome | undefined> = new Array(messages.length);
     const sent = new Array<boolean>(messages.length).fill(false);
-    await runWithRetry(
-      this.o.retry,
+    const retry = maxAttempts === undefined ? this.o.retry : { ...this.o.retry, policy: { ...this.o.retry.policy, maxAttempts } };
+    const answered = runWithRetry(
+      retry,
       `send ${messages.length} messages to ${this.o.target}`,
       async () => {
         const todo: number[] = [];
@@ -59,6 +62,8 @@ export class RelpDelivery implements Delivery {
       },
       signal,
     );
+    // Answers that arrived before the budget ran out stand; only the unanswered are unconfirmed.
+    await confirmOrReport(answered, () => [...outcomes], signal);
     return outcomes.map((o) => o ?? DELIVERED);
   }
 

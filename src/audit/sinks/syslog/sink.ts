@@ -4,6 +4,7 @@
  * connection in answer to ours (it read everything), over RELP on its `200` answer. Anything
  * written on a connection that broke first is sent again (at-least-once, resends counted).
  * Every message fits `maxMessageBytes` first: truncated with a marker, or dead-lettered.
+ * A receiver still down when the retry budget is spent: see when-down.ts.
  */
 import { ErrorCodes, SyncError, isTlsVerifyError } from '../../../errors.ts';
 import type { AuditEvent } from '../../event.ts';
@@ -22,6 +23,7 @@ import { PlainDelivery } from './plain-delivery.ts';
 import { RelpDelivery } from './relp-delivery.ts';
 import { RelpRefusedError, RelpSession } from './relp/session.ts';
 import type { SocketOptions } from './socket.ts';
+import { WhenDown } from './when-down.ts';
 
 export class SyslogSink implements Sink {
   readonly name: string;
@@ -33,6 +35,7 @@ export class SyslogSink implements Sink {
   private readonly format: SyslogFormat;
   private readonly port: number;
   private delivery: Delivery | undefined;
+  private readonly whenDown: WhenDown;
 
   constructor(config: SyslogSinkConfig, ctx: SinkContext) {
     this.name = config.name;
@@ -40,6 +43,11 @@ export class SyslogSink implements Sink {
     this.ctx = ctx;
     this.instrument = new SinkInstrument(config.name, this.type, ctx);
     this.port = config.port ?? DEFAULT_PORTS[config.protocol];
+    this.whenDown = new WhenDown({
+      mode: config.whenDown,
+      target: `${config.host}:${this.port}`,
+      logger: ctx.logger?.child({ sink: config.name, sinkType: this.type }),
+    });
     const facility = typeof config.facility === 'number' ? config.facility : FACILITIES[config.facility];
     const severity = typeof config.severity === 'number' ? config.severity : SEVERITIES[config.severity];
     this.format = {
@@ -65,6 +73,7 @@ export class SyslogSink implements Sink {
     const retry: RetryLoopOptions = { policy: toRetryPolicy(c.retry), instrument: this.instrument, random: this.ctx.random };
     const target = `${c.host}:${this.port}`;
     const timeoutMs = c.timeoutSeconds * 1000;
+    this.whenDown.reset();
     this.delivery =
       c.protocol === 'relp'
         ? new RelpDelivery({
@@ -89,10 +98,13 @@ export class SyslogSink implements Sink {
     let delivered = 0;
     let batch: Array<{ event: AuditEvent; message: Buffer }> = [];
     let bytes = 0;
+    const scope = { failed: false };
     const send = async (): Promise<void> => {
-      const outcomes = await delivery.deliver(
+      const outcomes = await this.whenDown.deliver(
+        delivery,
         batch.map((b) => b.message),
         signal,
+        scope,
       );
       outcomes.forEach((o, i) => {
         if (o.delivered) delivered++;
