@@ -48,7 +48,14 @@ export function generateWorkloadIssuer(issuer = 'https://oidc.cluster.example/ab
       const now = Math.floor(Date.now() / 1000);
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
       const claims = Buffer.from(
-        JSON.stringify({ iss: issuer, sub: subject, aud: [o.audience ?? 'api://AzureADTokenExchange'], iat: now, nbf: now, exp: now + (o.lifetimeSeconds ?? 3600) }),
+        JSON.stringify({
+          iss: issuer,
+          sub: subject,
+          aud: [o.audience ?? 'api://AzureADTokenExchange'],
+          iat: now,
+          nbf: now,
+          exp: now + (o.lifetimeSeconds ?? 3600),
+        }),
       ).toString('base64url');
       return `${header}.${claims}.${sign('RSA-SHA256', Buffer.from(`${header}.${claims}`), privateKey).toString('base64url')}`;
     },

@@ -213,7 +213,10 @@ export class EntraDirectory {
    * Groups changed after `since`, each with its membership changes after `since` (for 0:
    * its current members), and groups deleted after it.
    */
-  groupChanges(since: number): { changed: Array<{ group: EntraGroup; members: Array<EntraMember & { removed: boolean }> }>; deleted: string[] } {
+  groupChanges(since: number): {
+    changed: Array<{ group: EntraGroup; members: Array<EntraMember & { removed: boolean }> }>;
+    deleted: string[];
+  } {
     const changed = [...this.groups.values()]
       .filter((e) => e.version > since)
       .map((e) => {

@@ -49,7 +49,11 @@ export function faultReply(rule: EntraFaultRule): JsonReply | undefined {
     case 'server-error-500':
       return graphError(500, 'generalException', 'General exception while processing.');
     case 'delta-expired-410':
-      return graphError(410, 'syncStateNotFound', 'The sync state generation is not found. Delta tokens may be expired; restart the synchronization with a full query.');
+      return graphError(
+        410,
+        'syncStateNotFound',
+        'The sync state generation is not found. Delta tokens may be expired; restart the synchronization with a full query.',
+      );
     default:
       return undefined; // truncate / reset act on the real reply or the socket
   }

@@ -53,7 +53,18 @@ const NEEDS: Partial<Record<EntraRoute, string[]>> = {
   'transitive-members': ANY('GroupMember.Read.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All'),
 };
 
-const DEFAULT_USER_PROPS = ['businessPhones', 'displayName', 'givenName', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName'];
+const DEFAULT_USER_PROPS = [
+  'businessPhones',
+  'displayName',
+  'givenName',
+  'jobTitle',
+  'mail',
+  'mobilePhone',
+  'officeLocation',
+  'preferredLanguage',
+  'surname',
+  'userPrincipalName',
+];
 const DEFAULT_GROUP_PROPS = ['displayName', 'mail', 'mailEnabled', 'securityEnabled', 'groupTypes', 'description'];
 
 function userProp(u: EntraUser, name: string): unknown {
@@ -199,16 +210,37 @@ function topOf(q: URLSearchParams, fallback: number): number | JsonReply {
   if (raw === null) return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > PAGE_LIMITS.max)
-    return graphError(400, 'Request_BadRequest', `Invalid page size specified: '${raw}'. Must be between 1 and ${PAGE_LIMITS.max} inclusive.`);
+    return graphError(
+      400,
+      'Request_BadRequest',
+      `Invalid page size specified: '${raw}'. Must be between 1 and ${PAGE_LIMITS.max} inclusive.`,
+    );
   return n;
 }
 
-function listPage<T>(items: T[], q: URLSearchParams, env: GraphEnv, path: string, render: (x: T) => Record<string, unknown>, top: number): GraphResult {
+function listPage<T>(
+  items: T[],
+  q: URLSearchParams,
+  env: GraphEnv,
+  path: string,
+  render: (x: T) => Record<string, unknown>,
+  top: number,
+): GraphResult {
   const skip = q.get('$skiptoken');
   const cursor = skip === null ? { o: 0 } : decode(skip);
-  if (!cursor) return { reply: graphError(400, 'Directory_ExpiredPageToken', 'The specified page token value has expired and can no longer be included in your request.') };
+  if (!cursor)
+    return {
+      reply: graphError(
+        400,
+        'Directory_ExpiredPageToken',
+        'The specified page token value has expired and can no longer be included in your request.',
+      ),
+    };
   const slice = items.slice(cursor.o, cursor.o + top);
-  const json: Record<string, unknown> = { '@odata.context': `${env.baseUrl}/v1.0/$metadata#${path.split('/').pop()}`, value: slice.map(render) };
+  const json: Record<string, unknown> = {
+    '@odata.context': `${env.baseUrl}/v1.0/$metadata#${path.split('/').pop()}`,
+    value: slice.map(render),
+  };
   if (q.get('$count') === 'true') json['@odata.count'] = items.length;
   if (cursor.o + top < items.length) json['@odata.nextLink'] = pageLink(env.baseUrl, path, q, '$skiptoken', encode({ o: cursor.o + top }));
   return { reply: { status: 200, json }, page: Math.floor(cursor.o / top) + 1 };
@@ -216,7 +248,12 @@ function listPage<T>(items: T[], q: URLSearchParams, env: GraphEnv, path: string
 
 function select(q: URLSearchParams): string[] | undefined {
   const s = q.get('$select');
-  return s === null ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return s === null
+    ? undefined
+    : s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
 }
 
 function filtered<T>(items: T[], q: URLSearchParams, env: GraphEnv, view: (x: T) => Record<string, unknown>): T[] | JsonReply {
@@ -280,7 +317,11 @@ export function handleGraph(parsed: ParsedGraphPath, path: string, q: URLSearchP
       const g = d.group(parsed.groupId ?? '');
       if (!g)
         return {
-          reply: graphError(404, 'Request_ResourceNotFound', `Resource '${parsed.groupId ?? ''}' does not exist or one of its queried reference-property objects are not present.`),
+          reply: graphError(
+            404,
+            'Request_ResourceNotFound',
+            `Resource '${parsed.groupId ?? ''}' does not exist or one of its queried reference-property objects are not present.`,
+          ),
         };
       if (parsed.route === 'group') return { reply: { status: 200, json: renderGroup(g, sel) } };
       const top = topOf(q, PAGE_LIMITS.default);
@@ -296,9 +337,16 @@ export function handleGraph(parsed: ParsedGraphPath, path: string, q: URLSearchP
   }
 }
 
-function delta(route: 'users-delta' | 'groups-delta', path: string, q: URLSearchParams, env: GraphEnv, sel: string[] | undefined): GraphResult {
+function delta(
+  route: 'users-delta' | 'groups-delta',
+  path: string,
+  q: URLSearchParams,
+  env: GraphEnv,
+  sel: string[] | undefined,
+): GraphResult {
   const d = env.directory;
-  if (q.get('$top') !== null) return { reply: graphError(400, 'Request_BadRequest', "The query parameter '$top' is not supported with delta.") };
+  if (q.get('$top') !== null)
+    return { reply: graphError(400, 'Request_BadRequest', "The query parameter '$top' is not supported with delta.") };
   let since = 0;
   let upto = d.currentVersion;
   let offset = 0;
@@ -309,7 +357,11 @@ function delta(route: 'users-delta' | 'groups-delta', path: string, q: URLSearch
     const c = decode(token);
     if (!c || c.upto === undefined || c.upto < env.deltaEpoch)
       return {
-        reply: graphError(410, 'syncStateNotFound', 'The sync state generation is not found. Delta tokens may be expired; restart the synchronization with a full query.'),
+        reply: graphError(
+          410,
+          'syncStateNotFound',
+          'The sync state generation is not found. Delta tokens may be expired; restart the synchronization with a full query.',
+        ),
       };
     if (skip !== null) {
       since = c.since ?? 0;
@@ -321,16 +373,16 @@ function delta(route: 'users-delta' | 'groups-delta', path: string, q: URLSearch
   let entries: Array<Record<string, unknown>>;
   if (route === 'users-delta') {
     const ch = d.userChanges(since);
-    entries = [
-      ...ch.changed.map((u) => renderUser(u, sel)),
-      ...ch.deleted.map((id) => ({ id, '@removed': { reason: 'changed' } })),
-    ];
+    entries = [...ch.changed.map((u) => renderUser(u, sel)), ...ch.deleted.map((id) => ({ id, '@removed': { reason: 'changed' } }))];
   } else {
     const ch = d.groupChanges(since);
     const wantsMembers = sel === undefined || sel.includes('members');
     entries = [
       ...ch.changed.map(({ group, members }) => {
-        const g = renderGroup(group, sel?.filter((p) => p !== 'members'));
+        const g = renderGroup(
+          group,
+          sel?.filter((p) => p !== 'members'),
+        );
         if (wantsMembers)
           g['members@delta'] = members.map((m) => ({
             '@odata.type': m.type === 'user' ? '#microsoft.graph.user' : '#microsoft.graph.group',
@@ -343,8 +395,12 @@ function delta(route: 'users-delta' | 'groups-delta', path: string, q: URLSearch
     ];
   }
   const slice = entries.slice(offset, offset + size);
-  const json: Record<string, unknown> = { '@odata.context': `${env.baseUrl}/v1.0/$metadata#${route === 'users-delta' ? 'users' : 'groups'}`, value: slice };
-  if (offset + size < entries.length) json['@odata.nextLink'] = pageLink(env.baseUrl, path, q, '$skiptoken', encode({ o: offset + size, since, upto }));
+  const json: Record<string, unknown> = {
+    '@odata.context': `${env.baseUrl}/v1.0/$metadata#${route === 'users-delta' ? 'users' : 'groups'}`,
+    value: slice,
+  };
+  if (offset + size < entries.length)
+    json['@odata.nextLink'] = pageLink(env.baseUrl, path, q, '$skiptoken', encode({ o: offset + size, since, upto }));
   else json['@odata.deltaLink'] = pageLink(env.baseUrl, path, q, '$deltatoken', encode({ o: 0, upto }));
   return { reply: { status: 200, json }, page: Math.floor(offset / size) + 1 };
 }

@@ -36,7 +36,9 @@ export function seedDirectory(d: EntraDirectory, o: SeedOptions): void {
       jobTitle: i % 3 === 0 ? 'Engineer' : 'Analyst',
       onPremisesExtensionAttributes: { extensionAttribute1: `site-${i % 4}` },
       extensions: { [ext]: `CC-${i % 20}` },
-      customSecurityAttributes: { Analytics: { '@odata.type': '#microsoft.graph.customSecurityAttributeValue', clearance: i % 2 === 0 ? 'internal' : 'public' } },
+      customSecurityAttributes: {
+        Analytics: { '@odata.type': '#microsoft.graph.customSecurityAttributeValue', clearance: i % 2 === 0 ? 'internal' : 'public' },
+      },
     });
     ids.push(u.id);
   }

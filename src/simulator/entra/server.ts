@@ -110,7 +110,9 @@ export async function startEntraSimulator(opts: EntraSimulatorOptions): Promise<
       const tenant = segs[0] as string;
       if (!knownTenant(tenant, env)) reply = tenantNotFound(tenant);
       else if (route === 'metadata') reply = openidConfiguration(env);
-      else reply = method === 'POST' ? handleToken(new URLSearchParams(body), env) : graphError(405, 'MethodNotAllowed', 'Method not allowed.');
+      else
+        reply =
+          method === 'POST' ? handleToken(new URLSearchParams(body), env) : graphError(405, 'MethodNotAllowed', 'Method not allowed.');
     } else if (graph) {
       const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
       const token = auth ? issued.get(auth[1] as string) : undefined;

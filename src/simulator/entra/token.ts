@@ -161,20 +161,23 @@ function checkAssertion(assertion: string, app: SimApp, env: TokenEnv, now: numb
     if (!cert)
       return bad(
         700027,
-        `The certificate with identifier used to sign the client assertion is not registered on application. [Reason - The key was not found., Thumbprint of key used by client: '${Buffer.from(x5t ?? x5t256 ?? '', 'base64url').toString('hex').toUpperCase()}', Please visit the Azure Portal, Graph Explorer or directly use MS Graph to see configured keys for app Id '${app.clientId}'.`,
+        `The certificate with identifier used to sign the client assertion is not registered on application. [Reason - The key was not found., Thumbprint of key used by client: '${Buffer.from(
+          x5t ?? x5t256 ?? '',
+          'base64url',
+        )
+          .toString('hex')
+          .toUpperCase()}', Please visit the Azure Portal, Graph Explorer or directly use MS Graph to see configured keys for app Id '${app.clientId}'.`,
       );
     if (!verifyWith(cert.key)) return bad(700027, 'Client assertion failed signature validation.');
     const aud = claims['aud'];
-    if (typeof aud !== 'string' || !aud.includes(`/${env.tenantId}/oauth2/v2.0/token`) && !aud.includes('/oauth2/v2.0/token'))
+    if (typeof aud !== 'string' || (!aud.includes(`/${env.tenantId}/oauth2/v2.0/token`) && !aud.includes('/oauth2/v2.0/token')))
       return bad(700212, `No matching federated identity record found for presented assertion audience '${String(aud)}'.`);
     return undefined;
   }
   // A federated credential (workload identity): issuer + subject + audience must match one record.
   const sub = typeof claims['sub'] === 'string' ? claims['sub'] : '';
   const aud = Array.isArray(claims['aud']) ? (claims['aud'] as unknown[]) : [claims['aud']];
-  const record = (app.federated ?? []).find(
-    (f) => f.issuer === iss && f.subject === sub && aud.includes(f.audience ?? FEDERATED_AUDIENCE),
-  );
+  const record = (app.federated ?? []).find((f) => f.issuer === iss && f.subject === sub && aud.includes(f.audience ?? FEDERATED_AUDIENCE));
   if (!record)
     return aadError(
       400,
@@ -184,7 +187,13 @@ function checkAssertion(assertion: string, app: SimApp, env: TokenEnv, now: numb
       env.tenantId,
     );
   if (!verifyWith(createPublicKey(record.publicKeyPem)))
-    return aadError(400, 'invalid_request', 700211, `No matching federated identity record found for presented assertion issuer '${iss}'.`, env.tenantId);
+    return aadError(
+      400,
+      'invalid_request',
+      700211,
+      `No matching federated identity record found for presented assertion issuer '${iss}'.`,
+      env.tenantId,
+    );
   return undefined;
 }
 
@@ -204,7 +213,13 @@ export function handleToken(form: URLSearchParams, env: TokenEnv, now = Math.flo
     );
   const scope = form.get('scope') ?? '';
   if (!/\/\.default$/.test(scope))
-    return aadError(400, 'invalid_scope', 1002012, `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`, env.tenantId);
+    return aadError(
+      400,
+      'invalid_scope',
+      1002012,
+      `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+      env.tenantId,
+    );
   const secret = form.get('client_secret');
   const assertion = form.get('client_assertion');
   if (secret !== null) {
@@ -218,14 +233,32 @@ export function handleToken(form: URLSearchParams, env: TokenEnv, now = Math.flo
         env.tenantId,
       );
     if (match.expiresAt !== undefined && match.expiresAt < now * 1000)
-      return aadError(401, 'invalid_client', 7000222, `The provided client secret keys for app '${app.clientId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`, env.tenantId);
+      return aadError(
+        401,
+        'invalid_client',
+        7000222,
+        `The provided client secret keys for app '${app.clientId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`,
+        env.tenantId,
+      );
   } else if (assertion !== null) {
     if (form.get('client_assertion_type') !== ASSERTION_TYPE)
-      return aadError(400, 'invalid_request', 90014, "The required field 'client_assertion_type' is missing from the credential.", env.tenantId);
+      return aadError(
+        400,
+        'invalid_request',
+        90014,
+        "The required field 'client_assertion_type' is missing from the credential.",
+        env.tenantId,
+      );
     const refused = checkAssertion(assertion, app, env, now);
     if (refused) return refused;
   } else {
-    return aadError(401, 'invalid_client', 7000218, "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.", env.tenantId);
+    return aadError(
+      401,
+      'invalid_client',
+      7000218,
+      "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
+      env.tenantId,
+    );
   }
   const roles = app.adminConsent ? [...(app.permissions ?? [])] : [];
   const expiresIn = 3599;

@@ -41,8 +41,10 @@ export function tokenError(e: unknown, ctx: EntraContext): SyncError {
   const { code, text } = aadsts(e);
   const said = code !== undefined ? ` (Entra: AADSTS${code}: ${text})` : '';
   const cause = new Error(code !== undefined ? `AADSTS${code}` : (errorCodeOf(e) ?? (e instanceof Error ? e.name : 'error')));
-  const fatal = (c: typeof ErrorCodes.AUTH_INVALID | typeof ErrorCodes.AUTH_FORBIDDEN | typeof ErrorCodes.CONFIG_INVALID, msg: string): SyncError =>
-    new SyncError(c, 'fatal', msg, { cause, ...(code !== undefined ? { detail: `AADSTS${code}` } : {}) });
+  const fatal = (
+    c: typeof ErrorCodes.AUTH_INVALID | typeof ErrorCodes.AUTH_FORBIDDEN | typeof ErrorCodes.CONFIG_INVALID,
+    msg: string,
+  ): SyncError => new SyncError(c, 'fatal', msg, { cause, ...(code !== undefined ? { detail: `AADSTS${code}` } : {}) });
   switch (code) {
     case 90002:
     case 900023:
@@ -72,7 +74,10 @@ export function tokenError(e: unknown, ctx: EntraContext): SyncError {
         `Entra does not accept the certificate in certificateFile for app ${ctx.clientId}: it is not registered on the app (or the key does not match it). Fix: ${ENTRA_APP} → the app → Certificates & secrets → Certificates → Upload the certificate${said}`,
       );
     case 700024:
-      return fatal(ErrorCodes.AUTH_INVALID, `Entra refused the client assertion's validity period: this machine's clock is off, or the token file is stale; synchronise the clock (NTP)${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `Entra refused the client assertion's validity period: this machine's clock is off, or the token file is stale; synchronise the clock (NTP)${said}`,
+      );
     case 70021:
     case 700211:
     case 700212:
@@ -85,16 +90,28 @@ export function tokenError(e: unknown, ctx: EntraContext): SyncError {
     case 50027:
       return fatal(ErrorCodes.AUTH_INVALID, `Entra refused the credential of app ${ctx.clientId}${said}`);
   }
-  if (code !== undefined) return fatal(ErrorCodes.AUTH_INVALID, `Entra refused a token for app ${ctx.clientId} in tenant ${ctx.tenantId}${said}`);
+  if (code !== undefined)
+    return fatal(ErrorCodes.AUTH_INVALID, `Entra refused a token for app ${ctx.clientId} in tenant ${ctx.tenantId}${said}`);
   const err = obj(e);
   const name = typeof err?.['name'] === 'string' ? err['name'] : '';
   const message = (e instanceof Error ? e.message.split('\n')[0] : String(e)) ?? '';
-  if (name === 'CredentialUnavailableError' || /no such file|ENOENT|tokenFilePath|federated token/i.test(message))
+  if (/endpoints_resolution_error/.test(message))
+    return fatal(
+      ErrorCodes.CONFIG_INVALID,
+      `the identity platform at authorityHost has no OpenID metadata for tenantId ${ctx.tenantId}: check tenantId (the Directory (tenant) ID on the app registration's Overview page) and authorityHost`,
+    );
+  if (
+    ctx.credential === 'workloadIdentity' &&
+    (name === 'CredentialUnavailableError' || /no such file|ENOENT|tokenFilePath|federated token/i.test(message))
+  )
     return fatal(
       ErrorCodes.CONFIG_INVALID,
       `credential.tokenFile cannot be read: is the pod labelled azure.workload.identity/use: "true" and its service account annotated with azure.workload.identity/client-id? (${message.replace(/\s+/g, ' ').slice(0, 200)})`,
     );
-  return new SourceError(`token request for app ${ctx.clientId} failed: ${errorCodeOf(e) ?? errorCodeOf(err?.['cause']) ?? message}; nothing was changed`, { cause });
+  return new SourceError(
+    `token request for app ${ctx.clientId} failed: ${errorCodeOf(e) ?? errorCodeOf(err?.['cause']) ?? message}; nothing was changed`,
+    { cause },
+  );
 }
 
 export interface GraphErrorInfo {
@@ -160,9 +177,19 @@ export function graphError(i: GraphErrorInfo, what: string, ctx: EntraContext, r
     );
   }
   if (i.status === 401)
-    return new SyncError(ErrorCodes.AUTH_INVALID, 'fatal', `${what}: Graph refused the access token (wrong tenant or audience, or expired)${said}`, opts);
+    return new SyncError(
+      ErrorCodes.AUTH_INVALID,
+      'fatal',
+      `${what}: Graph refused the access token (wrong tenant or audience, or expired)${said}`,
+      opts,
+    );
   if (i.status === 400)
-    return new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `${what}: Graph refused the query: check users.filter / groups.filter / users.select${said}`, opts);
+    return new SyncError(
+      ErrorCodes.CONFIG_INVALID,
+      'fatal',
+      `${what}: Graph refused the query: check users.filter / groups.filter / users.select${said}`,
+      opts,
+    );
   if (i.status === 404) return new SourceError(`${what}: not found${said}`, opts);
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
   return new SourceError(`${what} failed${tries} (HTTP ${i.status}${i.code ? ` ${i.code}` : ''}); nothing was changed${said}`, opts);

@@ -53,7 +53,9 @@ export function dispatcherHttpClient(dispatcher: Dispatcher, timeoutMs: number):
       const body = typeof req.body === 'string' ? req.body : req.body === undefined || req.body === null ? undefined : undefined;
       if (req.body !== undefined && req.body !== null && typeof req.body !== 'string')
         throw new SourceError('token request: unsupported request body type');
-      const signal = req.abortSignal ? AbortSignal.any([req.abortSignal as AbortSignal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+      const signal = req.abortSignal
+        ? AbortSignal.any([req.abortSignal as AbortSignal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs);
       const res = await request(req.url, {
         method: req.method,
         headers,
@@ -100,7 +102,12 @@ export async function createCredential(o: CredentialInput): Promise<TokenCredent
         { ...common, sendCertificateChain: cred.sendCertificateChain },
       );
     case 'workloadIdentity':
-      return new identity.WorkloadIdentityCredential({ ...common, tenantId: c.tenantId, clientId: c.clientId, tokenFilePath: cred.tokenFile });
+      return new identity.WorkloadIdentityCredential({
+        ...common,
+        tenantId: c.tenantId,
+        clientId: c.clientId,
+        tokenFilePath: cred.tokenFile,
+      });
   }
 }
 

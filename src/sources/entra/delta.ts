@@ -78,7 +78,9 @@ export async function startDelta(d: DeltaInput): Promise<Omit<Cursor, 'v' | 'nes
   let groups: string | undefined;
   if (d.config.groups !== false)
     groups = (
-      await d.graph.listAll(`/v1.0/groups/delta?$select=${GROUP_SELECT},members`, 'groups/delta', () => undefined, { maxPageSize: d.config.pageSize })
+      await d.graph.listAll(`/v1.0/groups/delta?$select=${GROUP_SELECT},members`, 'groups/delta', () => undefined, {
+        maxPageSize: d.config.pageSize,
+      })
     ).deltaLink;
   if (users.deltaLink === undefined || (d.config.groups !== false && groups === undefined))
     throw new SourceError('Graph ended a delta round without a delta link; nothing was changed');
@@ -108,7 +110,10 @@ export async function readDelta(
     let u = raw;
     if (typeof u['userPrincipalName'] !== 'string' || typeof u['accountEnabled'] !== 'boolean') {
       try {
-        u = await d.graph.get(`/v1.0/users/${encodeURIComponent(String(raw['id']))}?$select=${d.select.join(',')}`, `user ${String(raw['id'])}`);
+        u = await d.graph.get(
+          `/v1.0/users/${encodeURIComponent(String(raw['id']))}?$select=${d.select.join(',')}`,
+          `user ${String(raw['id'])}`,
+        );
       } catch (e) {
         if (isSyncError(e) && e.status === 404) {
           removed.push(String(raw['id']));
@@ -182,6 +187,10 @@ export async function readDelta(
     users: { upserted, removed },
     groups: { changed: groupChanges, removed: groupsRemoved },
     rejected,
-    cursor: encodeCursor({ users: users.deltaLink, ...(groupsLink ? { groups: groupsLink } : {}), ...(cursor.nested ? { nested: cursor.nested } : {}) }),
+    cursor: encodeCursor({
+      users: users.deltaLink,
+      ...(groupsLink ? { groups: groupsLink } : {}),
+      ...(cursor.nested ? { nested: cursor.nested } : {}),
+    }),
   };
 }

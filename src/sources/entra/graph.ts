@@ -13,10 +13,13 @@ import { backoffDelay, parseRetryAfter, sleep, type RetryPolicy } from '../../pl
 import { graphError, isRetryableStatus, parseGraphError, tokenError, tokenRoles, type EntraContext } from './classify.ts';
 
 const MAX_PAGE_BYTES = 64 * 1024 * 1024;
-const NETWORK = /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|UND_ERR_|terminated|other side closed|socket hang up/i;
+const NETWORK =
+  /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|UND_ERR_|terminated|other side closed|socket hang up/i;
 
 export interface GraphClientOptions {
   graphUrl: string;
+  /** For diagnosing a token failure MSAL reports without detail. */
+  authorityHost?: string;
   scope: string;
   credential: TokenCredential;
   dispatcher: Dispatcher;
@@ -53,7 +56,28 @@ export class GraphClient {
       return t.token;
     } catch (e) {
       this.o.signal?.throwIfAborted();
-      throw tokenError(e, this.o.ctx);
+      const err = tokenError(e, this.o.ctx);
+      // MSAL reports a metadata failure without the server's answer: ask for it, for the AADSTS code.
+      if (/no OpenID metadata/.test(err.message)) throw (await this.metadataError()) ?? err;
+      throw err;
+    }
+  }
+
+  /** The identity platform's own error for the tenant's OpenID metadata, if it gives one. */
+  private async metadataError(): Promise<SyncError | undefined> {
+    if (!this.o.authorityHost) return undefined;
+    try {
+      const { request } = await import('undici');
+      const url = `${this.o.authorityHost.replace(/\/+$/, '')}/${encodeURIComponent(this.o.ctx.tenantId)}/v2.0/.well-known/openid-configuration`;
+      const res = await request(url, { dispatcher: this.o.dispatcher, signal: AbortSignal.timeout(this.o.timeoutMs) });
+      const { text } = await readBodyCapped(res.body, 256 * 1024);
+      if (res.statusCode === 200) return undefined;
+      const body = JSON.parse(text) as { error_description?: unknown };
+      if (typeof body.error_description !== 'string') return undefined;
+      const err = tokenError({ errorResponse: { errorDescription: body.error_description } }, this.o.ctx);
+      return err;
+    } catch {
+      return undefined;
     }
   }
 
@@ -66,7 +90,8 @@ export class GraphClient {
   url(pathOrLink: string): string {
     if (/^https?:/i.test(pathOrLink)) {
       const u = new URL(pathOrLink);
-      if (u.origin !== this.origin) throw new SourceError(`Graph returned a link to ${u.origin}, not ${this.origin}: refusing to follow it`);
+      if (u.origin !== this.origin)
+        throw new SourceError(`Graph returned a link to ${u.origin}, not ${this.origin}: refusing to follow it`);
       return u.toString();
     }
     return `${this.o.graphUrl.replace(/\/+$/, '')}${pathOrLink}`;
@@ -83,7 +108,9 @@ export class GraphClient {
       let retryReason: string;
       let retryAfterMs: number | undefined;
       try {
-        const signal = this.o.signal ? AbortSignal.any([this.o.signal, AbortSignal.timeout(this.o.timeoutMs)]) : AbortSignal.timeout(this.o.timeoutMs);
+        const signal = this.o.signal
+          ? AbortSignal.any([this.o.signal, AbortSignal.timeout(this.o.timeoutMs)])
+          : AbortSignal.timeout(this.o.timeoutMs);
         const res = await request(url, {
           method: 'GET',
           headers: {
@@ -124,7 +151,9 @@ export class GraphClient {
         const text = `${code ?? ''} ${e instanceof Error ? `${e.name} ${e.message}` : String(e)}`;
         const retryable = NETWORK.test(text) || (e instanceof Error && e.name === 'TimeoutError');
         if (!retryable || attempt >= policy.maxAttempts)
-          throw new SourceError(`${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${code ?? (e instanceof Error ? e.message : String(e))}; nothing was changed`);
+          throw new SourceError(
+            `${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${code ?? (e instanceof Error ? e.message : String(e))}; nothing was changed`,
+          );
         retryReason = code ?? 'network';
       }
       const delay = backoffDelay(policy, attempt, retryAfterMs);

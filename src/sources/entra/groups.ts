@@ -43,7 +43,13 @@ export interface GroupsResult {
   groups: NormalizedGroup[];
   /** Groups that are members of another group read (for delta rounds: their changes reach the parents). */
   nestedGroupIds: string[];
-  stats: MembershipStats & { groupsRead: number; groupPages: number; memberPages: number; nestedGroupsRead: number; groupsOfOtherKinds: number };
+  stats: MembershipStats & {
+    groupsRead: number;
+    groupPages: number;
+    memberPages: number;
+    nestedGroupsRead: number;
+    groupsOfOtherKinds: number;
+  };
 }
 
 const isUnified = (g: GraphGroup): boolean => Array.isArray(g.groupTypes) && g.groupTypes.includes('Unified');
@@ -56,18 +62,30 @@ export async function getGroup(graph: GraphClient, id: string, key: string): Pro
     return await graph.get(`/v1.0/groups/${encodeURIComponent(id)}?$select=${GROUP_SELECT}`, `group ${id}`);
   } catch (e) {
     if (isSyncError(e) && e.status === 404)
-      throw new SourceError(`${key}: group ${id} does not exist in this tenant: fix the list (a missing group is never read as "no members")`, { cause: e });
+      throw new SourceError(
+        `${key}: group ${id} does not exist in this tenant: fix the list (a missing group is never read as "no members")`,
+        { cause: e },
+      );
     throw e;
   }
 }
 
 /** Every member of a group (`members` or `transitiveMembers`), all pages. */
-export async function listMembers(graph: GraphClient, id: string, transitive: boolean, pageSize: number): Promise<{ members: GraphMember[]; pages: number }> {
+export async function listMembers(
+  graph: GraphClient,
+  id: string,
+  transitive: boolean,
+  pageSize: number,
+): Promise<{ members: GraphMember[]; pages: number }> {
   const members: GraphMember[] = [];
   const rel = transitive ? 'transitiveMembers' : 'members';
-  const { pages } = await graph.listAll<GraphMember>(`/v1.0/groups/${encodeURIComponent(id)}/${rel}?$select=id&$top=${pageSize}`, `${rel} of group ${id}`, (items) => {
-    members.push(...items);
-  });
+  const { pages } = await graph.listAll<GraphMember>(
+    `/v1.0/groups/${encodeURIComponent(id)}/${rel}?$select=id&$top=${pageSize}`,
+    `${rel} of group ${id}`,
+    (items) => {
+      members.push(...items);
+    },
+  );
   return { members, pages };
 }
 
@@ -87,7 +105,9 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
     ).pages;
   }
   const kinds = new Set(spec.types);
-  const selected = listed.filter((g) => (kinds.has('security') && g.securityEnabled === true && !isUnified(g)) || (kinds.has('microsoft365') && isUnified(g)));
+  const selected = listed.filter(
+    (g) => (kinds.has('security') && g.securityEnabled === true && !isUnified(g)) || (kinds.has('microsoft365') && isUnified(g)),
+  );
   const groupsOfOtherKinds = listed.length - selected.length;
 
   const members = new Map<string, GraphMember[]>();
@@ -117,8 +137,13 @@ export async function readGroups(input: GroupsInput): Promise<GroupsResult> {
   while (queue.length > 0) await Promise.all(Array.from({ length: Math.min(input.concurrency, queue.length) }, worker));
   const result = flatten(selected, members, input);
   const nestedGroupIds = new Set<string>();
-  for (const list of members.values()) for (const m of list) if (memberKind(m) === 'group' && typeof m.id === 'string') nestedGroupIds.add(m.id);
-  return { groups: result.groups, nestedGroupIds: [...nestedGroupIds], stats: { ...result.stats, groupsRead: listed.length, groupPages, memberPages, groupsOfOtherKinds } };
+  for (const list of members.values())
+    for (const m of list) if (memberKind(m) === 'group' && typeof m.id === 'string') nestedGroupIds.add(m.id);
+  return {
+    groups: result.groups,
+    nestedGroupIds: [...nestedGroupIds],
+    stats: { ...result.stats, groupsRead: listed.length, groupPages, memberPages, groupsOfOtherKinds },
+  };
 }
 
 function flatten(

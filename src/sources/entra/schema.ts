@@ -36,7 +36,10 @@ const groupsSchema = z
     /** Exactly these groups (object ids); each must exist or the read fails. */
     ids: z.array(z.string().regex(GUID, 'must be a group object id (GUID)')).min(1).optional(),
     /** Which group kinds: `security` (securityEnabled) and/or `microsoft365` (groupTypes Unified). */
-    types: z.array(z.enum(['security', 'microsoft365'])).min(1).default(['security', 'microsoft365']),
+    types: z
+      .array(z.enum(['security', 'microsoft365']))
+      .min(1)
+      .default(['security', 'microsoft365']),
     /**
      * `flatten`: direct members, nested groups walked here (cycles cut); `transitive`: Graph's
      * `/transitiveMembers`; `direct`: direct user members only, nested groups ignored.

@@ -45,7 +45,12 @@ export class EntraIdSource implements Source {
     this.config = config;
     this.ctx = ctx;
     this.describe = `entra-id:${config.tenantId} app ${config.clientId}`;
-    this.classify = { tenantId: config.tenantId, clientId: config.clientId, credential: config.credential.type, permissions: permissionsFor(config) };
+    this.classify = {
+      tenantId: config.tenantId,
+      clientId: config.clientId,
+      credential: config.credential.type,
+      permissions: permissionsFor(config),
+    };
   }
 
   async read(signal?: AbortSignal): Promise<DesiredState> {
@@ -125,7 +130,14 @@ export class EntraIdSource implements Source {
       Object.assign(stats, g.stats);
     }
     this.ctx.logger?.info(
-      { source: this.describe, users: users.length, groups: groups.length, rejected: rejected.length, stats, ms: Math.round(performance.now() - started) },
+      {
+        source: this.describe,
+        users: users.length,
+        groups: groups.length,
+        rejected: rejected.length,
+        stats,
+        ms: Math.round(performance.now() - started),
+      },
       'Entra ID directory read',
     );
     return { users, groups, rejected, stats };
@@ -171,7 +183,11 @@ export class EntraIdSource implements Source {
     await d?.close();
   }
 
-  private async fullWithCursor(d: DeltaInput, signal: AbortSignal | undefined, reason: 'no cursor' | 'cursor expired' | 'nesting changed'): Promise<EntraChanges> {
+  private async fullWithCursor(
+    d: DeltaInput,
+    signal: AbortSignal | undefined,
+    reason: 'no cursor' | 'cursor expired' | 'nesting changed',
+  ): Promise<EntraChanges> {
     // Links first: whatever changes while the full read runs shows up in the next round.
     const links = await startDelta(d);
     const state = await this.read(signal);
@@ -206,15 +222,23 @@ export class EntraIdSource implements Source {
           ? await this.file('credential.certificateFile', cred.certificateFile)
           : undefined;
     if (cred.type === 'certificate' && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(secret ?? ''))
-      throw new SourceError(`credential.certificateFile has no PEM private key: it must hold the key and the certificate (PEM), e.g. cat key.pem cert.pem`);
+      throw new SourceError(
+        `credential.certificateFile has no PEM private key: it must hold the key and the certificate (PEM), e.g. cat key.pem cert.pem`,
+      );
     const credential = await createCredential({ config: c, secret, dispatcher: this.dispatcher });
     return new GraphClient({
       graphUrl: c.graphUrl,
+      authorityHost: c.authorityHost,
       scope: graphScope(c.graphUrl),
       credential,
       dispatcher: this.dispatcher,
       timeoutMs: c.timeoutSeconds * 1000,
-      policy: { maxAttempts: c.retry.maxAttempts, baseDelayMs: c.retry.baseDelayMs, maxDelayMs: c.retry.maxDelayMs, maxRetryAfterMs: c.retry.maxDelayMs },
+      policy: {
+        maxAttempts: c.retry.maxAttempts,
+        baseDelayMs: c.retry.baseDelayMs,
+        maxDelayMs: c.retry.maxDelayMs,
+        maxRetryAfterMs: c.retry.maxDelayMs,
+      },
       ctx: this.classify,
       signal,
       onRetry: (what, attempt, delayMs, reason) => {
