@@ -169,6 +169,8 @@ interface Cursor {
   /** Delta rounds: changes after `since`, up to `upto`. */
   since?: number;
   upto?: number;
+  /** Delta tokens: the generation they were issued in. */
+  e?: number;
 }
 
 const encode = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
@@ -189,7 +191,7 @@ export interface GraphEnv {
   consistencyLevel: string | undefined;
   /** `Prefer: odata.maxpagesize=N` (delta queries). */
   maxPageSize: number | undefined;
-  /** Delta tokens issued before this version are expired (410). */
+  /** Delta tokens of an earlier generation are expired (410). */
   deltaEpoch: number;
 }
 
@@ -355,7 +357,7 @@ function delta(
   const token = skip ?? dtoken;
   if (token !== null) {
     const c = decode(token);
-    if (!c || c.upto === undefined || c.upto < env.deltaEpoch)
+    if (!c || c.upto === undefined || (c.e ?? 0) < env.deltaEpoch)
       return {
         reply: graphError(
           410,
@@ -400,7 +402,7 @@ function delta(
     value: slice,
   };
   if (offset + size < entries.length)
-    json['@odata.nextLink'] = pageLink(env.baseUrl, path, q, '$skiptoken', encode({ o: offset + size, since, upto }));
-  else json['@odata.deltaLink'] = pageLink(env.baseUrl, path, q, '$deltatoken', encode({ o: 0, upto }));
+    json['@odata.nextLink'] = pageLink(env.baseUrl, path, q, '$skiptoken', encode({ o: offset + size, since, upto, e: env.deltaEpoch }));
+  else json['@odata.deltaLink'] = pageLink(env.baseUrl, path, q, '$deltatoken', encode({ o: 0, upto, e: env.deltaEpoch }));
   return { reply: { status: 200, json }, page: Math.floor(offset / size) + 1 };
 }

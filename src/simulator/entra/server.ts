@@ -160,7 +160,7 @@ export async function startEntraSimulator(opts: EntraSimulatorOptions): Promise<
     },
     revokeTokens: () => issued.clear(),
     expireDeltaTokens: () => {
-      deltaEpoch = directory.currentVersion + 1;
+      deltaEpoch++;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
