@@ -5,3 +5,4 @@ export { seedDirectory, groupName, userPrincipalName, SEED_EXTENSION_APP, type S
 export { generateCertificate, generateClientSecret, generateWorkloadIssuer, type WorkloadIssuer } from './credentials.ts';
 export { PAGE_LIMITS } from './graph.ts';
 export type { EntraFaultKind, EntraFaultRule, EntraRequestLogEntry, EntraRoute, EntraSimulatorOptions, SimApp } from './types.ts';
+export { selfSignedServerCertificate } from './tls.ts';
