@@ -67,6 +67,7 @@ describe('program', () => {
       'demo',
       'simulate',
       'simulate-google',
+      'simulate-entra',
       'ledger',
       'daemon',
       'log',
