@@ -49,13 +49,16 @@ export function simulateEntraCommand(): Command {
     .addOption(new Option('--tls-key <file>', 'server key (PEM) for --tls-cert'))
     .addOption(new Option('--no-consent', 'do not grant admin consent (tokens carry no roles; Graph answers 403)'))
     .addOption(
-      new Option('--throttle-every <n>', 'answer every Nth Graph request 429 TooManyRequests with Retry-After: 1 (0 = never)').argParser(integer(0)).default(0),
+      new Option('--throttle-every <n>', 'answer every Nth Graph request 429 TooManyRequests with Retry-After: 1 (0 = never)')
+        .argParser(integer(0))
+        .default(0),
     )
     .action(
       runCommand(async (o: SimulateEntraOptions, cmd: Command) => {
         const log = commandLogger(cmd);
         const sim = await import('../simulator/entra/index.ts');
-        if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new InvalidArgumentError('set both --tls-cert and --tls-key, or neither');
+        if ((o.tlsCert === undefined) !== (o.tlsKey === undefined))
+          throw new InvalidArgumentError('set both --tls-cert and --tls-key, or neither');
         const tls =
           o.tlsCert !== undefined && o.tlsKey !== undefined
             ? { cert: readFileSync(o.tlsCert, 'utf8'), key: readFileSync(o.tlsKey, 'utf8') }
@@ -64,11 +67,16 @@ export function simulateEntraCommand(): Command {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         const secret = sim.generateClientSecret();
         const cert = sim.generateCertificate();
-        const files = { clientSecretFile: join(dir, 'client-secret'), certificateFile: join(dir, 'app-cert.pem'), caFile: join(dir, 'ca.pem') };
+        const files = {
+          clientSecretFile: join(dir, 'client-secret'),
+          certificateFile: join(dir, 'app-cert.pem'),
+          caFile: join(dir, 'ca.pem'),
+        };
         writeFileSync(files.clientSecretFile, `${secret}\n`, { mode: 0o600 });
         writeFileSync(files.certificateFile, cert.pem, { mode: 0o600 });
         writeFileSync(files.caFile, tls.cert);
-        const faults: EntraFaultRule[] = o.throttleEvery > 0 ? [{ kind: 'throttle-429', every: o.throttleEvery, retryAfterSeconds: 1 }] : [];
+        const faults: EntraFaultRule[] =
+          o.throttleEvery > 0 ? [{ kind: 'throttle-429', every: o.throttleEvery, retryAfterSeconds: 1 }] : [];
         const server = await sim.startEntraSimulator({
           host: o.host,
           port: o.port,
@@ -88,7 +96,9 @@ export function simulateEntraCommand(): Command {
           onRequest: (e) => log.debug({ method: e.method, path: e.path, status: e.status, fault: e.fault }, 'request'),
         });
         sim.seedDirectory(server.directory, { users: o.users, groups: o.groups });
-        process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, tenantId: server.tenantId, clientId: CLIENT_ID, ...files })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ event: 'listening', url: server.url, tenantId: server.tenantId, clientId: CLIENT_ID, ...files })}\n`,
+        );
         log.info(server.directory.counts(), 'Entra simulator listening');
         const stop = (signal: NodeJS.Signals): void => {
           log.info({ signal }, 'Entra simulator stopping');

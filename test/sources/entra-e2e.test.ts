@@ -104,7 +104,8 @@ describe('Entra ID → platform (CLI)', () => {
     expect(entra).toHaveLength(USERS);
     expect(entra.filter((u) => !u.accountEnabled)).toHaveLength(100);
     expect(st.users.size).toBe(4900);
-    for (const u of entra) expect(st.users.get(u.userPrincipalName)).toEqual(u.accountEnabled ? { active: true, externalId: u.id } : undefined);
+    for (const u of entra)
+      expect(st.users.get(u.userPrincipalName)).toEqual(u.accountEnabled ? { active: true, externalId: u.id } : undefined);
     const expected = expectedGroups();
     expect(st.groups.size).toBe(GROUPS);
     expect(st.groups).toEqual(expected);
@@ -165,7 +166,11 @@ describe('Entra ID → platform (CLI)', () => {
         source: { credential: { type: 'clientSecret', clientSecretFile: join(t.dir, 'stale-secret') } },
         expect: /error \[E_AUTH_INVALID\]: Entra rejected the client secret of app .*Certificates & secrets → New client secret/,
       },
-      { name: 'wrong tenant', source: { tenantId: 'fabrikam.example' }, expect: /error \[E_CONFIG_INVALID\]: tenantId fabrikam\.example is not a Microsoft Entra tenant/ },
+      {
+        name: 'wrong tenant',
+        source: { tenantId: 'fabrikam.example' },
+        expect: /error \[E_CONFIG_INVALID\]: tenantId fabrikam\.example is not a Microsoft Entra tenant/,
+      },
       {
         name: 'no admin consent',
         setup: () => t.grant(READ_PERMISSIONS, false),
@@ -192,7 +197,9 @@ describe('Entra ID → platform (CLI)', () => {
     }
     t.grant(READ_PERMISSIONS);
     const ok = await cli(['validate', '--config', writeConfig('config.json'), '--check-connectivity']);
-    expect(ok.stdout).toMatch(/source\s+ok\s+entra-id:.*token for app .*clientSecret; permissions: User\.Read\.All, GroupMember\.Read\.All/);
+    expect(ok.stdout).toMatch(
+      /source\s+ok\s+entra-id:.*token for app .*clientSecret; permissions: User\.Read\.All, GroupMember\.Read\.All/,
+    );
     expect(sim.requests.filter((q) => q.method !== 'GET')).toEqual([]);
     expect(snapshot()).toEqual(before);
   }, 240_000);
