@@ -180,6 +180,15 @@ describe('Entra ID source', () => {
     t.grant(['GroupMember.Read.All']);
     const users = await failure();
     expect(users.message).toMatch(/lacks the Microsoft Graph application permission User\.Read\.All/);
+
+    t.grant(['User.Read.All', 'GroupMember.Read.All']);
+    const csa = await failure({ users: { customSecurityAttributes: true } });
+    expect(csa.message).toMatch(/lacks the Microsoft Graph application permission CustomSecAttributeAssignment\.Read\.All/);
+    // Directory.Read.All covers users and members.
+    t.grant(['Directory.Read.All']);
+    const s = source();
+    expect((await s.read()).users).toHaveLength(250);
+    await s.close();
     t.grant(READ_PERMISSIONS);
   }, 30_000);
 });

@@ -27,7 +27,7 @@ export interface TokenEnv {
   baseUrl: string;
 }
 
-export function aadError(status: number, error: string, code: number, description: string, tenantId: string): JsonReply {
+export function aadError(status: number, error: string, code: number, description: string, _tenantId: string): JsonReply {
   const traceId = randomBytes(16).toString('hex');
   return {
     status,
@@ -38,7 +38,6 @@ export function aadError(status: number, error: string, code: number, descriptio
       timestamp: new Date().toISOString(),
       trace_id: traceId,
       error_uri: `https://login.microsoftonline.com/error?code=${code}`,
-      ...(tenantId ? {} : {}),
     },
   };
 }
@@ -169,9 +168,9 @@ function checkAssertion(assertion: string, app: SimApp, env: TokenEnv, now: numb
           .toUpperCase()}', Please visit the Azure Portal, Graph Explorer or directly use MS Graph to see configured keys for app Id '${app.clientId}'.`,
       );
     if (!verifyWith(cert.key)) return bad(700027, 'Client assertion failed signature validation.');
-    const aud = claims['aud'];
-    if (typeof aud !== 'string' || (!aud.includes(`/${env.tenantId}/oauth2/v2.0/token`) && !aud.includes('/oauth2/v2.0/token')))
-      return bad(700212, `No matching federated identity record found for presented assertion audience '${String(aud)}'.`);
+    // The audience is the token endpoint the assertion is presented to.
+    if (claims['aud'] !== `${env.baseUrl}/${env.tenantId}/oauth2/v2.0/token`)
+      return bad(50027, `Invalid JWT token. The audience '${String(claims['aud'])}' is not this token endpoint.`);
     return undefined;
   }
   // A federated credential (workload identity): issuer + subject + audience must match one record.

@@ -148,11 +148,31 @@ export function tokenRoles(accessToken: string): string[] | undefined {
   }
 }
 
-/** Which permission a Graph call needs, by what it reads. */
-export function neededPermission(what: string, ctx: EntraContext): string {
-  if (/customSecurityAttributes/.test(what)) return 'CustomSecAttributeAssignment.Read.All';
-  if (/^(groups|members|transitiveMembers|group )/.test(what) || /group/i.test(what.split(' ')[0] ?? '')) return 'GroupMember.Read.All';
-  return ctx.permissions[0] ?? 'User.Read.All';
+/** Permissions that include another (any one of them will do for the key). */
+const SATISFIED_BY: Record<string, string[]> = {
+  'User.Read.All': ['User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'],
+  'GroupMember.Read.All': [
+    'GroupMember.Read.All',
+    'Group.Read.All',
+    'Group.ReadWrite.All',
+    'Directory.Read.All',
+    'Directory.ReadWrite.All',
+  ],
+  'CustomSecAttributeAssignment.Read.All': ['CustomSecAttributeAssignment.Read.All', 'CustomSecAttributeAssignment.ReadWrite.All'],
+};
+
+/**
+ * The permission a refused Graph call lacks: of those its kind of call needs (a group listing
+ * GroupMember.Read.All; a user listing User.Read.All and, when configured, the custom security
+ * attribute permission), the first the token's roles do not cover.
+ */
+export function neededPermission(what: string, ctx: EntraContext, roles: readonly string[] | undefined): string {
+  const groupCall = /^(groups|members|transitiveMembers|group )/.test(what);
+  const candidates = groupCall
+    ? ['GroupMember.Read.All']
+    : ['User.Read.All', ...ctx.permissions.filter((p) => p === 'CustomSecAttributeAssignment.Read.All')];
+  const has = new Set(roles ?? []);
+  return candidates.find((p) => !(SATISFIED_BY[p] ?? [p]).some((r) => has.has(r))) ?? (candidates[0] as string);
 }
 
 /** A final Graph failure (not retried, or retries exhausted). */
@@ -160,7 +180,7 @@ export function graphError(i: GraphErrorInfo, what: string, ctx: EntraContext, r
   const said = i.code !== undefined ? ` (Graph: ${i.status} ${i.code}: ${i.message.split('\n')[0]})` : '';
   const opts = { status: i.status, ...(i.code !== undefined ? { detail: i.code } : {}) };
   if (i.status === 403 && (i.code === 'Authorization_RequestDenied' || i.code === 'Forbidden' || i.code === 'accessDenied')) {
-    const need = neededPermission(what, ctx);
+    const need = neededPermission(what, ctx, roles);
     if (roles !== undefined && roles.length === 0)
       return new SyncError(
         ErrorCodes.AUTH_FORBIDDEN,

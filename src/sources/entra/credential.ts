@@ -50,9 +50,10 @@ export function dispatcherHttpClient(dispatcher: Dispatcher, timeoutMs: number):
       const { request } = await import('undici');
       const headers: Record<string, string> = {};
       for (const [k, v] of req.headers) headers[k] = v;
-      const body = typeof req.body === 'string' ? req.body : req.body === undefined || req.body === null ? undefined : undefined;
+      // MSAL sends url-encoded forms as strings; nothing else is expected on this path.
       if (req.body !== undefined && req.body !== null && typeof req.body !== 'string')
         throw new SourceError('token request: unsupported request body type');
+      const body = typeof req.body === 'string' ? req.body : undefined;
       const signal = req.abortSignal
         ? AbortSignal.any([req.abortSignal as AbortSignal, AbortSignal.timeout(timeoutMs)])
         : AbortSignal.timeout(timeoutMs);

@@ -97,7 +97,7 @@ export const entraIdSourceSchema = z
   })
   .superRefine((c, ctx) => {
     for (const key of ['authorityHost', 'graphUrl'] as const) {
-      if (new URL(c[key]).protocol !== 'https:')
+      if (!URL.canParse(c[key]) || new URL(c[key]).protocol !== 'https:')
         ctx.addIssue({ code: 'custom', path: [key], message: `${key} must be https:// (the identity libraries refuse anything else)` });
     }
   });
