@@ -114,17 +114,20 @@ describe('Entra ID source', () => {
     expect(st2.users.map((u) => u.externalId).sort()).toEqual(expected);
   }, 30_000);
 
-  it('a throttled read (429 and 503 with Retry-After) backs off and completes', async () => {
+  it('a throttled read (429 and 503 with Retry-After), a cut body and a reset connection: backs off and completes', async () => {
     t.sim.setFaults([
       { kind: 'throttle-429', route: 'users', page: 2, times: 2, retryAfterSeconds: 0 },
       { kind: 'unavailable-503', route: 'members', times: 1, retryAfterSeconds: 0 },
+      { kind: 'truncate', route: 'groups', times: 1 },
+      { kind: 'reset', route: 'members', times: 1 },
     ]);
     const s = source({ pageSize: 100 });
     const state = await s.read();
     await s.close();
     t.sim.setFaults([]);
     expect(state.users).toHaveLength(250);
-    expect(state.stats['retries']).toBe(3);
+    expect(state.groups).toHaveLength(12);
+    expect(state.stats['retries']).toBe(5);
   }, 30_000);
 
   it('a page that keeps failing fails the whole read', async () => {
