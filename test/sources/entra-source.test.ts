@@ -149,6 +149,11 @@ describe('Entra ID source', () => {
     expect(tenant.code).toBe('E_CONFIG_INVALID');
     expect(tenant.message).toMatch(/tenantId contoso-typo\.onmicrosoft\.com is not a Microsoft Entra tenant/);
 
+    // Not a config mistake: the identity platform is down or unreachable (transient, exit 1).
+    const down = await failure({ authorityHost: 'https://127.0.0.1:1' });
+    expect(down.code).toBe('E_SOURCE_FAILED');
+    expect(down.message).toMatch(/the identity platform at 127\.0\.0\.1:1 cannot be reached \(ECONNREFUSED\)/);
+
     const app = await failure({ clientId: '11111111-2222-4333-8444-555555555555' });
     expect(app.message).toMatch(/the app 11111111-2222-4333-8444-555555555555 does not exist in tenant/);
 

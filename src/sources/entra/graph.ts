@@ -63,19 +63,37 @@ export class GraphClient {
     }
   }
 
-  /** The identity platform's own error for the tenant's OpenID metadata, if it gives one. */
+  /**
+   * Why MSAL could not resolve the authority: the identity platform's own error for the
+   * tenant's OpenID metadata (a config mistake), or, when it cannot be reached or answers
+   * 5xx, a transient failure rather than a config error. Undefined: no better explanation.
+   */
   private async metadataError(): Promise<SyncError | undefined> {
     if (!this.o.authorityHost) return undefined;
+    const host = new URL(this.o.authorityHost).host;
+    let status: number;
+    let text: string;
     try {
       const { request } = await import('undici');
       const url = `${this.o.authorityHost.replace(/\/+$/, '')}/${encodeURIComponent(this.o.ctx.tenantId)}/v2.0/.well-known/openid-configuration`;
       const res = await request(url, { dispatcher: this.o.dispatcher, signal: AbortSignal.timeout(this.o.timeoutMs) });
-      const { text } = await readBodyCapped(res.body, 256 * 1024);
-      if (res.statusCode === 200) return undefined;
+      status = res.statusCode;
+      text = (await readBodyCapped(res.body, 256 * 1024)).text;
+    } catch (e) {
+      const code = errorCodeOf(e) ?? errorCodeOf((e as { cause?: unknown }).cause) ?? (e instanceof Error ? e.name : 'error');
+      return new SourceError(
+        `the identity platform at ${host} cannot be reached (${code}): a token could not be requested; nothing was changed`,
+      );
+    }
+    if (status === 200) return undefined;
+    if (isRetryableStatus(status))
+      return new SourceError(`the identity platform at ${host} answered HTTP ${status} for the tenant's metadata; nothing was changed`, {
+        status,
+      });
+    try {
       const body = JSON.parse(text) as { error_description?: unknown };
       if (typeof body.error_description !== 'string') return undefined;
-      const err = tokenError({ errorResponse: { errorDescription: body.error_description } }, this.o.ctx);
-      return err;
+      return tokenError({ errorResponse: { errorDescription: body.error_description } }, this.o.ctx);
     } catch {
       return undefined;
     }
