@@ -4,7 +4,8 @@
  *    ≥2 groups, 5 groups with 5,000+ members) read by the file source, the LDAP source
  *    (private slapd, paged, 1,000-entry size limit) and the google-workspace source (the
  *    real Google clients against the Directory API simulator: 500 users and 200 members
- *    per page).
+ *    per page) and the entra-id source (the real @azure/identity credential and Graph
+ *    over HTTPS against the Entra simulator: 999 users and members per page).
  * 2. The file source at scale: the bench:reconcile directory (bench/lib/directory.ts:
  *    100,000 users, 5,000 groups of 40 members; 1,000,000 + 50,000 with
  *    BENCH_SOURCES_1M=1) read streamed against the read before streaming (JSON.parse of
@@ -190,6 +191,7 @@ async function main(): Promise<void> {
       name: `group${g}`,
       members: groupMembers(g, users, groups).map((i) => ({ key: `user${i}@${DOMAIN}` })),
     });
+  const entra = await startEntraBench(users, groups);
   const ldapOk = slapdAvailable();
   const sl = ldapOk ? await startSlapd({ entries: ldapEntries(users, groups), sizeLimit: 1000 }) : undefined;
   try {
@@ -236,6 +238,7 @@ async function main(): Promise<void> {
       }),
     );
     rows.push(google);
+    rows.push(await runChild('entra-id', write('entra.yaml', entra.source(dir))));
     const file = rows[0] as ChildResult;
     const row = (r: ChildResult): string =>
       `| ${r.label} | ${r.users} | ${r.groups} | ${r.memberships} | ${(r.readMs / 1000).toFixed(2)} | ×${(r.readMs / file.readMs).toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} | ${r.peakRssMB.toFixed(0)} | ×${(r.peakRssMB / file.peakRssMB).toFixed(2)} |`;
@@ -243,7 +246,7 @@ async function main(): Promise<void> {
     const section = [
       '## Source reads side by side (`npm run bench:sources`)',
       '',
-      `${users} users, ${groups} groups (every user in ≥2 groups, 5 groups with ${Math.ceil(users / 10)}+ members), the same directory in each source; the Google workspace has one more user (the admin the service account acts as). Each read in its own child process (Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}); slapd and the Google simulator run outside it. LDAP: pages of 1,000 under a 1,000-entry size limit. Google: the real google-auth-library + @googleapis/admin clients, users 500 per page, members 200 per page, 4 member lists in parallel: ${googleRequests} HTTP requests.${sl ? '' : ' (slapd not installed: no LDAP row.)'}`,
+      `${users} users, ${groups} groups (every user in ≥2 groups, 5 groups with ${Math.ceil(users / 10)}+ members), the same directory in each source; the Google workspace has one more user (the admin the service account acts as). Each read in its own child process (Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}); slapd and the Google simulator run outside it. LDAP: pages of 1,000 under a 1,000-entry size limit. Google: the real google-auth-library + @googleapis/admin clients, users 500 per page, members 200 per page, 4 member lists in parallel: ${googleRequests} HTTP requests. Entra ID: the real @azure/identity ClientSecretCredential and Graph requests over HTTPS (the simulator), users and members 999 per page, 4 member lists in parallel: ${entra.requests()} HTTP requests.${sl ? '' : ' (slapd not installed: no LDAP row.)'}`,
       '',
       '| source | users | groups | memberships | read (s) | read ÷ file | CPU of the reader (s) | peak RSS (MB) | RSS ÷ file |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -257,9 +260,55 @@ async function main(): Promise<void> {
     await writeResultsSection('sources', section);
   } finally {
     await gsim.close();
+    await entra.close();
     await sl?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The same directory in the Entra simulator (HTTPS, a self-signed certificate), and a source config for it. */
+async function startEntraBench(users: number, groups: number) {
+  const sim = await import('../src/simulator/entra/index.ts');
+  const secret = sim.generateClientSecret();
+  const clientId = '0f1e2d3c-4b5a-4697-8877-665544332211';
+  const tls = sim.selfSignedServerCertificate();
+  let requests = 0;
+  const server = await sim.startEntraSimulator({
+    domain: DOMAIN,
+    tls,
+    apps: [{ clientId, secrets: [{ value: secret }], permissions: ['User.Read.All', 'GroupMember.Read.All'], adminConsent: true }],
+    recordRequests: false,
+    onRequest: () => void requests++,
+  });
+  const ids: string[] = [];
+  for (let i = 0; i < users; i++)
+    ids.push(
+      server.directory.addUser({ userPrincipalName: `user${i}@${DOMAIN}`, givenName: 'User', surname: `N${i}`, department: `d${i % 50}` })
+        .id,
+    );
+  for (let g = 0; g < groups; g++)
+    server.directory.addGroup({
+      displayName: `group${g}`,
+      members: groupMembers(g, users, groups).map((i) => ({ type: 'user' as const, id: ids[i] as string })),
+    });
+  return {
+    requests: () => requests,
+    source: (dir: string): Record<string, unknown> => {
+      writeFileSync(join(dir, 'entra-secret'), secret, { mode: 0o600 });
+      writeFileSync(join(dir, 'entra-ca.pem'), tls.cert);
+      return {
+        type: 'entra-id',
+        tenantId: server.tenantId,
+        clientId,
+        credential: { type: 'clientSecret', clientSecretFile: 'entra-secret' },
+        authorityHost: server.url,
+        graphUrl: server.url,
+        caFile: 'entra-ca.pem',
+        users: { select: ['department'] },
+      };
+    },
+    close: () => server.close(),
+  };
 }
 
 interface ReadSourceResult {

@@ -1,7 +1,8 @@
 /**
  * One validation for every source: the same bad values fed through the file, CSV, LDAP (real
  * slapd), SCIM (the platform simulator as a source) and Google Workspace (its simulator)
- * sources are rejected by each with the same reason text, and each read goes on with the
+ * sources, and Entra ID (its simulator, the alternative address as `mail`), are rejected by
+ * each with the same reason text, and each read goes on with the
  * good entry. The reasons are spelled out once, below.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,9 @@ import { LdapSource } from '../../src/sources/ldap/source.ts';
 import { scimSourceSchema } from '../../src/sources/scim/schema.ts';
 import { ScimSource } from '../../src/sources/scim/source.ts';
 import { startTestWorkspace, type TestWorkspace } from '../helpers/google-workspace.ts';
+import { entraIdSourceSchema } from '../../src/sources/entra/schema.ts';
+import { EntraIdSource } from '../../src/sources/entra/source.ts';
+import { startTestTenant, type TestTenant } from '../helpers/entra-tenant.ts';
 import type { LdifEntry } from '../helpers/ldif.ts';
 import { PEOPLE, SUFFIX } from '../helpers/ldap-fixture.ts';
 import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
@@ -92,6 +96,7 @@ const dir = mkdtempSync(join(tmpdir(), 'parity-'));
 let slapd: SlapdHandle;
 let scimSim: Simulator;
 let google: TestWorkspace;
+let entra: TestTenant;
 
 async function readFile(): Promise<DesiredState> {
   const users = PEOPLE_IN.map((p, i) => ({
@@ -154,6 +159,11 @@ async function readGoogle(): Promise<DesiredState> {
   return new GoogleWorkspaceSource(googleWorkspaceSourceSchema.parse(google.source()), { configDir: google.dir }).read();
 }
 
+async function readEntra(): Promise<DesiredState> {
+  const s = new EntraIdSource(entraIdSourceSchema.parse(entra.source({ groups: false })), { configDir: entra.dir });
+  return s.read().finally(() => s.close());
+}
+
 beforeAll(async () => {
   const entries: LdifEntry[] = [
     { dn: PEOPLE, attrs: { objectClass: 'organizationalUnit', ou: 'people' } },
@@ -189,10 +199,20 @@ beforeAll(async () => {
     const u = google.sim.workspace.addUser({ primaryEmail: p.userName, givenName: p.givenName, familyName: p.familyName });
     if (p.alt) u.emails = [...(u.emails ?? []), { address: p.alt }];
   }
+
+  entra = await startTestTenant();
+  for (const p of PEOPLE_IN)
+    entra.sim.directory.addUser({
+      userPrincipalName: p.userName,
+      givenName: p.givenName,
+      surname: p.familyName,
+      displayName: displayName(p),
+      mail: p.alt ?? p.userName,
+    });
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([slapd?.stop(), scimSim?.close(), google?.close()]);
+  await Promise.all([slapd?.stop(), scimSim?.close(), google?.close(), entra?.close()]);
 });
 
 const SOURCES: [string, () => Promise<DesiredState>][] = [
@@ -201,6 +221,7 @@ const SOURCES: [string, () => Promise<DesiredState>][] = [
   ['ldap', readLdap],
   ['scim', readScim],
   ['google-workspace', readGoogle],
+  ['entra-id', readEntra],
 ];
 
 describe('one validation for every source', () => {
