@@ -129,7 +129,7 @@ export class CsvSource implements Source {
         continue;
       }
       const user = checked.value;
-      index.add(user.externalId, user.userName, users.length);
+      index.add(user.externalId, r.user.userName, users.length);
       lines.push(info.lines);
       users.push(user);
       for (const raw of r.groups) {

@@ -145,7 +145,7 @@ export class DirectoryNormalizer {
     // The reason quotes the file's own spelling, which NFC may have changed.
     const duplicate = this.userIndex.reason(user.externalId, entry.userName);
     if (duplicate !== undefined) return reject(duplicate);
-    this.userIndex.add(user.externalId, user.userName, this.users.length);
+    this.userIndex.add(user.externalId, entry.userName, this.users.length);
     this.userWhere.push(where('users', index, raw, user.externalId));
     this.rejectedUserRef.delete(user.externalId);
     this.users.push(user);
@@ -167,7 +167,7 @@ export class DirectoryNormalizer {
     const group = checked.value;
     const duplicate = this.groupIndex.reason(group.externalId, entry.displayName);
     if (duplicate !== undefined) return reject(duplicate);
-    this.groupIndex.add(group.externalId, group.displayName, this.pending.length);
+    this.groupIndex.add(group.externalId, entry.displayName, this.pending.length);
     this.pending.push({ ref, entry: group });
   }
 

@@ -181,7 +181,7 @@ function flatten(
     }
     const { externalId, displayName } = checked.value;
     selectedIds.add(externalId);
-    index.add(externalId, displayName, { ref, displayName });
+    index.add(externalId, name as string, { ref, displayName });
     raw.push({ dn: externalId, externalId, displayName, memberValues: valuesOf(externalId) });
   }
   // Nested groups read only for their members: walked through, never provisioned themselves.

@@ -93,7 +93,7 @@ export class GoogleWorkspaceSource implements Source {
           const checked = m.ok ? validateUser(m.value) : m;
           const reason =
             checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
-          if (reason !== undefined || !checked.ok) {
+          if (reason !== undefined || !checked.ok || !m.ok) {
             // With the identity still readable, so the planner protects that account (reconcile.md).
             rejected.push({
               kind: 'user',
@@ -105,7 +105,7 @@ export class GoogleWorkspaceSource implements Source {
             if (typeof raw.id === 'string') rejectedIds.add(raw.id);
             continue;
           }
-          index.add(checked.value.externalId, checked.value.userName, users.length);
+          index.add(checked.value.externalId, m.value.userName, users.length);
           users.push(checked.value);
           if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
         }

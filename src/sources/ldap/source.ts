@@ -162,7 +162,7 @@ export class LdapSource implements Source {
         return;
       }
       const u = checked.value;
-      index.add(u.externalId, u.userName, users.length);
+      index.add(u.externalId, m.value.user.userName, users.length);
       users.push(u);
       userByDn.set(key, u.externalId);
       if (s.memberAttribute === 'memberUid')
@@ -290,7 +290,7 @@ export class LdapSource implements Source {
       const checked = m.ok ? validateGroup(m.value) : m;
       const reason =
         checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.displayName) : checked.ok ? undefined : checked.reason;
-      if (reason !== undefined || !checked.ok) {
+      if (reason !== undefined || !checked.ok || !m.ok) {
         rejected.push({
           kind: 'group',
           ref: e.dn,
@@ -299,7 +299,7 @@ export class LdapSource implements Source {
         });
         return;
       }
-      index.add(checked.value.externalId, checked.value.displayName, { dn: e.dn, name: checked.value.displayName });
+      index.add(checked.value.externalId, m.value.displayName, { dn: e.dn, name: checked.value.displayName });
       const slot = resolver.add(checked.value);
       if (slice) ranged.push({ slot, dn: e.dn, slice });
     };

@@ -49,13 +49,13 @@ export class ScimSource implements Source {
         const checked = m.ok ? validateUser(m.user) : m;
         const reason =
           checked.ok && m.ok ? index.reason(checked.value.externalId, m.user.userName) : checked.ok ? undefined : checked.reason;
-        if (reason !== undefined || !checked.ok) {
+        if (reason !== undefined || !checked.ok || !m.ok) {
           const externalId = typeof u.externalId === 'string' && u.externalId !== '' ? u.externalId : u.id;
           const userName = typeof u.userName === 'string' && u.userName.trim() !== '' ? { userName: u.userName.trim() } : {};
           rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable', externalId, ...userName });
           continue;
         }
-        index.add(checked.value.externalId, checked.value.userName, users.length);
+        index.add(checked.value.externalId, m.user.userName, users.length);
         users.push(checked.value);
         ids.set(u.id, checked.value.externalId);
       }
@@ -76,7 +76,7 @@ export class ScimSource implements Source {
         const checked = name === '' ? undefined : validateGroup({ externalId, displayName: name });
         const reason = !checked ? 'missing displayName' : checked.ok ? groupIndex.reason(externalId, name) : checked.reason;
         if (reason === undefined && checked?.ok) {
-          groupIndex.add(externalId, checked.value.displayName, ref);
+          groupIndex.add(externalId, name, ref);
           refName.set(ref, checked.value.displayName);
           return [{ ...g, displayName: checked.value.displayName }];
         }
