@@ -7,7 +7,7 @@
  * `W` is whatever the source keeps to say where the kept entry is (a DN, a line, an index):
  * a source with 1,000,000 entries may keep a number and build the text only for a duplicate.
  */
-import { nameKey } from './canonical-name.ts';
+import { nameKey, nfc } from './canonical-name.ts';
 import { quote } from './text-rules.ts';
 
 /** What a reason says of the kept entry. */
@@ -21,6 +21,8 @@ export interface KeptEntry {
 export class DuplicateIndex<W> {
   private readonly byId = new Map<string, W>();
   private readonly byName = new Map<string, W>();
+  /** Keys of kept entries the source spelled other than in NFC (their name is kept in NFC). */
+  private readonly respelled = new Set<string>();
 
   /**
    * `nameField`: how the name is called in reasons (`userName`, `displayName`).
@@ -42,14 +44,19 @@ export class DuplicateIndex<W> {
     const at = this.byName.get(nameKey(name));
     if (at === undefined) return undefined;
     const kept = this.describe(at);
-    const same = kept.name === name ? '' : ` (the same name as ${quote(kept.name)} after Unicode normalization and case folding)`;
+    const same =
+      kept.name === name && !this.respelled.has(nameKey(name))
+        ? ''
+        : ` (the same name as ${quote(kept.name)} after Unicode normalization and case folding)`;
     return `duplicate ${this.nameField} ${quote(name)}${same}: already used by ${kept.ref}; the first entry is kept`;
   }
 
-  /** Records a kept entry. */
+  /** Records a kept entry; `name` as the source spells it. */
   add(externalId: string, name: string, at: W): void {
+    const key = nameKey(name);
     this.byId.set(externalId, at);
-    this.byName.set(nameKey(name), at);
+    this.byName.set(key, at);
+    if (nfc(name) !== name) this.respelled.add(key);
   }
 
   /** Where the kept entry with this externalId is, if any. */

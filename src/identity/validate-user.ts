@@ -16,6 +16,10 @@ const NAME_FIELDS = ['displayName', 'givenName', 'familyName'] as const;
 
 /** Addresses in NFC, the first spelling of each `nameKey` kept, in order; undefined when unchanged. */
 function canonicalEmails(emails: string[]): string[] | undefined {
+  if (emails.length <= 1) {
+    const only = emails[0];
+    return only === undefined || nfc(only) === only ? undefined : [nfc(only)];
+  }
   let changed = false;
   const keys = new Set<string>();
   const out: string[] = [];
@@ -33,16 +37,24 @@ function canonicalEmails(emails: string[]): string[] | undefined {
   return changed ? out : undefined;
 }
 
+function problem(user: NormalizedUser): string | undefined {
+  const reason = idProblem('externalId', user.externalId) ?? userNameProblem('userName', user.userName);
+  if (reason !== undefined) return reason;
+  for (const e of user.emails) {
+    const r = emailProblem('emails', e);
+    if (r !== undefined) return r;
+  }
+  for (const f of NAME_FIELDS) {
+    const v = user[f];
+    const r = v === undefined ? undefined : nameProblem(f, v);
+    if (r !== undefined) return r;
+  }
+  return undefined;
+}
+
 /** The user in canonical form, or the reason it is refused. Returns the same object when nothing changes. */
 export function validateUser(user: NormalizedUser): Checked<NormalizedUser> {
-  const reason =
-    idProblem('externalId', user.externalId) ??
-    userNameProblem('userName', user.userName) ??
-    user.emails.reduce<string | undefined>((r, e) => r ?? emailProblem('emails', e), undefined) ??
-    NAME_FIELDS.reduce<string | undefined>((r, f) => {
-      const v = user[f];
-      return r ?? (v === undefined ? undefined : nameProblem(f, v));
-    }, undefined);
+  const reason = problem(user);
   if (reason !== undefined) return { ok: false, reason };
 
   let out = user;

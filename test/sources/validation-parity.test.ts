@@ -88,7 +88,13 @@ const CASES: { what: string; person: Person; reason: string }[] = [
 ];
 
 const GOOD: Person = { userName: 'good@example.com', givenName: 'Good', familyName: 'Person' };
-const PEOPLE_IN = [GOOD, ...CASES.map((c) => c.person)];
+/** One name twice: precomposed (NFC) and decomposed (NFD). Exactly one is kept. */
+const JOSE: Person[] = [
+  { userName: 'jos\u00e9@example.com', givenName: 'Jos\u00e9', familyName: 'Nu\u00f1ez' },
+  { userName: 'jose\u0301@example.com', givenName: 'Jose\u0301', familyName: 'Nun\u0303ez' },
+];
+const PEOPLE_IN = [GOOD, ...CASES.map((c) => c.person), ...JOSE];
+const scimIds: string[] = [];
 const displayName = (p: Person): string => `${p.givenName} ${p.familyName}`;
 const emails = (p: Person): string[] => [p.userName, ...(p.alt ? [p.alt] : [])];
 
@@ -184,8 +190,8 @@ beforeAll(async () => {
   slapd = await startSlapd({ entries, suffix: SUFFIX });
 
   scimSim = await startSimulator({ tokens: [{ token: 'parity-token' }] });
-  for (const p of PEOPLE_IN)
-    scimSim.store.createUser({
+  for (const p of PEOPLE_IN) {
+    const created = scimSim.store.createUser({
       schemas: [SCHEMA_USER],
       userName: p.userName,
       name: { givenName: p.givenName, familyName: p.familyName },
@@ -193,6 +199,8 @@ beforeAll(async () => {
       emails: emails(p).map((value, i) => ({ value, ...(i === 0 ? { primary: true } : {}) })),
       active: true,
     });
+    scimIds.push(created.id);
+  }
 
   google = await startTestWorkspace();
   for (const p of PEOPLE_IN) {
@@ -232,5 +240,37 @@ describe('one validation for every source', () => {
     expect(CASES.map((c) => [c.what, reasonOf(c.person.userName)])).toEqual(CASES.map((c) => [c.what, c.reason]));
     expect(state.users.map((u) => u.userName)).toContain(GOOD.userName);
     expect(state.users.map((u) => u.userName)).not.toEqual(expect.arrayContaining(CASES.map((c) => c.person.userName)));
+  });
+});
+
+/** Where each source says the entry at `i` of PEOPLE_IN is. */
+const REF: Record<string, (i: number) => string> = {
+  file: (i) => `users[${i}] (externalId p-${i})`,
+  csv: (i) => `${join(dir, 'hr.csv')}:${i + 2}`,
+  ldap: (i) => `employeeNumber=${i},${PEOPLE}`,
+  scim: (i) => `Users/${scimIds[i]}`,
+  'google-workspace': (i) => (PEOPLE_IN[i] as Person).userName.normalize('NFC'),
+};
+
+describe('duplicates in every source', () => {
+  it.each(SOURCES)('%s: NFC and NFD spellings of one name are one user, the later rejected naming the kept entry', async (name, read) => {
+    const state = await read();
+    const [nfcAt, nfdAt] = JOSE.map((p) => PEOPLE_IN.indexOf(p)) as [number, number];
+    const kept = state.users.filter((u) => u.userName.normalize('NFD') === 'jose\u0301@example.com');
+    expect(kept).toHaveLength(1);
+    // Each source reads in its own order (Google lists by e-mail): the first it read is kept.
+    const nfdRejected = state.rejected.some((r) => r.userName === JOSE[1]?.userName);
+    const [keptIdx, rejectedIdx] = nfdRejected ? [nfcAt, nfdAt] : [nfdAt, nfcAt];
+    const rejectedName = (PEOPLE_IN[rejectedIdx] as Person).userName;
+    // The kept entry's name is quoted as it is written: in NFC.
+    const keptName = (PEOPLE_IN[keptIdx] as Person).userName.normalize('NFC');
+    expect(state.rejected.filter((r) => r.userName?.normalize('NFD') === 'jose\u0301@example.com')).toEqual([
+      expect.objectContaining({
+        userName: rejectedName,
+        reason: `duplicate userName "${rejectedName}" (the same name as "${keptName}" after Unicode normalization and case folding): already used by ${REF[name]?.(keptIdx)}; the first entry is kept`,
+      }),
+    ]);
+    // What is kept is written in NFC, whichever spelling came first.
+    expect(kept[0]?.userName).toBe('jos\u00e9@example.com');
   });
 });

@@ -9,7 +9,8 @@ import type { CsvError } from 'csv-parse';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { validateGroup, validateUser } from '../../identity/validate-user.ts';
+import { admitUser } from '../../identity/admit.ts';
+import { validateGroup } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { indexHeader } from './header.ts';
@@ -117,19 +118,17 @@ export class CsvSource implements Source {
         });
         continue;
       }
-      const checked = validateUser(r.user);
+      // A name in the groups column follows the group rules; the row is rejected before it is admitted.
       const badGroup = r.groups.map((name) => validateGroup({ externalId: csvGroupId(name), displayName: name })).find((g) => !g.ok);
-      const reason = !checked.ok
-        ? checked.reason
-        : badGroup && !badGroup.ok
-          ? `${c.columns.groups} (groups): ${badGroup.reason}`
-          : index.reason(r.user.externalId, r.user.userName);
-      if (reason !== undefined || !checked.ok) {
-        rejected.push({ kind: 'row', ref, reason: reason ?? 'unreadable', ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
+      const admitted =
+        badGroup && !badGroup.ok
+          ? { ok: false as const, reason: `${c.columns.groups} (groups): ${badGroup.reason}` }
+          : admitUser(r.user, index, users.length);
+      if (!admitted.ok) {
+        rejected.push({ kind: 'row', ref, reason: admitted.reason, ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
         continue;
       }
-      const user = checked.value;
-      index.add(user.externalId, user.userName, users.length);
+      const user = admitted.value;
       lines.push(info.lines);
       users.push(user);
       for (const raw of r.groups) {

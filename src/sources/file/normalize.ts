@@ -10,7 +10,7 @@
  */
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
-import { validateGroup, validateUser } from '../../identity/validate-user.ts';
+import { admitGroup, admitUser } from '../../identity/admit.ts';
 import { formatIssues } from '../../config/format-issues.ts';
 import { groupEntrySchema, userEntrySchema, type GroupEntry, type UserEntry } from './entry-schema.ts';
 import { fastGroupEntry, fastUserEntry } from './fast-entry.ts';
@@ -139,13 +139,9 @@ export class DirectoryNormalizer {
     }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
-    const checked = validateUser(toUser(entry));
-    if (!checked.ok) return reject(checked.reason);
-    const user = checked.value;
-    // The reason quotes the file's own spelling, which NFC may have changed.
-    const duplicate = this.userIndex.reason(user.externalId, entry.userName);
-    if (duplicate !== undefined) return reject(duplicate);
-    this.userIndex.add(user.externalId, user.userName, this.users.length);
+    const admitted = admitUser(toUser(entry), this.userIndex, this.users.length);
+    if (!admitted.ok) return reject(admitted.reason);
+    const user = admitted.value;
     this.userWhere.push(where('users', index, raw, user.externalId));
     this.rejectedUserRef.delete(user.externalId);
     this.users.push(user);
@@ -162,13 +158,9 @@ export class DirectoryNormalizer {
       if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
       entry = parsed.data;
     }
-    const checked = validateGroup(entry);
-    if (!checked.ok) return reject(checked.reason);
-    const group = checked.value;
-    const duplicate = this.groupIndex.reason(group.externalId, entry.displayName);
-    if (duplicate !== undefined) return reject(duplicate);
-    this.groupIndex.add(group.externalId, group.displayName, this.pending.length);
-    this.pending.push({ ref, entry: group });
+    const admitted = admitGroup(entry, this.groupIndex, this.pending.length);
+    if (!admitted.ok) return reject(admitted.reason);
+    this.pending.push({ ref, entry: admitted.value });
   }
 
   private userRef(position: number): string {

@@ -7,7 +7,8 @@
 import type { admin_directory_v1 } from '@googleapis/admin';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
-import { validateGroup } from '../../identity/validate-user.ts';
+import { admitGroup } from '../../identity/admit.ts';
+import { nfc } from '../../identity/canonical-name.ts';
 import { SourceError } from '../../errors.ts';
 import { resolveMemberships, type MembershipStats } from '../ldap/flatten.ts';
 import type { RawGroup } from '../ldap/map.ts';
@@ -162,26 +163,25 @@ function flatten(
   for (const g of selected) {
     const ref = g.email ?? g.id ?? '(unknown group)';
     const name = (g.name ?? '').trim() || g.email;
-    let reason: string | undefined;
-    if (typeof g.id !== 'string' || g.id === '') reason = 'missing id';
-    else if (!name) reason = 'missing name and email';
-    else if (selectedIds.has(g.id)) continue; // the same group listed twice
-    const checked =
-      reason === undefined && typeof g.id === 'string' && name ? validateGroup({ externalId: g.id, displayName: name }) : undefined;
-    if (checked) reason = checked.ok ? index.reason(checked.value.externalId, name as string) : checked.reason;
-    if (reason !== undefined || !checked?.ok) {
+    if (typeof g.id === 'string' && selectedIds.has(g.id)) continue; // the same group listed twice
+    const admitted =
+      typeof g.id !== 'string' || g.id === ''
+        ? { ok: false as const, reason: 'missing id' }
+        : !name
+          ? { ok: false as const, reason: 'missing name and email' }
+          : admitGroup({ externalId: g.id, displayName: name }, index, { ref, displayName: nfc(name) });
+    if (!admitted.ok) {
       input.rejected.push({
         kind: 'group',
         ref,
-        reason: reason ?? 'unreadable',
+        reason: admitted.reason,
         ...(typeof g.id === 'string' && g.id !== '' ? { externalId: g.id } : {}),
         ...(name ? { displayName: name } : {}),
       });
       continue;
     }
-    const { externalId, displayName } = checked.value;
+    const { externalId, displayName } = admitted.value;
     selectedIds.add(externalId);
-    index.add(externalId, displayName, { ref, displayName });
     raw.push({ dn: externalId, externalId, displayName, memberValues: valuesOf(externalId) });
   }
   // Nested groups read only for their members: walked through, never provisioned themselves.

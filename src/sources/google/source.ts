@@ -12,7 +12,7 @@ import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { validateUser } from '../../identity/validate-user.ts';
+import { admitUser } from '../../identity/admit.ts';
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
 import type { Source } from '../source.ts';
@@ -90,24 +90,21 @@ export class GoogleWorkspaceSource implements Source {
           stats['usersRead'] = (stats['usersRead'] ?? 0) + 1;
           const m = mapGoogleUser(raw);
           if (m.ok && index.hasId(m.value.externalId)) continue; // a user listed twice across pages
-          const checked = m.ok ? validateUser(m.value) : m;
-          const reason =
-            checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
-          if (reason !== undefined || !checked.ok) {
+          const admitted = m.ok ? admitUser(m.value, index, users.length) : m;
+          if (!admitted.ok) {
             // With the identity still readable, so the planner protects that account (reconcile.md).
             rejected.push({
               kind: 'user',
               ref: raw.primaryEmail ?? raw.id ?? '(unknown user)',
-              reason: reason ?? 'unreadable',
+              reason: admitted.reason,
               ...(typeof raw.id === 'string' && raw.id !== '' ? { externalId: raw.id } : {}),
               ...(typeof raw.primaryEmail === 'string' && raw.primaryEmail.trim() !== '' ? { userName: raw.primaryEmail.trim() } : {}),
             });
             if (typeof raw.id === 'string') rejectedIds.add(raw.id);
             continue;
           }
-          index.add(checked.value.externalId, checked.value.userName, users.length);
-          users.push(checked.value);
-          if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
+          users.push(admitted.value);
+          if (!admitted.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
         }
       },
     );

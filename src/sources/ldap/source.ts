@@ -9,9 +9,10 @@ import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
+import { nfc } from '../../identity/canonical-name.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { validateGroup, validateUser } from '../../identity/validate-user.ts';
+import { admitGroup, admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { ldapError } from './classify.ts';
@@ -152,21 +153,18 @@ export class LdapSource implements Source {
       // Overlapping base DNs return the same entry twice.
       if (userByDn.has(key) || rejectedUserDns.has(key)) return;
       const m = mapUser(e, s, disabledByFilter.has(key));
-      const checked = m.ok ? validateUser(m.value.user) : m;
-      const reason =
-        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.user.userName) : checked.ok ? undefined : checked.reason;
-      if (reason !== undefined || !m.ok || !checked.ok) {
+      const admitted = m.ok ? admitUser(m.value.user, index, users.length) : m;
+      if (!admitted.ok || !m.ok) {
         rejected.push({
           kind: 'user',
           ref: e.dn,
-          reason: reason ?? 'unreadable',
+          reason: admitted.ok ? 'unreadable' : admitted.reason,
           ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName),
         });
         rejectedUserDns.add(key);
         return;
       }
-      const u = checked.value;
-      index.add(u.externalId, u.userName, users.length);
+      const u = admitted.value;
       users.push(u);
       userByDn.set(key, u.externalId);
       if (s.memberAttribute === 'memberUid')
@@ -291,20 +289,17 @@ export class LdapSource implements Source {
       seenDns.add(key);
       const slice = s.rangeRetrieval ? findRangeSlice(raw, s.memberAttribute) : undefined;
       const m = mapGroup(e, s, e.strings(s.memberAttribute));
-      const checked = m.ok ? validateGroup(m.value) : m;
-      const reason =
-        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.displayName) : checked.ok ? undefined : checked.reason;
-      if (reason !== undefined || !checked.ok) {
+      const admitted = m.ok ? admitGroup(m.value, index, { dn: e.dn, name: nfc(m.value.displayName) }) : m;
+      if (!admitted.ok) {
         rejected.push({
           kind: 'group',
           ref: e.dn,
-          reason: reason ?? 'unreadable',
+          reason: admitted.reason,
           ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
         });
         return;
       }
-      index.add(checked.value.externalId, checked.value.displayName, { dn: e.dn, name: checked.value.displayName });
-      const slot = resolver.add(checked.value);
+      const slot = resolver.add(admitted.value);
       if (slice) ranged.push({ slot, dn: e.dn, slice });
     };
     const read = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, addGroup, rejected);

@@ -8,9 +8,10 @@ import { readFile } from 'node:fs/promises';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
-import { DuplicateIndex } from '../../identity/duplicates.ts';
+import { nfc } from '../../identity/canonical-name.ts';
+import { DuplicateIndex, type KeptEntry } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { validateGroup, validateUser } from '../../identity/validate-user.ts';
+import { admitGroup, admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { PlatformClient } from '../../platform/http-client.ts';
 import { ScimClient } from '../../platform/scim/client.ts';
@@ -47,18 +48,15 @@ export class ScimSource implements Source {
       const raw = await scim.listUsers(signal);
       for (const u of raw) {
         const m = mapScimUser(u);
-        const checked = m.ok ? validateUser(m.user) : m;
-        const reason =
-          checked.ok && m.ok ? index.reason(checked.value.externalId, m.user.userName) : checked.ok ? undefined : checked.reason;
-        if (reason !== undefined || !checked.ok) {
+        const admitted = m.ok ? admitUser(m.user, index, users.length) : m;
+        if (!admitted.ok) {
           const externalId = typeof u.externalId === 'string' && u.externalId !== '' ? u.externalId : u.id;
           const userName = typeof u.userName === 'string' && u.userName.trim() !== '' ? { userName: u.userName.trim() } : {};
-          rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable', externalId, ...userName });
+          rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: admitted.reason, externalId, ...userName });
           continue;
         }
-        index.add(checked.value.externalId, checked.value.userName, users.length);
-        users.push(checked.value);
-        ids.set(u.id, checked.value.externalId);
+        users.push(admitted.value);
+        ids.set(u.id, admitted.value.externalId);
       }
       if (users.length === 0 && !this.config.allowEmpty) {
         throw new SourceError(
@@ -68,20 +66,17 @@ export class ScimSource implements Source {
       const stats: Record<string, number> = { usersListed: raw.length, groupsListed: 0, membersOutsideScope: 0, groupsInCycles: 0 };
       if (!this.config.groups) return { users, groups: [], rejected, stats };
       const rawGroups = await scim.listGroups(signal);
-      const groupIndex = new DuplicateIndex<string>('displayName', (ref) => ({ ref, name: refName.get(ref) as string }));
-      const refName = new Map<string, string>();
+      const groupIndex = new DuplicateIndex<KeptEntry>('displayName', (kept) => kept);
       const valid = rawGroups.flatMap((g) => {
         const ref = `Groups/${g.id}`;
         const externalId = typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id;
         const name = typeof g.displayName === 'string' ? g.displayName.trim() : '';
-        const checked = name === '' ? undefined : validateGroup({ externalId, displayName: name });
-        const reason = !checked ? 'missing displayName' : checked.ok ? groupIndex.reason(externalId, name) : checked.reason;
-        if (reason === undefined && checked?.ok) {
-          groupIndex.add(externalId, checked.value.displayName, ref);
-          refName.set(ref, checked.value.displayName);
-          return [{ ...g, displayName: checked.value.displayName }];
-        }
-        rejected.push({ kind: 'group', ref, reason: reason ?? 'unreadable', externalId, ...(name !== '' ? { displayName: name } : {}) });
+        const admitted =
+          name === ''
+            ? { ok: false as const, reason: 'missing displayName' }
+            : admitGroup({ externalId, displayName: name }, groupIndex, { ref, name: nfc(name) });
+        if (admitted.ok) return [{ ...g, displayName: admitted.value.displayName }];
+        rejected.push({ kind: 'group', ref, reason: admitted.reason, externalId, ...(name !== '' ? { displayName: name } : {}) });
         return [];
       });
       const mapped = mapScimGroups(valid, ids);
