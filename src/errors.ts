@@ -36,6 +36,8 @@ export const ErrorCodes = {
   LEASE_LOST: 'E_LEASE_LOST',
   /** The daemon's fanned-out apply jobs disappeared from Redis (restarted without persistence, evicted, deleted). */
   JOBS_VANISHED: 'E_JOBS_VANISHED',
+  /** Redis did not answer within `redis.connectTimeoutSeconds` (operator commands; the daemon waits instead). */
+  REDIS_UNAVAILABLE: 'E_REDIS_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
