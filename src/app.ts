@@ -77,10 +77,11 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     apply: new Queue(QUEUE_NAMES.apply, { connection: conn('queue-apply'), ...bull }),
   };
   const flow = new FlowProducer({ connection: conn('flow'), ...bull });
-  const applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+  // Created once Redis answers: its blocking reader is a duplicate of the connection that
+  // BullMQ cannot close while Redis has never been reached (a stop would then hang on it).
+  let applyEvents: QueueEvents | undefined;
   for (const q of Object.values(queues)) q.on('error', reportError(`queue:${q.name}`));
   flow.on('error', reportError('flow'));
-  applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
 
   const workers: Worker[] = [];
   let applyWorker: Worker | undefined;
@@ -181,6 +182,9 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       });
       const { url } = await listenNamingKey(server, http, opts.http ? 'the test server' : 'daemon.http.port');
       if (!(await untilRedisAnswers(() => probeSlots(redis, slotKeys, probeMs), factory.describe, logger, closing.signal))) return { url };
+      applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+      applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
+      const events = applyEvents;
       await opts.whenRedisReady?.();
       await checkRedisRequirements(redis, logger);
       await registerSchedulers(queues, tenants.values());
@@ -219,7 +223,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
                     keyPrefix: factory.keyPrefix,
                     tenants,
                     flow,
-                    applyEvents,
+                    applyEvents: events,
                     applyQueue: queues.apply,
                     logger,
                     signal: shutdown.signal,
@@ -311,11 +315,15 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       await server?.close();
       // Bounded: with Redis unreachable a graceful close would wait for it forever.
       const briefly = (p: Promise<unknown>): Promise<unknown> => withTimeout(p, 2_000).catch(() => undefined);
-      await briefly(applyEvents.close());
-      await briefly(flow.close());
-      await Promise.all(Object.values(queues).map((q) => briefly(q.close())));
+      const bullObjects = [...(applyEvents ? [applyEvents] : []), flow, ...Object.values(queues)];
+      await Promise.all(bullObjects.map((b) => briefly(b.close())));
+      // Their own connections (QueueEvents duplicates ours for its blocking reads) stop reconnecting.
+      await Promise.all(bullObjects.map((b) => briefly(b.disconnect())));
       await Promise.all([...tenants.values()].map((t) => briefly(t.close())));
-      await Promise.all(connections.map((c) => withTimeout(c.quit(), 1_000).catch(() => c.disconnect())));
+      // QUIT only to a connection that is up: one that is reconnecting would queue it and retry forever.
+      await Promise.all(
+        connections.map((c) => (c.status === 'ready' ? withTimeout(c.quit(), 1_000).catch(() => c.disconnect()) : c.disconnect())),
+      );
       logger.info('daemon stopped');
     },
   };

@@ -13,6 +13,15 @@ function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
   return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty });
 }
 
+/**
+ * Everything is closed: the process exits on its own once its output is flushed. Should a
+ * client library still hold a reconnect timer (one Redis never answered), it exits anyway
+ * shortly after, instead of outliving its stop until the pod is killed.
+ */
+function exitSoon(): void {
+  setTimeout(() => process.exit(), 2_000).unref(); // ms
+}
+
 export function daemonCommand(): Command {
   return new Command('daemon')
     .description('run the scheduled reconcile and audit-export workers with the metrics/health HTTP server (needs Redis)')
@@ -56,14 +65,17 @@ export function daemonCommand(): Command {
         } catch (e) {
           if (stopping) {
             await stopped;
+            exitSoon();
             return 0;
           }
           // Workers and Redis connections may already be up: close them, or the process would
           // stay alive (and keep taking jobs) after reporting the error.
           await daemon.close().catch(() => undefined);
+          exitSoon();
           throw e;
         }
         await stopped;
+        exitSoon();
         return 0;
       }),
     );
