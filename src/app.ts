@@ -317,12 +317,12 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       const briefly = (p: Promise<unknown>): Promise<unknown> => withTimeout(p, 2_000).catch(() => undefined);
       const bullObjects = [...(applyEvents ? [applyEvents] : []), flow, ...Object.values(queues)];
       await Promise.all(bullObjects.map((b) => briefly(b.close())));
-      // Their own connections (QueueEvents duplicates ours for its blocking reads) stop reconnecting.
-      await Promise.all(bullObjects.map((b) => briefly(b.disconnect())));
       await Promise.all([...tenants.values()].map((t) => briefly(t.close())));
-      // QUIT only to a connection that is up: one that is reconnecting would queue it and retry forever.
+      // QUIT to a connection that is up; one that is reconnecting would queue it and retry forever.
       await Promise.all(
-        connections.map((c) => (c.status === 'ready' ? withTimeout(c.quit(), 1_000).catch(() => c.disconnect()) : c.disconnect())),
+        connections.map((c) =>
+          c.status === 'ready' ? withTimeout(c.quit(), 1_000).catch(() => c.disconnect()) : c.status === 'end' ? undefined : c.disconnect(),
+        ),
       );
       logger.info('daemon stopped');
     },
