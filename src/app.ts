@@ -15,8 +15,9 @@ import { processChunk, type ChunkJobData } from './jobs/apply-job.ts';
 import { processAudit, type AuditJobData } from './jobs/audit-job.ts';
 import { AUDIT_VERIFY_JOB, processAuditVerify, type AuditVerifyJobData } from './jobs/audit-verify-job.ts';
 import { processReconcile, type ReconcileJobData } from './jobs/reconcile-job.ts';
-import { QUEUE_NAMES } from './jobs/keys.ts';
-import { checkRedisRequirements, redisFactory, type RedisClient } from './jobs/redis.ts';
+import { QUEUE_NAMES, tenantKeys } from './jobs/keys.ts';
+import { checkRedisRequirements, probeSlots, redisFactory, type RedisClient } from './jobs/redis.ts';
+import { listenNamingKey, untilRedisAnswers } from './jobs/daemon-start.ts';
 import { errorReporter } from './jobs/error-log.ts';
 import { registerSchedulers } from './jobs/schedulers.ts';
 import { createTenantRuntime, type TenantRuntime } from './jobs/tenant-runtime.ts';
@@ -43,6 +44,8 @@ export interface DaemonOptions {
   http?: { host: string; port: number };
   /** Run workers for these queues only (tests); default all. */
   workers?: Array<'reconcile' | 'audit' | 'apply'>;
+  /** Runs once Redis answers, before the schedulers and workers start (the one-shot ledger import). */
+  whenRedisReady?: () => Promise<void>;
 }
 
 export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
@@ -59,8 +62,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   // Every error of a connection, queue, flow or worker is one log line, repeats rate-limited.
   const reportError = errorReporter(logger);
   const conn = (purpose: string): RedisClient => {
-    const c = factory.create(purpose);
-    c.on('error', reportError(`redis:${purpose}`));
+    const c = factory.create(purpose, reportError(`redis:${purpose}`));
     connections.push(c);
     return c;
   };
@@ -77,10 +79,11 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     apply: new Queue(QUEUE_NAMES.apply, { connection: conn('queue-apply'), ...bull }),
   };
   const flow = new FlowProducer({ connection: conn('flow'), ...bull });
-  const applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+  // Created once Redis answers: its blocking reader is a duplicate of the connection that
+  // BullMQ cannot close while Redis has never been reached (a stop would then hang on it).
+  let applyEvents: QueueEvents | undefined;
   for (const q of Object.values(queues)) q.on('error', reportError(`queue:${q.name}`));
   flow.on('error', reportError('flow'));
-  applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
 
   const workers: Worker[] = [];
   let applyWorker: Worker | undefined;
@@ -145,10 +148,52 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
   };
 
   const want = new Set(opts.workers ?? ['reconcile', 'audit', 'apply']);
+  // One key in each hash slot the daemon writes to: the queues' and every tenant's.
+  const slotKeys = [`${prefix}:ready`, ...[...tenants.keys()].map((t) => tenantKeys(factory.keyPrefix, t).quarantine)];
+  const probeMs = 1_000;
+  // Aborted by close(): a start still waiting for Redis gives up.
+  const closing = new AbortController();
   const daemon: Daemon = {
     tenants,
     async start() {
       initMetrics();
+      // The HTTP server first: a daemon waiting for Redis is alive (/healthz), says why it is
+      // not ready (/readyz) and serves its metrics; a taken port fails before anything else.
+      const http = opts.http ?? daemonCfg.http;
+      const uiCfg = daemonCfg.ui;
+      statusPage = uiCfg.enabled
+        ? createStatusPageServer({
+            config: uiCfg,
+            readToken: first.secrets.files.get('daemon.ui.readTokenFile'),
+            redactedReadToken: first.secrets.files.get('daemon.ui.redactedReadTokenFile'),
+            logger,
+            backend: daemonUiBackend({
+              tenants,
+              redis,
+              keyPrefix: factory.keyPrefix,
+              reconcileQueue: queues.reconcile,
+              status: () => daemon.status(),
+              logger,
+              actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'),
+              logRecords: uiCfg.logRecords,
+            }),
+          })
+        : undefined;
+      server = createObservabilityServer({
+        host: http.host,
+        port: http.port,
+        ready: () => daemon.ready(),
+        status: () => daemon.status(),
+        logger,
+      });
+      const { url } = await listenNamingKey(server, http, opts.http ? 'the test server' : 'daemon.http.port');
+      const uiUrl = statusPage ? (await statusPage.listen()).url : undefined;
+      if (!(await untilRedisAnswers(() => probeSlots(redis, slotKeys, probeMs), factory.describe, logger, closing.signal)))
+        return { url, ...(uiUrl ? { uiUrl } : {}) };
+      applyEvents = new QueueEvents(QUEUE_NAMES.apply, { connection: conn('events-apply'), ...bull });
+      applyEvents.on('error', reportError(`queue-events:${QUEUE_NAMES.apply}`));
+      const events = applyEvents;
+      await opts.whenRedisReady?.();
       await checkRedisRequirements(redis, logger);
       await registerSchedulers(queues, tenants.values());
       if (want.has('apply')) {
@@ -186,7 +231,7 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
                     keyPrefix: factory.keyPrefix,
                     tenants,
                     flow,
-                    applyEvents,
+                    applyEvents: events,
                     applyQueue: queues.apply,
                     logger,
                     signal: shutdown.signal,
@@ -231,52 +276,21 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       lagTimer.unref();
       unwatch.push(() => clearInterval(lagTimer));
       void refreshAuditGauges();
-      const http = opts.http ?? daemonCfg.http;
-      const uiCfg = daemonCfg.ui;
-      statusPage = uiCfg.enabled
-        ? createStatusPageServer({
-            config: uiCfg,
-            readToken: first.secrets.files.get('daemon.ui.readTokenFile'),
-            redactedReadToken: first.secrets.files.get('daemon.ui.redactedReadTokenFile'),
-            logger,
-            backend: daemonUiBackend({
-              tenants,
-              redis,
-              keyPrefix: factory.keyPrefix,
-              reconcileQueue: queues.reconcile,
-              status: () => daemon.status(),
-              logger,
-              actionToken: first.secrets.files.get('daemon.ui.actionTokenFile'),
-              logRecords: uiCfg.logRecords,
-            }),
-          })
-        : undefined;
-      server = createObservabilityServer({
-        host: http.host,
-        port: http.port,
-        ready: () => daemon.ready(),
-        status: () => daemon.status(),
-        logger,
-      });
-      const { url } = await server.listen();
-      const uiUrl = statusPage ? (await statusPage.listen()).url : undefined;
       started = true;
       logger.info({ url, ...(uiUrl ? { uiUrl } : {}), tenants: [...tenants.keys()], workers: [...want] }, 'daemon started');
       return { url, ...(uiUrl ? { uiUrl } : {}) };
     },
     async ready() {
       const checks: Record<string, boolean | string> = {};
-      try {
-        await withTimeout(redis.ping(), 1_000);
-        checks['redis'] = true;
-      } catch (e) {
-        checks['redis'] = (e as Error).message || 'unreachable';
-      }
+      // The slots the daemon writes to, not just any node: a Cluster answers PING while the
+      // master of the daemon's keys is dead and its replica not promoted yet.
+      checks['redis'] = await probeSlots(redis, slotKeys, probeMs);
       checks['workers'] = started && workers.length > 0 && workers.every((w) => w.isRunning());
       return { ready: Object.values(checks).every((v) => v === true), checks };
     },
     status: () => daemonStatus({ tenants, queues, redis, keyPrefix: factory.keyPrefix }),
     async close() {
+      closing.abort();
       const bound = daemonCfg.shutdownTimeoutSeconds * 1000;
       const deadline = Date.now() + bound;
       const left = (): number => Math.max(0, deadline - Date.now());
@@ -301,23 +315,29 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       // Forced when jobs were abandoned: a worker's graceful close would wait for them forever
       // (and a later close(true) only returns that same pending close). A graceful close is
       // bounded too: a job fetched while pausing may have started after the drain.
-      const closing = Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
-      const closed = await withTimeout(closing, left()).then(
+      const closingWorkers = Promise.all(workers.map((w) => w.close(!drained).catch(() => undefined)));
+      const closed = await withTimeout(closingWorkers, left()).then(
         () => true,
         () => false,
       );
       if (!closed) {
         abandon();
-        await withTimeout(closing, 5_000).catch(() => logger.warn('workers did not close; closing their connections'));
+        await withTimeout(closingWorkers, 5_000).catch(() => logger.warn('workers did not close; closing their connections'));
       }
       for (const u of unwatch) u();
       await statusPage?.close();
       await server?.close();
-      await applyEvents.close().catch(() => undefined);
-      await flow.close().catch(() => undefined);
-      await Promise.all(Object.values(queues).map((q) => q.close().catch(() => undefined)));
-      await Promise.all([...tenants.values()].map((t) => t.close().catch(() => undefined)));
-      await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+      // Bounded: with Redis unreachable a graceful close would wait for it forever.
+      const briefly = (p: Promise<unknown>): Promise<unknown> => withTimeout(p, 2_000).catch(() => undefined);
+      const bullObjects = [...(applyEvents ? [applyEvents] : []), flow, ...Object.values(queues)];
+      await Promise.all(bullObjects.map((b) => briefly(b.close())));
+      await Promise.all([...tenants.values()].map((t) => briefly(t.close())));
+      // QUIT to a connection that is up; one that is reconnecting would queue it and retry forever.
+      await Promise.all(
+        connections.map((c) =>
+          c.status === 'ready' ? withTimeout(c.quit(), 1_000).catch(() => c.disconnect()) : c.status === 'end' ? undefined : c.disconnect(),
+        ),
+      );
       logger.info('daemon stopped');
     },
   };

@@ -54,6 +54,8 @@ export const ErrorCodes = {
   LISTING_TOO_LARGE: 'E_LISTING_TOO_LARGE',
   /** A paged listing took longer than its overall deadline. */
   LISTING_DEADLINE: 'E_LISTING_DEADLINE',
+  /** Redis did not answer within `redis.connectTimeoutSeconds` (operator commands; the daemon waits instead). */
+  REDIS_UNAVAILABLE: 'E_REDIS_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -14,7 +14,7 @@ export async function openAuditRedis(loaded: LoadedConfig): Promise<OpenedAuditR
   if (!loaded.config.redis) return undefined;
   const { redisFactory } = await import('../jobs/redis.ts');
   const factory = redisFactory(loaded);
-  const client = factory.create('audit-state');
+  const client = await factory.connect('audit-state');
   return {
     client,
     keyPrefix: factory.keyPrefix,

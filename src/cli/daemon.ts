@@ -13,6 +13,15 @@ function daemonLogger(cmd: Command, all: LoadedConfig[]): Logger {
   return createLogger({ level: g.logLevel ?? (g.debug ? 'debug' : (all[0]?.config.logging.level ?? 'info')), pretty });
 }
 
+/**
+ * Everything is closed: the process exits on its own once its output is flushed. Should a
+ * client library still hold a reconnect timer (one Redis never answered), it exits anyway
+ * shortly after, instead of outliving its stop until the pod is killed.
+ */
+function exitSoon(): void {
+  setTimeout(() => process.exit(), 2_000).unref(); // ms
+}
+
 export function daemonCommand(): Command {
   return new Command('daemon')
     .description('run the scheduled reconcile and audit-export workers with the metrics/health HTTP server (needs Redis)')
@@ -28,21 +37,17 @@ export function daemonCommand(): Command {
         const logger = daemonLogger(cmd, all);
         // A sink, source or platform setting that would fail at run time stops the start (exit 2).
         await assertPreflight(all, logger);
-        // Moving from one-shot to the daemon: a state.dir ledger fills an empty Redis ledger once.
-        await importOneShotLedgers(all, logger);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
         const { buildDaemon } = await import('../app.ts');
-        const daemon = buildDaemon(all, { logger });
-        try {
-          await daemon.start();
-        } catch (e) {
-          // Workers and Redis connections may already be up: close them, or the process would
-          // stay alive (and keep taking jobs) after reporting the error.
-          await daemon.close().catch(() => undefined);
-          throw e;
-        }
-        await new Promise<void>((resolve) => {
-          let stopping = false;
+        const daemon = buildDaemon(all, {
+          logger,
+          // Moving from one-shot to the daemon: a state.dir ledger fills an empty Redis ledger
+          // once, after the HTTP port is bound and Redis answers.
+          whenRedisReady: async () => void (await importOneShotLedgers(all, logger)),
+        });
+        // Installed before the start: a daemon still waiting for Redis stops on SIGTERM too.
+        let stopping = false;
+        const stopped = new Promise<void>((resolve) => {
           const stop = (signal: string): void => {
             if (stopping) return;
             stopping = true;
@@ -55,6 +60,22 @@ export function daemonCommand(): Command {
           process.once('SIGTERM', () => stop('SIGTERM'));
           process.once('SIGINT', () => stop('SIGINT'));
         });
+        try {
+          await daemon.start();
+        } catch (e) {
+          if (stopping) {
+            await stopped;
+            exitSoon();
+            return 0;
+          }
+          // Workers and Redis connections may already be up: close them, or the process would
+          // stay alive (and keep taking jobs) after reporting the error.
+          await daemon.close().catch(() => undefined);
+          exitSoon();
+          throw e;
+        }
+        await stopped;
+        exitSoon();
         return 0;
       }),
     );

@@ -29,7 +29,7 @@ export const EXIT_CODES: ReadonlyArray<{ code: ExitCode; meaning: string }> = [
   {
     code: ExitCode.FAILED,
     meaning:
-      'some operations failed (each listed with its reason), a user-attribute error, a runtime failure (platform unreachable after retries, source read failed), or `apply` declined at its confirmation prompt (nothing applied)',
+      'some operations failed (each listed with its reason), a user-attribute error, a runtime failure (platform unreachable after retries, source read failed, Redis not answering within `redis.connectTimeoutSeconds`: `E_REDIS_UNAVAILABLE`), or `apply` declined at its confirmation prompt (nothing applied)',
   },
   {
     code: ExitCode.CONFIG,

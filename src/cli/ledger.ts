@@ -44,7 +44,7 @@ async function open(
     throw new ConfigError('the config has no redis section', ['redis.url: set it to the Redis the daemon uses, or use --from state-dir']);
   const [{ redisFactory }, { RedisLedger }] = await Promise.all([import('../jobs/redis.ts'), import('../jobs/redis-ledger.ts')]);
   const factory = redisFactory(loaded);
-  const redis = factory.create('ledger');
+  const redis = await factory.connect('ledger');
   return {
     store: new RedisLedger(redis, factory.keyPrefix, config.tenant),
     close: async () => void (await redis.quit().catch(() => redis.disconnect())),

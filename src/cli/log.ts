@@ -86,7 +86,7 @@ async function run(opts: LogOptions): Promise<number> {
       import('../provisioning-log/redis-store.ts'),
     ]);
     const factory = redisFactory(loaded);
-    const redis = factory.create('log');
+    const redis = await factory.connect('log');
     store = new RedisProvisioningLogStore(redis, factory.keyPrefix, loaded.config.tenant, retention);
     close = async () => void (await redis.quit().catch(() => redis.disconnect()));
   } else {

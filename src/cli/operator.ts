@@ -5,6 +5,7 @@
 import { Command, type Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Control } from '../jobs/control.ts';
+import { ConfigError } from '../errors.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { configOption, jsonOption, tenantOption as baseTenantOption } from './options.ts';
 import { paint, printJson } from './output.ts';
@@ -20,8 +21,8 @@ async function withControl<T>(configPath: string, fn: (c: Control, all: LoadedCo
   // Redis only: the platform credential is not needed here, so it is not read (or required).
   const all = await loadAllTenants(configPath, process.env, { platformCredential: false });
   // Loaded on demand: other commands never pay for BullMQ.
-  const { openControl } = await import('../jobs/control.ts');
-  const control = openControl(all);
+  const { connectControl } = await import('../jobs/control.ts');
+  const control = await connectControl(all);
   try {
     return await fn(control, all);
   } finally {
@@ -64,13 +65,28 @@ export function triggerCommand(): Command {
     );
 }
 
-/** A command acting on one tenant of a running deployment: `--config`, a mandatory `--tenant`, its Control. */
+/**
+ * A command acting on one tenant of a running deployment: `--config`, `--tenant` (needed only
+ * when the config has several tenants), its Control.
+ */
 function tenantCommand(name: string, description: string, act: (c: Control, tenant: string) => Promise<number>): Command {
   return new Command(name)
     .description(description)
     .addOption(configOption())
-    .addOption(tenantOption().makeOptionMandatory())
-    .action(runCommand(async (opts: { config: string; tenant: string }) => withControl(opts.config, (c) => act(c, opts.tenant))));
+    .addOption(baseTenantOption('tenant id (needed when the config has several tenants; default: the only one)'))
+    .action(
+      runCommand(async (opts: { config: string; tenant?: string }) =>
+        withControl(opts.config, (c, all) => act(c, oneTenant(all, opts.tenant, name))),
+      ),
+    );
+}
+
+/** `--tenant`, or the config's only tenant; several tenants and no `--tenant` is a usage error naming them. */
+function oneTenant(all: LoadedConfig[], tenant: string | undefined, command: string): string {
+  if (tenant !== undefined) return tenant;
+  const ids = all.map((l) => l.config.tenant);
+  if (ids.length === 1 && ids[0] !== undefined) return ids[0];
+  throw new ConfigError(`${command}: the config has ${ids.length} tenants; say which one`, [`--tenant: one of ${ids.join(', ')}`]);
 }
 
 export function resumeCommand(): Command {
@@ -159,10 +175,25 @@ export function statusCommand(): Command {
               `  held deletes: ${held ? paint('red', `${held.count} (${printable(held.reasons.join('; '))})${held.approved ? ' — approved, runs next' : `; approve with: scim-audit-sync approve-deletes --tenant ${String(t['tenant'])}`}`) : 'none'}`,
             );
           }
-          lines.push(`queues: ${JSON.stringify(doc.queues)}`);
+          lines.push(...renderQueues(doc.queues));
           process.stdout.write(`${lines.join('\n')}\n`);
           return ExitCode.OK;
         }),
       ),
     );
+}
+
+/** `queues:` then one aligned line per queue, `waiting 0, active 1, …` (the JSON output keeps the raw counts). */
+export function renderQueues(queues: Record<string, Record<string, number>>): string[] {
+  const entries = Object.entries(queues);
+  const width = Math.max(0, ...entries.map(([name]) => name.length));
+  return [
+    'queues:',
+    ...entries.map(([name, counts]) => {
+      const parts = Object.entries(counts).map(([state, n]) =>
+        n > 0 && state === 'failed' ? paint('yellow', `${state} ${n}`) : `${state} ${n}`,
+      );
+      return `  ${`${name}:`.padEnd(width + 1)} ${parts.join(', ')}`;
+    }),
+  ];
 }

@@ -226,7 +226,10 @@ export const redisSchema = z
     sentinel: z.strictObject({ name: z.string().min(1), nodes: z.array(hostPortSchema).min(1) }).optional(),
     /** Redis Cluster seed nodes; BullMQ keys use a hash-tagged prefix so each queue stays in one slot. */
     cluster: z.strictObject({ nodes: z.array(hostPortSchema).min(1) }).optional(),
+    /** Operator commands give up on an unreachable Redis after this long; also ioredis's connect timeout. */
     connectTimeoutSeconds: z.number().positive().default(10),
+    /** How long a Redis failover may take (Cluster: cluster-node-timeout plus the election); commands wait that long for the new master. */
+    failoverTimeoutSeconds: z.number().positive().max(600).default(30),
   })
   .refine((r) => !(r.sentinel && r.cluster), { message: 'choose either redis.sentinel or redis.cluster, not both', path: ['cluster'] });
 

@@ -15,6 +15,7 @@ import { ErrorCodes, isSyncError, SyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordChange } from '../observability/instrument.ts';
 import { executeTask, isPartialTaskError, type ApplyTask, type Phase } from '../reconcile/tasks.ts';
+import { readBeforeWrite } from '../reconcile/read-before-write.ts';
 import type { ApplyFailure } from '../reconcile/apply.ts';
 import { QUEUE_NAMES, tenantKeys } from './keys.ts';
 import { checkFence, leaseLostError } from './lease.ts';
@@ -193,6 +194,16 @@ export async function processChunk(
       );
     return undefined;
   };
+  // A repeated attempt (retried, or recovered after a stall) may meet tasks whose first run
+  // reached the platform but whose completion mark was never written: it reads each object
+  // before writing it, so nothing is applied twice.
+  const repeated = job.attemptsStarted > 1 || job.attemptsMade > 0;
+  const target = repeated
+    ? readBeforeWrite(rt.scim, {
+        onSkipped: (write, type, id) =>
+          logger.info({ phase, chunk: index, write, type, id }, 'write already applied by an earlier attempt; not repeated'),
+      })
+    : rt.scim;
   let done = 0;
   let failed = 0;
   for (const [i, task] of tasks.entries()) {
@@ -204,25 +215,15 @@ export async function processChunk(
       logger.warn({ code: lost.code, phase, chunk: index, left: tasks.length - i }, lost.message);
       throw new UnrecoverableError(`${lost.code}: ${lost.message}`);
     }
+    let change: Awaited<ReturnType<typeof executeTask>>;
     try {
-      const change = await executeTask(task, {
-        target: rt.scim,
+      change = await executeTask(task, {
+        target,
         ledger: rt.ledger,
         now: Date.now,
         adoptExisting: rt.loaded.config.provisioning?.matching.adoptExisting ?? false,
         attributes: rt.attributes,
       });
-      recordChange(tenant, { ...change, result: 'ok' }, logger);
-      await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
-      await deps.redis
-        .multi()
-        .hset(resultKey, marker, '1')
-        .hincrby(resultKey, `ok:${change.action}`, 1)
-        .hincrby(resultKey, 'membersAdded', change.added ?? 0)
-        .hincrby(resultKey, 'membersRemoved', change.removed ?? 0)
-        .expire(resultKey, RUN_TTL_SECONDS)
-        .exec();
-      done++;
     } catch (e) {
       // Cut off by the shutdown (closed connections): not a failure of the task. It stays
       // undone and is applied by whoever recovers the chunk.
@@ -253,7 +254,21 @@ export async function processChunk(
         await deps.redis.hset(resultKey, 'aborted', message);
         break;
       }
+      continue;
     }
+    // Outside the try: the task reached the platform. A Redis error from here on fails this
+    // attempt (the task is not reported as failed); the retry reads before it writes.
+    recordChange(tenant, { ...change, result: 'ok' }, logger);
+    await provisioningLog.change(runId, task, { ...change, result: 'ok' }, logger);
+    await deps.redis
+      .multi()
+      .hset(resultKey, marker, '1')
+      .hincrby(resultKey, `ok:${change.action}`, 1)
+      .hincrby(resultKey, 'membersAdded', change.added ?? 0)
+      .hincrby(resultKey, 'membersRemoved', change.removed ?? 0)
+      .expire(resultKey, RUN_TTL_SECONDS)
+      .exec();
+    done++;
   }
   return { done, failed };
 

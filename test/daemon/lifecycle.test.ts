@@ -132,8 +132,8 @@ describe('daemon lifecycle', () => {
     ws.writeConfig({ daemon: { http: { port: Number(new URL(sim.url).port) } } });
     const d = await ws.spawnDaemon({ waitStarted: false });
     const exit = await Promise.race([d.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 8_000))]);
-    expect(exit).toEqual({ code: 1, signal: null });
-    expect(d.output()).toMatch(/EADDRINUSE/);
+    expect(exit).toEqual({ code: 2, signal: null });
+    expect(d.output()).toContain(`daemon.http.port: 127.0.0.1:${new URL(sim.url).port} is already in use`);
   });
 
   it('Redis restarted mid-run: /readyz follows Redis, /healthz stays 200, and the run completes', async () => {

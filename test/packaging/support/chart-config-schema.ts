@@ -30,7 +30,7 @@ const SECTION_DOCS: Record<(typeof SECTIONS)[number] | 'tenant', string> = {
   provisioning: 'Source, mapping, scope, matching, ownership, deprovisioning, guards (docs/reconcile.md, docs/sources.md).',
   audit: 'Audit-log export windows, columns, field style and sinks (docs/sinks.md).',
   state: 'One-shot state directory; the chart defaults it to /tmp/scim-audit-sync (the daemon keeps state in Redis).',
-  redis: `Redis options beyond the chart's redis values: username, tls, sentinel, cluster, connectTimeoutSeconds (set by the chart: ${CHART_OWNED_KEYS.redis.join(', ')}).`,
+  redis: `Redis options beyond the chart's redis values: username, tls, sentinel, cluster, connectTimeoutSeconds, failoverTimeoutSeconds (set by the chart: ${CHART_OWNED_KEYS.redis.join(', ')}).`,
   logging: 'Log level.',
   schedules: 'Cron patterns (UTC) of the reconcile, audit and audit-verify jobs (docs/daemon.md).',
   daemon: `Worker concurrency, apply chunking, rate limit, job attempts, quarantine (docs/daemon.md; set by the chart: ${CHART_OWNED_KEYS.daemon.join(', ')}).`,
