@@ -1,5 +1,6 @@
 /**
- * The steps of the model-based test: source edits (joiners, leavers, renames, swaps, rehires,
+ * The steps of the model-based test: source edits (joiners, leavers, recycled identifiers —
+ * a new externalId with a leaver's userName, later or in the same edit —, renames, swaps, rehires,
  * bad entries, membership moves), an admin's edits on the platform, and a source outage.
  * Each step changes the model and the real system the same way, then runs one reconcile
  * cycle whose invariants `RealSystem.sync` checks. Steps take plain numbers and pick their
@@ -62,6 +63,20 @@ export const leaver = (i: number): Step =>
   step(`Leaver(${i})`, (m) => {
     const p = pick(m.persons, i);
     if (p) m.leave(p);
+  });
+
+/**
+ * A recycled identifier in one source edit: a person leaves and a different person (a new
+ * externalId) is given their userName in the same change.
+ */
+export const recycle = (i: number): Step =>
+  step(`Recycle(${i})`, (m) => {
+    const p = pick(m.persons, i);
+    if (!p) return;
+    m.leave(p);
+    if (m.usedNames().has(p.userName.toLowerCase())) return;
+    const ext = m.newExt();
+    m.persons.push({ ext, userName: p.userName, given: `G${ext}`, family: 'Model', active: true, badEmail: false });
   });
 
 export const returner = (i: number): Step =>
@@ -238,6 +253,7 @@ const idx = fc.nat({ max: 20 });
 const allSteps: [string, fc.Arbitrary<Step>][] = [
   ['Joiner', fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => joiner(s, f))],
   ['Leaver', idx.map((i) => leaver(i))],
+  ['Recycle', idx.map((i) => recycle(i))],
   ['Returner', idx.map((i) => returner(i))],
   ['Rename', fc.tuple(idx, idx).map(([i, s]) => rename(i, s))],
   ['CaseRename', idx.map((i) => caseRename(i))],
