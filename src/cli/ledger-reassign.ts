@@ -11,13 +11,7 @@ import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
-import { retentionOf } from '../provisioning-log/config-schema.ts';
-import { reassignRecord } from '../provisioning-log/identity.ts';
-import { newRunId } from '../provisioning-log/local.ts';
 import type { ProvisioningLogStore } from '../provisioning-log/store.ts';
-import { FileLedgerStore } from '../reconcile/file-ledger-store.ts';
-import { Ledger } from '../reconcile/ledger.ts';
-import { planReassign } from '../reconcile/reassign.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
 import { configOption, tenantOption } from './options.ts';
 
@@ -38,6 +32,15 @@ async function load(path: string, tenant: string | undefined): Promise<LoadedCon
 }
 
 async function reassign(opts: Opts): Promise<number> {
+  // Loaded when the command runs: `--help` loads none of it.
+  const [{ retentionOf }, { reassignRecord }, { newRunId }, { FileLedgerStore }, { Ledger }, { planReassign }] = await Promise.all([
+    import('../provisioning-log/config-schema.ts'),
+    import('../provisioning-log/identity.ts'),
+    import('../provisioning-log/local.ts'),
+    import('../reconcile/file-ledger-store.ts'),
+    import('../reconcile/ledger.ts'),
+    import('../reconcile/reassign.ts'),
+  ]);
   const loaded = await load(opts.config, opts.tenant);
   const { config } = loaded;
   const where: Where = opts.store ?? (config.redis ? 'redis' : 'state-dir');
