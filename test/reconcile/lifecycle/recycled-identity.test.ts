@@ -124,6 +124,10 @@ describe('recycled identity: an account never passes from one person to another'
     const id = byName(sim, ALICE).id;
 
     ws.writeDirectory(dir([newHire, ...colleagues], ['emp-200']));
+    // Provisioning emp-200 on demand shows the conflict too (and nobody else's).
+    const only = await ws.plan(['--only', 'emp-200']);
+    expect(only.out.conflicts?.map((c) => [c.externalId, c.account.id])).toEqual([['emp-200', id]]);
+    expect(only.out.users.create).toEqual([]);
     const run = await apply(ws);
     expect(run.plan.users.update).toEqual([]);
     expect(run.plan.users.create).toEqual([]);
