@@ -1,3 +1,5 @@
+import { nameKey } from './canonical-name.ts';
+
 /**
  * The normalized identity model every source produces and the reconcile engine consumes.
  * Sources map their native records into this shape; SCIM mapping turns it into resources.
@@ -6,7 +8,7 @@
 export interface NormalizedUser {
   /** Stable id in the source (entryUUID, objectGUID, HR id…). Matching key #1. */
   externalId: string;
-  /** Login name; matched case-insensitively (matching key #2), written exactly as the source spells it. */
+  /** Login name, in NFC; matched by its `nameKey` (matching key #2), written exactly as the source spells it. */
   userName: string;
   givenName?: string;
   familyName?: string;
@@ -71,6 +73,7 @@ export function isUnidentified(r: SourceRejection): boolean {
   return r.member === undefined && r.externalId === undefined && r.userName === undefined && r.displayName === undefined;
 }
 
+/** The comparison key of a userName (canonical-name.ts: NFC and full case folding). */
 export function userKey(userName: string): string {
-  return userName.toLowerCase();
+  return nameKey(userName);
 }

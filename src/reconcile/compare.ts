@@ -2,6 +2,7 @@
  * Attribute-level comparison of a desired resource with the platform's copy, producing
  * the changes (for the plan) and the RFC 7644 PATCH operations (for apply).
  */
+import { nameKey } from '../identity/canonical-name.ts';
 import { getPath } from '../identity/paths.ts';
 import type { PatchOperation } from '../platform/scim/types.ts';
 import type { AttributeChange } from './plan-types.ts';
@@ -38,7 +39,7 @@ function isEmpty(v: unknown): boolean {
 
 export function sameValue(a: unknown, b: unknown, caseInsensitive = false): boolean {
   if (isEmpty(a) && isEmpty(b)) return true;
-  if (typeof a === 'string' && typeof b === 'string') return caseInsensitive ? a.toLowerCase() === b.toLowerCase() : a === b;
+  if (typeof a === 'string' && typeof b === 'string') return caseInsensitive ? nameKey(a) === nameKey(b) : a === b;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
   if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -47,7 +48,7 @@ export function sameValue(a: unknown, b: unknown, caseInsensitive = false): bool
   return a === b;
 }
 
-/** E-mails compare by address (case-insensitive) and which one is primary; type labels are ignored. */
+/** E-mails compare by address (`nameKey`: NFC and case folded) and which one is primary; type labels are ignored. */
 function sameEmails(desired: unknown, actual: unknown): boolean {
   const norm = (v: unknown): string[] => {
     if (!Array.isArray(v)) return [];
@@ -56,7 +57,7 @@ function sameEmails(desired: unknown, actual: unknown): boolean {
         (e): e is { value: string; primary?: boolean } =>
           typeof e === 'object' && e !== null && typeof (e as { value?: unknown }).value === 'string',
       )
-      .map((e) => ({ value: e.value.toLowerCase(), primary: e.primary === true }));
+      .map((e) => ({ value: nameKey(e.value), primary: e.primary === true }));
     const primary = list.find((e) => e.primary)?.value ?? list[0]?.value;
     return [
       primary ?? '',

@@ -5,16 +5,17 @@
  *    (what this tool created or adopted for that source id), then the platform's externalId.
  * 2. Rejected source entries (present but invalid) claim the platform objects their
  *    externalId names: those are protected, never matched by name to someone else.
- * 3. Name claims (userName / displayName, case-insensitive) for the source objects left,
- *    only of a platform object that no other in-source object (valid or rejected) owns and,
- *    with `identityIsForever` (users), that no other externalId owns at all, present or absent
- *    (ledger or platform): the name of an account whose owner left is *held* (`heldByAbsent`),
- *    not given to a newcomer. `handOverByName` lets such a name claim through, reported as a
- *    handover.
+ * 3. Name claims (userName / displayName, compared by `nameKey`: NFC and full case folding) for
+ *    the source objects left, only of a platform object that no other in-source object (valid or
+ *    rejected) owns and, with `identityIsForever` (users), that no other externalId owns at all,
+ *    present or absent (ledger or platform): the name of an account whose owner left is *held*
+ *    (`heldByAbsent`), not given to a newcomer. `handOverByName` lets such a name claim through,
+ *    reported as a handover.
  * 4. Rejected entries' names protect the platform objects still unclaimed.
  * An account therefore never passes from one in-source person to another, nor (users) from an
  * absent person to a present one, except on purpose.
  */
+import { nameKey } from '../identity/canonical-name.ts';
 import type { SourceRejection } from '../identity/model.ts';
 import type { Ledger, ObjectKind } from './ledger.ts';
 
@@ -61,7 +62,7 @@ export interface MatchResult<P> {
   duplicates: Map<string, string>;
   /** Source externalId → platform object holding its name that it may not take. */
   nameHeldBy: Map<string, P>;
-  /** Platform objects by lower-cased name (all of them). */
+  /** Platform objects by `nameKey` of their name (all of them). */
   byName: MultiIndex<P>;
   /** Source externalId → the object holding its name, owned by someone absent from the source (not taken). */
   heldByAbsent: Map<string, { platform: P; owner: string }>;
@@ -80,7 +81,10 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
 
   const byLedgerExt = new MultiIndex(input.platform, ledgerExt);
   const byPlatformExt = new MultiIndex(input.platform, platformExt);
-  const byName = new MultiIndex(input.platform, (p) => input.platformNameOf(p)?.toLowerCase());
+  const byName = new MultiIndex(input.platform, (p) => {
+    const name = input.platformNameOf(p);
+    return name === undefined ? undefined : nameKey(name);
+  });
 
   const matched = new Map<string, Match<P>>();
   const claimedBy = new Map<string, string>();
@@ -132,7 +136,7 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   for (const s of input.source) {
     const ext = input.extOf(s);
     if (matched.has(ext)) continue;
-    const name = input.nameOf(s).toLowerCase();
+    const name = nameKey(input.nameOf(s));
     const p = byName.find(name, (c) => free(c) && !ownedByOther(c, ext) && (!forever || absentOwner(c, ext) === undefined));
     if (p) {
       claim(ext, p, 'name');
@@ -155,7 +159,7 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   for (const r of input.rejected) {
     const name = input.rejectedNameOf(r);
     if (name === undefined) continue;
-    for (const p of byName.get(name.toLowerCase())) if (free(p)) protectedBy.set(p.id, r);
+    for (const p of byName.get(nameKey(name))) if (free(p)) protectedBy.set(p.id, r);
   }
   // Second accounts of a matched person: left alone, never deprovisioned as strangers.
   for (const p of input.platform) {

@@ -19,7 +19,7 @@ export type ObjectKind = 'user' | 'group';
 export type SourceObjectKind = 'user' | 'group' | 'user_in_scope' | 'group_in_scope';
 export type JobKind = 'reconcile' | 'audit';
 /** PlanWarning codes (plan-types.ts). */
-export type WarningCode = 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
+export type WarningCode = 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections' | 'confusable-name';
 
 export const reconcileMetrics = {
   runs: new Counter({
@@ -97,7 +97,7 @@ export const reconcileMetrics = {
   }),
   planWarnings: new Counter({
     name: `${p}reconcile_warnings_total`,
-    help: 'Plan warnings by code: listing-incomplete (a managed object missing from the listing was found by id), removal-not-converging (a member removal the server acknowledged did not happen)',
+    help: 'Plan warnings by code: listing-incomplete (a managed object missing from the listing was found by id), removal-not-converging (a member removal the server acknowledged did not happen), confusable-name (a name written by the plan can be read as another name)',
     labelNames: ['tenant', 'code'] as const,
     registers: [registry],
   }),

@@ -179,7 +179,7 @@ export interface IdentityConflict {
 
 /** Added field: something the operator should know that is neither a change nor a rejection. */
 export interface PlanWarning {
-  code: 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections';
+  code: 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections' | 'confusable-name';
   ref: string;
   message: string;
 }

@@ -9,6 +9,7 @@ import { evaluateGuard } from './guard.ts';
 import { userRejections, type PlanContext, type PlanInput } from './plan-context.ts';
 import { planGroups } from './plan-groups.ts';
 import { planMemberships } from './plan-members.ts';
+import { nameWarnings } from './name-warnings.ts';
 import { planUsers } from './plan-users.ts';
 import { PLAN_SCHEMA_VERSION, type Plan, type PlanSummary } from './plan-types.ts';
 
@@ -35,6 +36,7 @@ function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   const users = planUsers(ctx, { deletesFreeNames });
   const groups = planGroups(ctx, { deletesFreeNames });
   const members = planMemberships(ctx, users, groups);
+  ctx.warnings.push(...nameWarnings(users, groups));
 
   const managed =
     input.platformUsers.filter((u) => input.ledger.has('user', u.id) || (config.ownership.mode === 'externalId' && !!u.externalId)).length +

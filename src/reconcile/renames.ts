@@ -8,6 +8,7 @@
  * Pure.
  */
 import { createHash } from 'node:crypto';
+import { nameKey } from '../identity/canonical-name.ts';
 
 export interface RenameRequest {
   /** Platform id of the object being renamed. */
@@ -43,15 +44,15 @@ export interface RenameOutcome {
 export function planRenames<H extends Holder>(
   renames: RenameRequest[],
   creates: NameClaim[],
-  allHoldersOf: (lowerName: string) => H[],
+  allHoldersOf: (key: string) => H[],
   tempName: (id: string, to: string) => string,
   freed: ReadonlySet<string> = new Set(),
 ): RenameOutcome {
   const freedTaken = new Set<string>();
-  const take = (lowerName: string): void => {
-    for (const h of allHoldersOf(lowerName)) if (freed.has(h.id)) freedTaken.add(h.id);
+  const take = (key: string): void => {
+    for (const h of allHoldersOf(key)) if (freed.has(h.id)) freedTaken.add(h.id);
   };
-  const holdersOf = (lowerName: string): H[] => allHoldersOf(lowerName).filter((h) => !freed.has(h.id));
+  const holdersOf = (key: string): H[] => allHoldersOf(key).filter((h) => !freed.has(h.id));
   const moving = new Set(renames.map((r) => r.id));
   const blockedRenames = new Map<string, Holder>();
   // A blocked rename does not move, which may block another: repeat until nothing changes.
@@ -59,7 +60,7 @@ export function planRenames<H extends Holder>(
     changed = false;
     for (const r of renames) {
       if (!moving.has(r.id)) continue;
-      const stuck = holdersOf(r.to.toLowerCase()).find((h) => h.id !== r.id && !moving.has(h.id));
+      const stuck = holdersOf(nameKey(r.to)).find((h) => h.id !== r.id && !moving.has(h.id));
       if (stuck) {
         moving.delete(r.id);
         blockedRenames.set(r.id, stuck);
@@ -70,8 +71,8 @@ export function planRenames<H extends Holder>(
   const temp = new Set<string>();
   for (const r of renames) {
     if (!moving.has(r.id)) continue;
-    take(r.to.toLowerCase());
-    const others = holdersOf(r.to.toLowerCase()).filter((h) => h.id !== r.id);
+    take(nameKey(r.to));
+    const others = holdersOf(nameKey(r.to)).filter((h) => h.id !== r.id);
     if (others.length > 0) {
       temp.add(r.id);
       for (const h of others) temp.add(h.id);
@@ -79,12 +80,12 @@ export function planRenames<H extends Holder>(
   }
   const blockedCreates = new Map<string, Holder>();
   for (const c of creates) {
-    const holders = holdersOf(c.name.toLowerCase());
+    const holders = holdersOf(nameKey(c.name));
     const stuck = holders.find((h) => !moving.has(h.id));
     if (stuck) blockedCreates.set(c.ext, stuck);
     else {
       for (const h of holders) temp.add(h.id);
-      take(c.name.toLowerCase());
+      take(nameKey(c.name));
     }
   }
   const to = new Map(renames.map((r) => [r.id, r.to]));

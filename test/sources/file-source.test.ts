@@ -90,7 +90,7 @@ describe('file source: entries', () => {
       {
         kind: 'user',
         ref: 'users[2] (externalId u-3)',
-        reason: 'emails[1]: must be an e-mail address like alice@example.com (got "not-an-email")',
+        reason: 'emails "not-an-email": not an e-mail address (no @); expected one like alice@example.com',
         externalId: 'u-3',
         userName: 'c',
       },
@@ -154,7 +154,7 @@ describe('file source: entries', () => {
         kind: 'user',
         ref: 'users[2] (externalId u-3)',
         reason:
-          'duplicate userName "alice@example.COM" (case-insensitive): already used by users[0] (externalId u-1); the first entry is kept',
+          'duplicate userName "alice@example.COM" (the same name as "Alice@Example.com" after Unicode normalization and case folding): already used by users[0] (externalId u-1); the first entry is kept',
         externalId: 'u-3',
         userName: 'alice@example.COM',
       },
@@ -168,7 +168,8 @@ describe('file source: entries', () => {
       {
         kind: 'group',
         ref: 'groups[2] (externalId g-3)',
-        reason: 'duplicate displayName "TEAM" (case-insensitive): already used by groups[0] (externalId g-1); the first entry is kept',
+        reason:
+          'duplicate displayName "TEAM" (the same name as "Team" after Unicode normalization and case folding): already used by groups[0] (externalId g-1); the first entry is kept',
         externalId: 'g-3',
         displayName: 'TEAM',
       },

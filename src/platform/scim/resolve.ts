@@ -15,6 +15,7 @@
  * Every candidate is re-checked here, whatever the server matched. More than one candidate
  * at the deciding step is E_AMBIGUOUS_MATCH: never guessed, the operator decides.
  */
+import { nameKey } from '../../identity/canonical-name.ts';
 import { ErrorCodes, SyncError, isSyncError } from '../../errors.ts';
 import { eqFilter } from './filter.ts';
 import type { ScimResource } from './types.ts';
@@ -61,12 +62,15 @@ export function pickCandidate<T extends ScimResource>(candidates: readonly T[], 
     if (byId[0] !== undefined) return byId[0];
   }
   if (who.name === undefined) return undefined;
-  const want = who.name.toLowerCase();
-  const byName = candidates.filter((r) => nameOf(r, who.nameAttr)?.toLowerCase() === want);
+  const want = nameKey(who.name);
+  const byName = candidates.filter((r) => {
+    const name = nameOf(r, who.nameAttr);
+    return name !== undefined && nameKey(name) === want;
+  });
   if (byName.length <= 1) return byName[0];
   const exact = byName.filter((r) => nameOf(r, who.nameAttr) === who.name);
   if (exact.length === 1) return exact[0];
-  throw ambiguous(who, `${who.nameAttr} ${who.name} (case-insensitively)`, exact.length > 1 ? exact : byName);
+  throw ambiguous(who, `${who.nameAttr} ${who.name} (by canonical name)`, exact.length > 1 ? exact : byName);
 }
 
 /** A filter the server refused or cannot run: fall back to listing. Anything else (auth, transient) propagates. */

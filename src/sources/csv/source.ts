@@ -7,7 +7,9 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { CsvError } from 'csv-parse';
 import { resolveConfigPath } from '../../config/paths.ts';
-import { userKey, type DesiredState, type NormalizedGroup, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import { validateGroup, validateUser } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { indexHeader } from './header.ts';
@@ -86,8 +88,11 @@ export class CsvSource implements Source {
     let header: string[] | undefined;
     let map: RowMapper | undefined;
     const users: NormalizedUser[] = [];
-    const ids = new Set<string>();
-    const names = new Set<string>();
+    const lines: number[] = []; // position in `users` → its line
+    const index = new DuplicateIndex<number>('userName', (at) => ({
+      ref: `${this.path}:${lines[at]}`,
+      name: (users[at] as NormalizedUser).userName,
+    }));
     const groups = new Map<string, { displayName: string; members: Set<string> }>();
     let rows = 0;
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -112,28 +117,23 @@ export class CsvSource implements Source {
         });
         continue;
       }
-      if (ids.has(r.user.externalId)) {
-        rejected.push({
-          kind: 'row',
-          ref,
-          reason: `duplicate externalId ${r.user.externalId} (the first row wins)`,
-          ...rowIdentity(r.user.externalId, r.user.userName, r.groups),
-        });
+      const checked = validateUser(r.user);
+      const badGroup = r.groups.map((name) => validateGroup({ externalId: csvGroupId(name), displayName: name })).find((g) => !g.ok);
+      const reason = !checked.ok
+        ? checked.reason
+        : badGroup && !badGroup.ok
+          ? `${c.columns.groups} (groups): ${badGroup.reason}`
+          : index.reason(r.user.externalId, r.user.userName);
+      if (reason !== undefined || !checked.ok) {
+        rejected.push({ kind: 'row', ref, reason: reason ?? 'unreadable', ...rowIdentity(r.user.externalId, r.user.userName, r.groups) });
         continue;
       }
-      if (names.has(userKey(r.user.userName))) {
-        rejected.push({
-          kind: 'row',
-          ref,
-          reason: `duplicate userName ${r.user.userName} (the first row wins)`,
-          ...rowIdentity(r.user.externalId, r.user.userName, r.groups),
-        });
-        continue;
-      }
-      ids.add(r.user.externalId);
-      names.add(userKey(r.user.userName));
-      users.push(r.user);
-      for (const name of r.groups) {
+      const user = checked.value;
+      index.add(user.externalId, user.userName, users.length);
+      lines.push(info.lines);
+      users.push(user);
+      for (const raw of r.groups) {
+        const name = raw.normalize('NFC');
         const id = csvGroupId(name);
         let g = groups.get(id);
         if (!g) groups.set(id, (g = { displayName: name, members: new Set() }));

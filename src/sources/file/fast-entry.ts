@@ -1,7 +1,8 @@
 /**
  * The fast path of entry validation: an entry that is already in canonical form (every
- * string trimmed and non-empty, known keys only, e-mails well formed) is accepted without
- * zod, which allocates several objects per field. Anything else returns undefined and goes
+ * string trimmed and non-empty, known keys only) is accepted without
+ * zod, which allocates several objects per field. (Value rules, e-mail syntax included, are
+ * checked after either path by identity/validate-user.ts.) Anything else returns undefined and goes
  * through the zod schema in entry-schema.ts, which says exactly what is wrong. For every
  * entry it accepts, the result equals the schema's (test/sources/file-fast-entry.test.ts
  * checks that property on random entries).
@@ -14,14 +15,12 @@ import type { GroupEntry, UserEntry } from './entry-schema.ts';
 const USER_KEYS = new Set(['externalId', 'userName', 'givenName', 'familyName', 'displayName', 'name', 'emails', 'active', 'attributes']);
 const NAME_KEYS = new Set(['givenName', 'familyName']);
 const GROUP_KEYS = new Set(['externalId', 'displayName', 'members']);
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A string that the schema's `z.string().trim().min(1)` would return unchanged. */
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.trim() === v;
-const isEmail = (v: unknown): v is string => typeof v === 'string' && v.trim() === v && EMAIL.test(v);
 const onlyKeys = (o: Obj, keys: Set<string>): boolean => {
   for (const k in o) if (!keys.has(k)) return false;
   return true;
@@ -37,8 +36,8 @@ export function fastUserEntry(raw: unknown): UserEntry | undefined {
   if (emails === undefined) {
     if ('emails' in raw) return undefined;
     list = [];
-  } else if (isEmail(emails)) list = [emails];
-  else if (Array.isArray(emails) && emails.every(isEmail)) list = emails as string[];
+  } else if (isText(emails)) list = [emails];
+  else if (Array.isArray(emails) && emails.every(isText)) list = emails as string[];
   else return undefined;
   if (active !== undefined && typeof active !== 'boolean') return undefined;
   if (active === undefined && 'active' in raw) return undefined;

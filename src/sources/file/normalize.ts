@@ -1,14 +1,16 @@
 /**
  * Turns the `{ users, groups }` entries of a file source, one by one, into the desired state.
  * Each entry stands alone: an invalid one is rejected with its reason, the rest are kept.
- * Duplicates: the FIRST entry with an externalId (or, for users, a case-insensitive
- * userName; for groups, a displayName) wins and every later one is rejected naming the
- * first — the order of the file decides, never chance. A group member that is not a
+ * Every entry then passes the validator all sources share (identity/validate-user.ts).
+ * Duplicates (identity/duplicates.ts): the FIRST entry with an externalId (or a userName,
+ * for groups a displayName, compared by `nameKey`) wins and every later one is rejected
+ * naming the first — the order of the file decides, never chance. A group member that is not a
  * valid user is left out of the group, counted in `membersUnknown` and reported as a
  * rejection of the group, so it is visible without failing the whole read.
  */
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { userKey } from '../../identity/model.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import { validateGroup, validateUser } from '../../identity/validate-user.ts';
 import { formatIssues } from '../../config/format-issues.ts';
 import { groupEntrySchema, userEntrySchema, type GroupEntry, type UserEntry } from './entry-schema.ts';
 import { fastGroupEntry, fastUserEntry } from './fast-entry.ts';
@@ -107,20 +109,27 @@ type PendingGroup = { ref: string; entry: GroupEntry } | { rejection: SourceReje
 export class DirectoryNormalizer {
   private readonly rejected: SourceRejection[] = [];
   private readonly users: NormalizedUser[] = [];
-  private readonly userById = new Map<string, number>(); // externalId → position in `users`
   private readonly userWhere: Where[] = []; // position in `users` → where the entry is in the file
   private readonly rejectedUserRef = new Map<string, string>(); // externalId → ref of a rejected entry
-  private readonly userByName = new Map<string, number>(); // lower-cased userName → position in `users`
+  /** Kept users by externalId and userName: their position in `users`. */
+  private readonly userIndex = new DuplicateIndex<number>('userName', (position) => ({
+    ref: this.userRef(position),
+    name: (this.users[position] as NormalizedUser).userName,
+  }));
   private readonly pending: (PendingGroup | undefined)[] = [];
-  private readonly groupById = new Map<string, Where>();
-  private readonly groupByName = new Map<string, string>(); // lower-cased displayName → externalId
+  /** Kept groups: their position in `pending`. */
+  private readonly groupIndex = new DuplicateIndex<number>('displayName', (position) => {
+    const p = this.pending[position] as { ref: string; entry: GroupEntry };
+    return { ref: p.ref, name: p.entry.displayName };
+  });
 
   user(raw: unknown, index: number): undefined {
     const reject = (reason: string): undefined => {
       const ref = refOf('users', index, raw);
       this.rejected.push({ kind: 'user', ref, reason, ...identityOf(raw, 'userName') });
       const id = (raw as Record<string, unknown> | null)?.['externalId'];
-      if ((typeof id === 'string' || typeof id === 'number') && !this.userById.has(String(id))) this.rejectedUserRef.set(String(id), ref);
+      if ((typeof id === 'string' || typeof id === 'number') && !this.userIndex.hasId(String(id)))
+        this.rejectedUserRef.set(String(id), ref);
     };
     let entry = fastUserEntry(raw);
     if (!entry) {
@@ -130,21 +139,16 @@ export class DirectoryNormalizer {
     }
     const conflict = nameConflict(entry);
     if (conflict) return reject(conflict);
-    const { externalId } = entry;
-    const firstById = this.userById.get(externalId);
-    if (firstById !== undefined)
-      return reject(`duplicate externalId "${externalId}": already used by ${this.userRef(firstById)}; the first entry is kept`);
-    const key = userKey(entry.userName);
-    const firstByName = this.userByName.get(key);
-    if (firstByName !== undefined)
-      return reject(
-        `duplicate userName "${entry.userName}" (case-insensitive): already used by ${this.userRef(firstByName)}; the first entry is kept`,
-      );
-    this.userById.set(externalId, this.users.length);
-    this.userByName.set(key, this.users.length);
-    this.userWhere.push(where('users', index, raw, externalId));
-    this.rejectedUserRef.delete(entry.externalId);
-    this.users.push(toUser(entry));
+    const checked = validateUser(toUser(entry));
+    if (!checked.ok) return reject(checked.reason);
+    const user = checked.value;
+    // The reason quotes the file's own spelling, which NFC may have changed.
+    const duplicate = this.userIndex.reason(user.externalId, entry.userName);
+    if (duplicate !== undefined) return reject(duplicate);
+    this.userIndex.add(user.externalId, user.userName, this.users.length);
+    this.userWhere.push(where('users', index, raw, user.externalId));
+    this.rejectedUserRef.delete(user.externalId);
+    this.users.push(user);
   }
 
   group(raw: unknown, index: number): undefined {
@@ -158,21 +162,13 @@ export class DirectoryNormalizer {
       if (!parsed.success) return reject(formatIssues(parsed.error.issues, { schema: groupEntrySchema, input: raw }).join('; '));
       entry = parsed.data;
     }
-    const { externalId } = entry;
-    const firstById = this.groupById.get(externalId);
-    if (firstById !== undefined)
-      return reject(
-        `duplicate externalId "${externalId}": already used by ${refAt('groups', firstById, externalId)}; the first entry is kept`,
-      );
-    const key = entry.displayName.toLowerCase();
-    const firstByName = this.groupByName.get(key);
-    if (firstByName !== undefined) {
-      const first = refAt('groups', this.groupById.get(firstByName) as Where, firstByName);
-      return reject(`duplicate displayName "${entry.displayName}" (case-insensitive): already used by ${first}; the first entry is kept`);
-    }
-    this.groupById.set(externalId, where('groups', index, raw, externalId));
-    this.groupByName.set(key, externalId);
-    this.pending.push({ ref, entry });
+    const checked = validateGroup(entry);
+    if (!checked.ok) return reject(checked.reason);
+    const group = checked.value;
+    const duplicate = this.groupIndex.reason(group.externalId, entry.displayName);
+    if (duplicate !== undefined) return reject(duplicate);
+    this.groupIndex.add(group.externalId, group.displayName, this.pending.length);
+    this.pending.push({ ref, entry: group });
   }
 
   private userRef(position: number): string {
@@ -193,7 +189,7 @@ export class DirectoryNormalizer {
       const { ref, entry } = p;
       const members: string[] = [];
       for (const member of new Set(entry.members)) {
-        const position = this.userById.get(member);
+        const position = this.userIndex.idAt(member);
         if (position !== undefined) {
           // The user's own string, not the group's copy of it: 2,000,000 members share 1,000,000 ids.
           members.push((this.users[position] as NormalizedUser).externalId);

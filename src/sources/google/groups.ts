@@ -5,7 +5,9 @@
  * cycle cutting are the LDAP source's (ldap/flatten.ts), on Google ids instead of DNs.
  */
 import type { admin_directory_v1 } from '@googleapis/admin';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
+import { validateGroup } from '../../identity/validate-user.ts';
 import { SourceError } from '../../errors.ts';
 import { resolveMemberships, type MembershipStats } from '../ldap/flatten.ts';
 import type { RawGroup } from '../ldap/map.ts';
@@ -155,7 +157,7 @@ function flatten(
     return out;
   };
   const selectedIds = new Set<string>();
-  const names = new Set<string>();
+  const index = new DuplicateIndex<{ ref: string; displayName: string }>('displayName', (g) => ({ ref: g.ref, name: g.displayName }));
   const raw: RawGroup[] = [];
   for (const g of selected) {
     const ref = g.email ?? g.id ?? '(unknown group)';
@@ -163,10 +165,11 @@ function flatten(
     let reason: string | undefined;
     if (typeof g.id !== 'string' || g.id === '') reason = 'missing id';
     else if (!name) reason = 'missing name and email';
-    else if (selectedIds.has(g.id))
-      continue; // the same group listed twice
-    else if (names.has(name.toLowerCase())) reason = `duplicate group name ${name} (the platform needs unique names)`;
-    if (reason !== undefined || typeof g.id !== 'string' || !name) {
+    else if (selectedIds.has(g.id)) continue; // the same group listed twice
+    const checked =
+      reason === undefined && typeof g.id === 'string' && name ? validateGroup({ externalId: g.id, displayName: name }) : undefined;
+    if (checked) reason = checked.ok ? index.reason(checked.value.externalId, name as string) : checked.reason;
+    if (reason !== undefined || !checked?.ok) {
       input.rejected.push({
         kind: 'group',
         ref,
@@ -176,9 +179,10 @@ function flatten(
       });
       continue;
     }
-    selectedIds.add(g.id);
-    names.add(name.toLowerCase());
-    raw.push({ dn: g.id, externalId: g.id, displayName: name, memberValues: valuesOf(g.id) });
+    const { externalId, displayName } = checked.value;
+    selectedIds.add(externalId);
+    index.add(externalId, displayName, { ref, displayName });
+    raw.push({ dn: externalId, externalId, displayName, memberValues: valuesOf(externalId) });
   }
   // Nested groups read only for their members: walked through, never provisioned themselves.
   let nestedGroupsRead = 0;

@@ -10,7 +10,9 @@ import type { JWT } from 'google-auth-library';
 import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
-import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import { validateUser } from '../../identity/validate-user.ts';
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
 import type { Source } from '../source.ts';
@@ -58,8 +60,10 @@ export class GoogleWorkspaceSource implements Source {
     };
     const rejected: SourceRejection[] = [];
     const users: NormalizedUser[] = [];
-    const ids = new Set<string>();
-    const names = new Set<string>();
+    const index = new DuplicateIndex<number>('userName', (at) => {
+      const u = users[at] as NormalizedUser;
+      return { ref: u.userName, name: u.userName };
+    });
     const rejectedIds = new Set<string>();
     const c = this.config;
     const mask = c.users.customSchemas;
@@ -85,10 +89,11 @@ export class GoogleWorkspaceSource implements Source {
         for (const raw of page) {
           stats['usersRead'] = (stats['usersRead'] ?? 0) + 1;
           const m = mapGoogleUser(raw);
-          let reason = m.ok ? undefined : m.reason;
-          if (m.ok && ids.has(m.value.externalId)) continue; // a user listed twice across pages
-          if (m.ok && names.has(userKey(m.value.userName))) reason = `duplicate primaryEmail ${m.value.userName}`;
-          if (reason !== undefined || !m.ok) {
+          if (m.ok && index.hasId(m.value.externalId)) continue; // a user listed twice across pages
+          const checked = m.ok ? validateUser(m.value) : m;
+          const reason =
+            checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
+          if (reason !== undefined || !checked.ok) {
             // With the identity still readable, so the planner protects that account (reconcile.md).
             rejected.push({
               kind: 'user',
@@ -100,10 +105,9 @@ export class GoogleWorkspaceSource implements Source {
             if (typeof raw.id === 'string') rejectedIds.add(raw.id);
             continue;
           }
-          users.push(m.value);
-          ids.add(m.value.externalId);
-          names.add(userKey(m.value.userName));
-          if (!m.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
+          index.add(checked.value.externalId, checked.value.userName, users.length);
+          users.push(checked.value);
+          if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
         }
       },
     );
@@ -120,7 +124,7 @@ export class GoogleWorkspaceSource implements Source {
         spec: { ...this.where(), query: c.groups.query, emails: c.groups.emails, flattenNested: c.groups.flattenNested },
         timeoutMs: c.timeoutSeconds * 1000,
         concurrency: c.concurrency,
-        userIds: ids,
+        userIds: new Set(users.map((u) => u.externalId)),
         rejectedUserIds: rejectedIds,
         rejected,
       });

@@ -9,7 +9,9 @@ import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
-import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import { validateGroup, validateUser } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
 import { ldapError } from './classify.ts';
@@ -133,8 +135,10 @@ export class LdapSource implements Source {
 
     // Users are mapped page by page: only the normalized users and their indexes accumulate.
     const users: NormalizedUser[] = [];
-    const byId = new Set<string>();
-    const byName = new Set<string>();
+    const index = new DuplicateIndex<number>('userName', (at) => {
+      const u = users[at] as NormalizedUser;
+      return { ref: u.attributes['dn'] as string, name: u.userName };
+    });
     const userByDn = new Map<string, string>();
     const userByUid = new Map<string, string>();
     const rejectedUserDns = new Set<string>();
@@ -144,10 +148,10 @@ export class LdapSource implements Source {
       // Overlapping base DNs return the same entry twice.
       if (userByDn.has(key) || rejectedUserDns.has(key)) return;
       const m = mapUser(e, s, disabledByFilter.has(key));
-      let reason = m.ok ? undefined : m.reason;
-      if (m.ok && byId.has(m.value.user.externalId)) reason = `duplicate externalId ${m.value.user.externalId}`;
-      if (m.ok && byName.has(userKey(m.value.user.userName))) reason = `duplicate userName ${m.value.user.userName}`;
-      if (reason !== undefined || !m.ok) {
+      const checked = m.ok ? validateUser(m.value.user) : m;
+      const reason =
+        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.user.userName) : checked.ok ? undefined : checked.reason;
+      if (reason !== undefined || !m.ok || !checked.ok) {
         rejected.push({
           kind: 'user',
           ref: e.dn,
@@ -157,10 +161,9 @@ export class LdapSource implements Source {
         rejectedUserDns.add(key);
         return;
       }
-      const u = m.value.user;
+      const u = checked.value;
+      index.add(u.externalId, u.userName, users.length);
       users.push(u);
-      byId.add(u.externalId);
-      byName.add(userKey(u.userName));
       userByDn.set(key, u.externalId);
       if (s.memberAttribute === 'memberUid')
         for (const uid of e.strings(s.memberUidAttribute)) userByUid.set(uid.trim().toLowerCase(), u.externalId);
@@ -274,8 +277,7 @@ export class LdapSource implements Source {
   ): Promise<number> {
     const s = this.settings;
     const g = s.groups as NonNullable<LdapSettings['groups']>;
-    const ids = new Set<string>();
-    const names = new Set<string>();
+    const index = new DuplicateIndex<{ dn: string; name: string }>('displayName', (at) => ({ ref: at.dn, name: at.name }));
     const seenDns = new Set<string>();
     const ranged: { slot: number; dn: string; slice: RangeSlice }[] = [];
     const addGroup = (raw: Entry): void => {
@@ -285,10 +287,10 @@ export class LdapSource implements Source {
       seenDns.add(key);
       const slice = s.rangeRetrieval ? findRangeSlice(raw, s.memberAttribute) : undefined;
       const m = mapGroup(e, s, e.strings(s.memberAttribute));
-      let reason = m.ok ? undefined : m.reason;
-      if (m.ok && ids.has(m.value.externalId)) reason = `duplicate externalId ${m.value.externalId}`;
-      if (m.ok && names.has(m.value.displayName.toLowerCase())) reason = `duplicate displayName ${m.value.displayName}`;
-      if (reason !== undefined || !m.ok) {
+      const checked = m.ok ? validateGroup(m.value) : m;
+      const reason =
+        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.displayName) : checked.ok ? undefined : checked.reason;
+      if (reason !== undefined || !checked.ok) {
         rejected.push({
           kind: 'group',
           ref: e.dn,
@@ -297,9 +299,8 @@ export class LdapSource implements Source {
         });
         return;
       }
-      ids.add(m.value.externalId);
-      names.add(m.value.displayName.toLowerCase());
-      const slot = resolver.add(m.value);
+      index.add(checked.value.externalId, checked.value.displayName, { dn: e.dn, name: checked.value.displayName });
+      const slot = resolver.add(checked.value);
       if (slice) ranged.push({ slot, dn: e.dn, slice });
     };
     const read = await this.searchAll(client, g, g.attributes, 'groups', stats, signal, addGroup, rejected);

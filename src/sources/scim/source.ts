@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
-import { userKey, type DesiredState, type NormalizedUser, type SourceRejection } from '../../identity/model.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import { validateGroup, validateUser } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { PlatformClient } from '../../platform/http-client.ts';
 import { ScimClient } from '../../platform/scim/client.ts';
@@ -37,24 +39,25 @@ export class ScimSource implements Source {
       const rejected: SourceRejection[] = [];
       const users: NormalizedUser[] = [];
       const ids = new Map<string, string>();
-      const seenExt = new Set<string>();
-      const seenName = new Set<string>();
+      const index = new DuplicateIndex<number>('userName', (at) => {
+        const u = users[at] as NormalizedUser;
+        return { ref: `Users/${String(u.attributes['scimId'])}`, name: u.userName };
+      });
       const raw = await scim.listUsers(signal);
       for (const u of raw) {
         const m = mapScimUser(u);
-        let reason = m.ok ? undefined : m.reason;
-        if (m.ok && seenExt.has(m.user.externalId)) reason = `duplicate externalId ${m.user.externalId}`;
-        if (m.ok && seenName.has(userKey(m.user.userName))) reason = `duplicate userName ${m.user.userName}`;
-        if (reason !== undefined || !m.ok) {
+        const checked = m.ok ? validateUser(m.user) : m;
+        const reason =
+          checked.ok && m.ok ? index.reason(checked.value.externalId, m.user.userName) : checked.ok ? undefined : checked.reason;
+        if (reason !== undefined || !checked.ok) {
           const externalId = typeof u.externalId === 'string' && u.externalId !== '' ? u.externalId : u.id;
           const userName = typeof u.userName === 'string' && u.userName.trim() !== '' ? { userName: u.userName.trim() } : {};
           rejected.push({ kind: 'user', ref: `Users/${u.id}`, reason: reason ?? 'unreadable', externalId, ...userName });
           continue;
         }
-        users.push(m.user);
-        ids.set(u.id, m.user.externalId);
-        seenExt.add(m.user.externalId);
-        seenName.add(userKey(m.user.userName));
+        index.add(checked.value.externalId, checked.value.userName, users.length);
+        users.push(checked.value);
+        ids.set(u.id, checked.value.externalId);
       }
       if (users.length === 0 && !this.config.allowEmpty) {
         throw new SourceError(
@@ -64,15 +67,21 @@ export class ScimSource implements Source {
       const stats: Record<string, number> = { usersListed: raw.length, groupsListed: 0, membersOutsideScope: 0, groupsInCycles: 0 };
       if (!this.config.groups) return { users, groups: [], rejected, stats };
       const rawGroups = await scim.listGroups(signal);
-      const valid = rawGroups.filter((g) => {
-        if (typeof g.displayName === 'string' && g.displayName.trim() !== '') return true;
-        rejected.push({
-          kind: 'group',
-          ref: `Groups/${g.id}`,
-          reason: 'missing displayName',
-          externalId: typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id,
-        });
-        return false;
+      const groupIndex = new DuplicateIndex<string>('displayName', (ref) => ({ ref, name: refName.get(ref) as string }));
+      const refName = new Map<string, string>();
+      const valid = rawGroups.flatMap((g) => {
+        const ref = `Groups/${g.id}`;
+        const externalId = typeof g.externalId === 'string' && g.externalId !== '' ? g.externalId : g.id;
+        const name = typeof g.displayName === 'string' ? g.displayName.trim() : '';
+        const checked = name === '' ? undefined : validateGroup({ externalId, displayName: name });
+        const reason = !checked ? 'missing displayName' : checked.ok ? groupIndex.reason(externalId, name) : checked.reason;
+        if (reason === undefined && checked?.ok) {
+          groupIndex.add(externalId, checked.value.displayName, ref);
+          refName.set(ref, checked.value.displayName);
+          return [{ ...g, displayName: checked.value.displayName }];
+        }
+        rejected.push({ kind: 'group', ref, reason: reason ?? 'unreadable', externalId, ...(name !== '' ? { displayName: name } : {}) });
+        return [];
       });
       const mapped = mapScimGroups(valid, ids);
       Object.assign(stats, {

@@ -1,0 +1,215 @@
+/**
+ * One validation for every source: the same bad values fed through the file, CSV, LDAP (real
+ * slapd), SCIM (the platform simulator as a source) and Google Workspace (its simulator)
+ * sources are rejected by each with the same reason text, and each read goes on with the
+ * good entry. The reasons are spelled out once, below.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DesiredState } from '../../src/identity/model.ts';
+import { SCHEMA_USER } from '../../src/platform/scim/types.ts';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { csvSourceSchema } from '../../src/sources/csv/schema.ts';
+import { CsvSource } from '../../src/sources/csv/source.ts';
+import { FileSource } from '../../src/sources/file/file-source.ts';
+import { googleWorkspaceSourceSchema } from '../../src/sources/google/schema.ts';
+import { GoogleWorkspaceSource } from '../../src/sources/google/source.ts';
+import { ldapSourceSchema } from '../../src/sources/ldap/schema.ts';
+import { LdapSource } from '../../src/sources/ldap/source.ts';
+import { scimSourceSchema } from '../../src/sources/scim/schema.ts';
+import { ScimSource } from '../../src/sources/scim/source.ts';
+import { startTestWorkspace, type TestWorkspace } from '../helpers/google-workspace.ts';
+import type { LdifEntry } from '../helpers/ldif.ts';
+import { PEOPLE, SUFFIX } from '../helpers/ldap-fixture.ts';
+import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+
+/** One person as every source can carry it: the display name is given + family, as Google builds it. */
+interface Person {
+  userName: string;
+  givenName: string;
+  familyName: string;
+  /** Second address (the first is the userName). */
+  alt?: string;
+}
+
+const LONG = 'A'.repeat(260);
+
+/** Each bad value, and the one reason every source must give for it. */
+const CASES: { what: string; person: Person; reason: string }[] = [
+  {
+    what: 'an e-mail with spaces',
+    person: { userName: 'kurt@example.com', givenName: 'Kurt', familyName: 'Gray', alt: 'kurt at ldap.example' },
+    reason: 'emails "kurt at ldap.example": not an e-mail address (white space, U+0020); expected one like alice@example.com',
+  },
+  {
+    what: 'an e-mail with two @',
+    person: { userName: 'cleo@example.com', givenName: 'Cleo', familyName: 'Hart', alt: 'cleo@@ldap' },
+    reason: 'emails "cleo@@ldap": not an e-mail address (more than one @); expected one like alice@example.com',
+  },
+  {
+    what: 'an e-mail without a dot in the domain',
+    person: { userName: 'dora@example.com', givenName: 'Dora', familyName: 'Iles', alt: 'dora@ldap' },
+    reason: 'emails "dora@ldap": not an e-mail address (no dot in the domain); expected one like alice@example.com',
+  },
+  {
+    what: 'a control character in a name',
+    person: { userName: 'ann@example.com', givenName: 'Ann', familyName: 'Smith\u0007' },
+    reason: 'displayName "Ann Smith\\u{7}": contains a control character (U+0007)',
+  },
+  {
+    what: 'a right-to-left override in a name',
+    person: { userName: 'eve@example.com', givenName: 'Eve\u202Eliam', familyName: 'Jones' },
+    reason:
+      'displayName "Eve\\u{202E}liam Jones": contains a bidirectional formatting character (U+202E), which can make it read as another name',
+  },
+  {
+    what: 'a zero-width space in the userName',
+    person: { userName: 'zw\u200Bsp@example.com', givenName: 'Zed', familyName: 'West' },
+    reason: 'userName "zw\\u{200B}sp@example.com": contains an invisible character (U+200B), which can make it read as another name',
+  },
+  {
+    what: 'a right-to-left isolate in the userName',
+    person: { userName: 'adm\u2067in@example.com', givenName: 'Adam', familyName: 'Ince' },
+    reason:
+      'userName "adm\\u{2067}in@example.com": contains a bidirectional formatting character (U+2067), which can make it read as another name',
+  },
+  {
+    what: 'an overlong name',
+    person: { userName: 'long@example.com', givenName: LONG, familyName: 'Lee' },
+    reason: `displayName "${'A'.repeat(80)}…": longer than 256 characters (264)`,
+  },
+];
+
+const GOOD: Person = { userName: 'good@example.com', givenName: 'Good', familyName: 'Person' };
+const PEOPLE_IN = [GOOD, ...CASES.map((c) => c.person)];
+const displayName = (p: Person): string => `${p.givenName} ${p.familyName}`;
+const emails = (p: Person): string[] => [p.userName, ...(p.alt ? [p.alt] : [])];
+
+const dir = mkdtempSync(join(tmpdir(), 'parity-'));
+let slapd: SlapdHandle;
+let scimSim: Simulator;
+let google: TestWorkspace;
+
+async function readFile(): Promise<DesiredState> {
+  const users = PEOPLE_IN.map((p, i) => ({
+    externalId: `p-${i}`,
+    userName: p.userName,
+    givenName: p.givenName,
+    familyName: p.familyName,
+    displayName: displayName(p),
+    emails: emails(p),
+  }));
+  writeFileSync(join(dir, 'directory.yaml'), stringify({ users, groups: [] }));
+  return new FileSource({ type: 'file', path: 'directory.yaml' }, { configDir: dir }).read();
+}
+
+async function readCsv(): Promise<DesiredState> {
+  const cell = (v: string): string => `"${v.replaceAll('"', '""')}"`;
+  const rows = PEOPLE_IN.map((p, i) => [`p-${i}`, p.userName, p.givenName, p.familyName, displayName(p), p.alt ?? ''].map(cell).join(','));
+  writeFileSync(join(dir, 'hr.csv'), ['id,login,first,last,display,alt', ...rows].join('\n'));
+  const cfg = csvSourceSchema.parse({
+    type: 'csv',
+    path: 'hr.csv',
+    columns: {
+      externalId: 'id',
+      userName: 'login',
+      givenName: 'first',
+      familyName: 'last',
+      displayName: 'display',
+      emails: ['login', 'alt'],
+    },
+  });
+  return new CsvSource(cfg, { configDir: dir }).read();
+}
+
+async function readLdap(): Promise<DesiredState> {
+  const cfg = ldapSourceSchema.parse({
+    type: 'ldap',
+    url: slapd.url,
+    allowInsecure: true,
+    bindDn: slapd.readerDn,
+    bindPassword: slapd.readerPassword,
+    timeoutSeconds: 10,
+    connectTimeoutSeconds: 2,
+    users: { baseDn: PEOPLE },
+  });
+  return new LdapSource(cfg, { configDir: dir }).read();
+}
+
+async function readScim(): Promise<DesiredState> {
+  const cfg = scimSourceSchema.parse({
+    type: 'scim',
+    baseUrl: scimSim.url,
+    token: 'parity-token',
+    scimPath: '/api/scim/v2',
+    allowInsecureHttp: true,
+  });
+  return new ScimSource(cfg, { configDir: dir }).read();
+}
+
+async function readGoogle(): Promise<DesiredState> {
+  return new GoogleWorkspaceSource(googleWorkspaceSourceSchema.parse(google.source()), { configDir: google.dir }).read();
+}
+
+beforeAll(async () => {
+  const entries: LdifEntry[] = [
+    { dn: PEOPLE, attrs: { objectClass: 'organizationalUnit', ou: 'people' } },
+    ...PEOPLE_IN.map((p, i) => ({
+      // The RDN is not a name under test, so every value below is as the source holds it.
+      dn: `employeeNumber=${i},${PEOPLE}`,
+      attrs: {
+        objectClass: 'inetOrgPerson',
+        employeeNumber: String(i),
+        uid: p.userName,
+        cn: displayName(p),
+        givenName: p.givenName,
+        sn: p.familyName,
+        mail: emails(p),
+      },
+    })),
+  ];
+  slapd = await startSlapd({ entries, suffix: SUFFIX });
+
+  scimSim = await startSimulator({ tokens: [{ token: 'parity-token' }] });
+  for (const p of PEOPLE_IN)
+    scimSim.store.createUser({
+      schemas: [SCHEMA_USER],
+      userName: p.userName,
+      name: { givenName: p.givenName, familyName: p.familyName },
+      displayName: displayName(p),
+      emails: emails(p).map((value, i) => ({ value, ...(i === 0 ? { primary: true } : {}) })),
+      active: true,
+    });
+
+  google = await startTestWorkspace();
+  for (const p of PEOPLE_IN) {
+    const u = google.sim.workspace.addUser({ primaryEmail: p.userName, givenName: p.givenName, familyName: p.familyName });
+    if (p.alt) u.emails = [...(u.emails ?? []), { address: p.alt }];
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([slapd?.stop(), scimSim?.close(), google?.close()]);
+});
+
+const SOURCES: [string, () => Promise<DesiredState>][] = [
+  ['file', readFile],
+  ['csv', readCsv],
+  ['ldap', readLdap],
+  ['scim', readScim],
+  ['google-workspace', readGoogle],
+];
+
+describe('one validation for every source', () => {
+  it.each(SOURCES)('%s: each bad value is rejected with the shared reason, the good entry is kept', async (_name, read) => {
+    const state = await read();
+    const reasonOf = (userName: string): string | undefined =>
+      state.rejected.find((r) => r.kind !== 'group' && r.userName?.normalize('NFC') === userName)?.reason;
+    expect(CASES.map((c) => [c.what, reasonOf(c.person.userName)])).toEqual(CASES.map((c) => [c.what, c.reason]));
+    expect(state.users.map((u) => u.userName)).toContain(GOOD.userName);
+    expect(state.users.map((u) => u.userName)).not.toEqual(expect.arrayContaining(CASES.map((c) => c.person.userName)));
+  });
+});
