@@ -19,6 +19,7 @@
  * - the guard trips exactly when the deactivations the model expects exceed the limit, and
  *   nothing destructive runs while it holds.
  */
+import { nameKey, nfc } from '../../../src/identity/canonical-name.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ScimGroup, ScimUser } from '../../../src/platform/scim/types.ts';
@@ -257,7 +258,7 @@ export class RealSystem {
         if (ext !== undefined && g?.members.includes(ext))
           fail(`the plan removes ${ext} from ${m.group.displayName}, which lists them`, model, plan);
         const adminAccount = r.id ? this.admin.get(r.id) : undefined;
-        if (adminAccount && !model.usedNames().has(adminAccount.userName.toLowerCase())) {
+        if (adminAccount && !model.usedNames().has(nameKey(adminAccount.userName))) {
           fail(
             `the plan removes the admin-created account ${r.userName}, which maps to nobody in the source, from ${m.group.displayName}`,
             model,
@@ -296,13 +297,14 @@ export class RealSystem {
       if (!acct) {
         // Legitimately absent: disabled before it was ever created, or its name is held by an
         // account it cannot take over (an admin's, or another present person's).
-        const holder = users.find((u) => u.userName.toLowerCase() === p.userName.toLowerCase());
+        const holder = users.find((u) => nameKey(u.userName) === nameKey(p.userName));
         const heldByOther =
           holder !== undefined && (this.admin.has(holder.id) || (holder.externalId !== undefined && holder.externalId !== p.ext));
         if (p.active && !heldByOther) fail(`${p.ext} (${p.userName}) has no account`, model);
         continue;
       }
-      if (acct.userName !== p.userName && !blocked.has(p.ext))
+      // Writes send the source's text in NFC (a decomposed spelling lands composed).
+      if (acct.userName !== nfc(p.userName) && !blocked.has(p.ext))
         fail(`${p.ext}'s account is named ${acct.userName}, the source says ${p.userName}`, model);
       if ((acct.active !== false) !== p.active) fail(`${p.ext}'s account active=${acct.active}, the source says ${p.active}`, model);
       if (acct.name?.givenName !== p.given) fail(`${p.ext}'s givenName is ${acct.name?.givenName}, the source says ${p.given}`, model);
@@ -373,7 +375,7 @@ export class RealSystem {
       // A member that maps to nobody in the source is not ours to remove (rule: removal needs a positive mapping).
       const sourceNames = model.usedNames();
       for (const a of this.admin.values()) {
-        if (sourceNames.has(a.userName.toLowerCase())) continue;
+        if (sourceNames.has(nameKey(a.userName))) continue;
         if (previous.has(a.id) && after.users.has(a.id) && !members.has(a.id))
           fail(`admin-added member ${a.userName} was removed from ${g.displayName}`, model);
       }
@@ -382,17 +384,17 @@ export class RealSystem {
 
   /** A rejected entry protects every account it could be: its externalId's, and the one with its userName. */
   private claimedByInvalid(model: DirectoryModel, u: ScimUser): boolean {
-    return model.invalid().some((p) => p.ext === u.externalId || p.userName.toLowerCase() === u.userName.toLowerCase());
+    return model.invalid().some((p) => p.ext === u.externalId || nameKey(p.userName) === nameKey(u.userName));
   }
 
   private blockedRenames(model: DirectoryModel, users: ScimUser[]): Set<string> {
-    const holder = new Map(users.map((u) => [u.userName.toLowerCase(), u]));
+    const holder = new Map(users.map((u) => [nameKey(u.userName), u]));
     const blocked = new Set<string>();
     for (let changed = true; changed; ) {
       changed = false;
       for (const p of model.valid()) {
         if (blocked.has(p.ext)) continue;
-        const h = holder.get(p.userName.toLowerCase());
+        const h = holder.get(nameKey(p.userName));
         if (!h || h.externalId === p.ext) continue;
         const owner = h.externalId === undefined ? undefined : model.person(h.externalId);
         // A leaver's account keeps its name until it is deleted: nobody takes it over.
@@ -445,7 +447,7 @@ export class RealSystem {
     const users = [...after.users.values()];
     for (const p of model.valid()) {
       if (!p.active || users.some((u) => u.externalId === p.ext)) continue;
-      const holder = users.find((u) => u.userName.toLowerCase() === p.userName.toLowerCase());
+      const holder = users.find((u) => nameKey(u.userName) === nameKey(p.userName));
       if (!holder || holder.externalId === undefined || this.admin.has(holder.id) || model.present(holder.externalId)) continue;
       if (this.claimedByInvalid(model, holder)) continue; // protected for a rejected entry, not a conflict
       const listed = (plan.conflicts ?? []).some((c) => c.externalId === p.ext && c.account.id === holder.id && c.wants === 'create');
