@@ -140,6 +140,26 @@ describe('recycled identity: an account never passes from one person to another'
     await expectConverged(ws);
   });
 
+  it("a new hire given the leaver's address in another spelling (decomposed, upper case): still her name, still a conflict", async () => {
+    sim = await startSim();
+    const jose = user('emp-100', 'josé@example.com');
+    const ws = createWorkspace(sim, { directory: dir([jose, ...colleagues]), config: config() });
+    await apply(ws);
+    const id = byName(sim, 'josé@example.com').id;
+    ws.writeDirectory(dir(colleagues));
+    await apply(ws);
+
+    for (const spelling of ['jose\u0301@example.com', 'JOSÉ@EXAMPLE.COM', 'JOSE\u0301@example.com']) {
+      ws.writeDirectory(dir([user('emp-200', spelling), ...colleagues], []));
+      const run = await apply(ws);
+      expect(run.plan.users.create).toEqual([]);
+      expect(run.plan.users.reactivate).toEqual([]);
+      expect(run.plan.conflicts?.map((c) => [c.name, c.account.id, c.account.owner])).toEqual([[spelling.normalize('NFC'), id, 'emp-100']]);
+    }
+    expect(sim.store.users().filter((u) => u.externalId === 'emp-200')).toEqual([]);
+    expect(sim.store.getUser(id)).toMatchObject({ externalId: 'emp-100', active: false });
+  });
+
   it("one edit under deprovision.action delete: the leaver's account is deleted first and the new hire gets a new account with nothing of hers", async () => {
     sim = await startSim();
     const ws = createWorkspace(sim, { directory: dir([alice, ...colleagues]), config: config({ deprovision: { action: 'delete' } }) });
