@@ -125,6 +125,11 @@ describe('planner', () => {
       expect(p.conflicts?.[0]?.waysOut).toContainEqual(expect.stringContaining('ledger reassign --from b --to b-new'));
       expect(p.summary.conflicts).toBe(2);
     }
+    // A present person renamed onto the held name: the rename waits (skipped) and is a conflict too.
+    const renamed = plan({ users: [user('a', { userName: 'b@example.com' })], platformUsers, ledger });
+    expect(renamed.users.update).toEqual([]);
+    expect(renamed.skipped.map((k) => k.ref)).toContain('a@example.com');
+    expect(renamed.conflicts?.map((c) => [c.externalId, c.wants, c.account.id])).toEqual([['a', 'rename', 'p2']]);
     // Opted in: the account is handed over, marked as such.
     const opted = plan({ users, platformUsers, ledger, config: cfg({ matching: { handOverLeaverAccountsByName: true } }) });
     expect(opted.users.update.map((u) => [u.id, u.externalId, u.handoverFrom])).toEqual([['p2', 'b-new', 'b']]);
