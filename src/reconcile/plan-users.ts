@@ -200,7 +200,7 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
     const holder = renames.blockedRenames.get(u.id);
     if (holder === undefined) continue;
     const to = wanted.get(u.externalId) ?? '';
-    const conflict = identityConflict(out, match, holder.id, { wants: 'rename', name: to, externalId: u.externalId });
+    const conflict = identityConflict(ctx, out, match, holder.id, { wants: 'rename', name: to, externalId: u.externalId });
     if (conflict) ctx.conflicts.push(conflict);
     skipped.push({
       kind: 'user',
@@ -213,7 +213,7 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
   for (const c of toCreate) {
     const holder = renames.blockedCreates.get(c.externalId);
     if (holder !== undefined) {
-      const conflict = identityConflict(out, match, holder.id, { wants: 'create', name: c.userName, externalId: c.externalId });
+      const conflict = identityConflict(ctx, out, match, holder.id, { wants: 'create', name: c.userName, externalId: c.externalId });
       if (conflict) {
         ctx.conflicts.push(conflict);
         continue;
@@ -238,6 +238,7 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
  * account carrying another person's externalId): an identity conflict, never a takeover.
  */
 function identityConflict(
+  ctx: PlanContext,
   plan: UserPlan,
   match: MatchResult<ScimUser>,
   holderId: string,
@@ -256,11 +257,16 @@ function identityConflict(
     ...want,
     account: { id: p.id, userName: p.userName, owner, active: p.active !== false },
     reason: `userName ${want.name} is held by platform user ${p.id} (${p.userName}), the account of ${owner}, who is not in the source; ${held}. An account never passes from one person to another: not ${want.wants === 'create' ? 'created' : 'renamed'}`,
-    waysOut: [
-      `the account's deletion frees the name: provisioning.deprovision.deleteAfterDays, or delete platform user ${p.id} by hand`,
-      `if ${want.externalId} is the same person as ${owner} (an HR id migration, a rehire): scim-audit-sync ledger reassign --from ${owner} --to ${want.externalId}`,
-      "to hand leavers' accounts over by name in this tenant: provisioning.matching.handOverLeaverAccountsByName: true",
-    ],
+    waysOut: ctx.ledger.has('user', p.id)
+      ? [
+          `the account's deletion frees the name: provisioning.deprovision.deleteAfterDays, or delete platform user ${p.id} by hand`,
+          `if ${want.externalId} is the same person as ${owner} (an HR id migration, a rehire): scim-audit-sync ledger reassign --from ${owner} --to ${want.externalId}`,
+          "to hand leavers' accounts over by name in this tenant: provisioning.matching.handOverLeaverAccountsByName: true",
+        ]
+      : [
+          `the account is not managed by this tool: delete platform user ${p.id} by hand to free the name`,
+          `if ${want.externalId} is the same person as ${owner}: clear or correct the account's externalId on the platform (an account no one owns is adopted with provisioning.matching.adoptExisting)`,
+        ],
   };
 }
 

@@ -123,6 +123,11 @@ describe('planner', () => {
         ['c-new', 'create', 'p3', 'c'],
       ]);
       expect(p.conflicts?.[0]?.waysOut).toContainEqual(expect.stringContaining('ledger reassign --from b --to b-new'));
+      // p3 is not managed: reassign cannot help, the ways out say what can.
+      expect(p.conflicts?.[1]?.waysOut).toEqual([
+        expect.stringContaining('not managed by this tool: delete platform user p3 by hand'),
+        expect.stringContaining("clear or correct the account's externalId on the platform"),
+      ]);
       expect(p.summary.conflicts).toBe(2);
     }
     // A present person renamed onto the held name: the rename waits (skipped) and is a conflict too.
