@@ -1,6 +1,6 @@
 /**
  * The reconcile model test (test/reconcile/model.property.test.ts) run long: more sequences,
- * longer ones, any seed, both ownership modes. Not a benchmark of speed: a soak that looks
+ * longer ones, any seed, both ownership modes, both deprovisioning actions (deactivate, delete). Not a benchmark of speed: a soak that looks
  * for counterexamples CI's seeded run may not reach. A failure prints the shrunk sequence;
  * turn it into a named scenario test in test/reconcile/lifecycle/.
  *
@@ -22,8 +22,12 @@ let seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 1_000_
 let rounds = 0;
 while (Date.now() < deadline) {
   for (const ownership of ['ledger', 'externalId'] as const) {
-    console.log(`seed ${seed}, ownership ${ownership}: ${values.runs} sequences of up to ${values.steps} steps`);
-    await runModel({ ownership, seed, numRuns: Number(values.runs), maxCommands: Number(values.steps) });
+    for (const deprovision of ['deactivate', 'delete'] as const) {
+      console.log(
+        `seed ${seed}, ownership ${ownership}, deprovision ${deprovision}: ${values.runs} sequences of up to ${values.steps} steps`,
+      );
+      await runModel({ ownership, deprovision, seed, numRuns: Number(values.runs), maxCommands: Number(values.steps) });
+    }
   }
   rounds++;
   seed++;

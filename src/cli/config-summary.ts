@@ -71,7 +71,7 @@ export function summarizeConfig(loaded: LoadedConfig): string[] {
     ]);
     rows.push([
       'apply',
-      `concurrency=${prov.apply.concurrency} requestsPerSecond=${prov.apply.requestsPerSecond || 'unlimited'} ownership=${prov.ownership.mode} adoptExisting=${prov.matching.adoptExisting}`,
+      `concurrency=${prov.apply.concurrency} requestsPerSecond=${prov.apply.requestsPerSecond || 'unlimited'} ownership=${prov.ownership.mode} adoptExisting=${prov.matching.adoptExisting}${prov.matching.handOverLeaverAccountsByName ? ' handOverLeaverAccountsByName=true' : ''}`,
     ]);
   } else {
     rows.push(['provisioning', 'not configured']);

@@ -4,6 +4,7 @@
  * manages (an empty ledger would make every object "unmanaged": skipped, never deprovisioned).
  *   ledger export [--from state-dir|redis] [--out FILE]   JSON on stdout or in FILE
  *   ledger import [--in FILE] [--replace]                 into Redis (or state.dir without redis)
+ *   ledger reassign --from A --to B --reason TEXT         hand an account over on purpose (ledger-reassign.ts)
  * Neither needs the platform token.
  */
 import { readFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { FileLedgerStore } from '../reconcile/file-ledger-store.ts';
 import type { LedgerData, LedgerStore } from '../reconcile/ledger.ts';
 import { writeJsonFileAtomic } from '../state/atomic-file.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
+import { reassignCommand } from './ledger-reassign.ts';
 import { configOption, tenantOption } from './options.ts';
 import { printJson } from './output.ts';
 
@@ -163,7 +165,10 @@ function importCommand(): Command {
 
 export function ledgerCommand(): Command {
   return new Command('ledger')
-    .description('export or import the ownership ledger (what this tool manages), e.g. when moving from one-shot commands to the daemon')
+    .description(
+      'export or import the ownership ledger (what this tool manages), e.g. when moving from one-shot commands to the daemon; reassign an account on purpose',
+    )
     .addCommand(exportCommand())
-    .addCommand(importCommand());
+    .addCommand(importCommand())
+    .addCommand(reassignCommand());
 }

@@ -146,6 +146,12 @@ export const provisioningSchema = z.strictObject({
     .strictObject({
       /** Take over an existing platform object that matches by externalId or userName but that we did not create. */
       adoptExisting: z.boolean().default(false),
+      /**
+       * Let a source user take, by userName, the account of a person absent from the source (a
+       * leaver) under a new externalId. Off: that is an identity conflict (reconcile.md); the account
+       * is handed over only with `ledger reassign`. On: the handover clears what the account held.
+       */
+      handOverLeaverAccountsByName: z.boolean().default(false),
     })
     .prefault({}),
   ownership: z

@@ -146,6 +146,19 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
       .exec();
   }
 
+  /** `ledger reassign`: the entry of `id` now belongs to `to` (its other fields kept), in one transaction. */
+  async reassign(kind: ObjectKind, id: string, from: string, to: string): Promise<void> {
+    const prev = await this.redis.hget(this.entries(kind), id);
+    if (!prev) return;
+    const entry: LedgerEntry = { ...(JSON.parse(prev) as LedgerEntry), externalId: to };
+    await this.redis
+      .multi()
+      .hset(this.entries(kind), id, JSON.stringify(entry))
+      .hdel(this.byExt(kind), from)
+      .hset(this.byExt(kind), to, id)
+      .exec();
+  }
+
   async forget(kind: ObjectKind, id: string): Promise<void> {
     const prev = await this.redis.hget(this.entries(kind), id);
     const tx = this.redis.multi().hdel(this.entries(kind), id);

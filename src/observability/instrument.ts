@@ -98,6 +98,16 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
   for (const [kind, n] of Object.entries(sourceKinds)) if (n !== undefined) r.sourceObjects.set({ tenant, kind }, n);
   if (plan.rejected.length > 0) r.sourceRejected.inc({ tenant }, plan.rejected.length);
   for (const w of plan.warnings ?? []) r.planWarnings.inc({ tenant, code: w.code });
+  const conflicts = plan.conflicts ?? [];
+  r.identityConflicts.set({ tenant }, conflicts.length);
+  if (conflicts.length > 0)
+    logger.warn(
+      {
+        ...tenantField(logger, tenant),
+        conflicts: conflicts.slice(0, 20).map((k) => ({ name: k.name, externalId: k.externalId, account: k.account })),
+      },
+      `${conflicts.length} identity conflicts: source users not created because their userName is held by the account of someone not in the source (see the plan's conflicts)`,
+    );
   recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
 
   const guard = {

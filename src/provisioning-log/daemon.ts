@@ -14,6 +14,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import type { AppliedChange, ApplyTask, ChangeAction } from '../reconcile/tasks.ts';
 import type { RedisClient } from '../jobs/redis.ts';
 import { retentionOf } from './config-schema.ts';
+import { conflictRecords } from './identity.ts';
 import { heldRecords, planDetails, plannedActions, recordOf, taskKey, type NewRecord, type TaskDetail } from './record.ts';
 import { provisioningLogKeys, RedisProvisioningLogStore } from './redis-store.ts';
 import { deliverRecords, type DeliveryResult } from './sink-delivery.ts';
@@ -69,7 +70,8 @@ export class DaemonProvisioningLog {
       }
       // A tripped guard holds the same removals run after run until someone decides: record
       // them when the held set changes, not every scheduled run (they would flood the log).
-      const held = heldRecords(this.tenant.id, runId, plan, Date.now());
+      // Identity conflicts also last until someone acts: recorded the same way.
+      const held = [...heldRecords(this.tenant.id, runId, plan, Date.now()), ...conflictRecords(this.tenant.id, runId, plan, Date.now())];
       const digest = held.length === 0 ? '-' : createHash('sha256').update(held.map(heldKey).sort().join('\n')).digest('hex');
       const previous = await this.redis.set(this.keys.heldDigest, digest, 'GET');
       if (previous !== digest) await this.store.append(held);

@@ -19,7 +19,11 @@ export function matches(r: ProvisioningRecord, q: LogQuery): boolean {
   if (q.action !== undefined && r.action !== q.action && !r.action.startsWith(`${q.action}.`)) return false;
   if (q.user !== undefined && q.user !== '') {
     const needle = q.user.toLowerCase();
-    const hay = [r.object.externalId, r.object.name, r.object.id, ...(r.members?.added ?? []), ...(r.members?.removed ?? [])];
+    // An externalId the record moved the object away from (a reassign, a handover) finds it too.
+    const formerIds = (r.changes ?? [])
+      .filter((c) => c.path === 'externalId' && typeof c.before === 'string')
+      .map((c) => c.before as string);
+    const hay = [r.object.externalId, r.object.name, r.object.id, ...formerIds, ...(r.members?.added ?? []), ...(r.members?.removed ?? [])];
     if (!hay.some((h) => h !== undefined && h.toLowerCase().includes(needle))) return false;
   }
   return true;

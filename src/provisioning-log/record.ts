@@ -7,8 +7,16 @@
 import type { AppliedChange, ApplyTask, ChangeAction } from '../reconcile/tasks.ts';
 import type { AttributeChange, MemberRef, Plan } from '../reconcile/plan-types.ts';
 import { attributeDetails, heldAttributeRecords } from './user-attributes.ts'; // [h17 user attributes]
+import { heldHandoverRecords } from './identity.ts';
 
 export type RecordResult = 'ok' | 'failed' | 'held';
+
+/**
+ * Records that are not an applied task: `user.conflict` (held: a newcomer given the userName
+ * of someone else's account, reconcile.md "Identity conflicts"), `user.reassign` (an operator
+ * handed an account to another externalId with `ledger reassign`).
+ */
+export type IdentityAction = 'user.conflict' | 'user.reassign';
 
 export interface ProvisioningRecord {
   /** Position in the log (`<ms>-<seq>`, ordered); assigned by the store. */
@@ -17,7 +25,7 @@ export interface ProvisioningRecord {
   time: string;
   tenant: string;
   runId: string;
-  action: ChangeAction;
+  action: ChangeAction | IdentityAction;
   result: RecordResult;
   /** `attribute`: a user-attribute definition (name in `externalId` and `name`). */
   object: { type: 'user' | 'group' | 'attribute'; externalId?: string; name?: string; id?: string };
@@ -194,5 +202,6 @@ export function heldRecords(tenant: string, runId: string, plan: Plan, now: numb
     });
   }
   out.push(...heldAttributeRecords(base, plan, why)); // [h17 user attributes]
+  out.push(...heldHandoverRecords(base, plan, why));
   return out;
 }

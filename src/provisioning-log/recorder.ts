@@ -10,6 +10,7 @@ import type { Plan } from '../reconcile/plan-types.ts';
 import { planPhases, type AppliedChange, type ApplyTask } from '../reconcile/tasks.ts';
 import { heldRecords, planDetails, plannedActions, recordOf, taskKey, type NewRecord, type TaskDetail } from './record.ts';
 import type { ProvisioningLogStore } from './store.ts';
+import { conflictRecords } from './identity.ts';
 
 const FLUSH_EVERY = 200;
 
@@ -39,6 +40,7 @@ export class ProvisioningLogRecorder {
     for (const phase of all) for (const t of phase.tasks) this.tasks.set(taskKey(t.action, t.externalId), t);
     this.details = planDetails(plan);
     this.buffer.push(...heldRecords(this.tenant, this.runId, plan, this.now()));
+    this.buffer.push(...conflictRecords(this.tenant, this.runId, plan, this.now()));
   }
 
   readonly onChange = (change: AppliedChange): void => {

@@ -5,10 +5,15 @@
  *    (what this tool created or adopted for that source id), then the platform's externalId.
  * 2. Rejected source entries (present but invalid) claim the platform objects their
  *    externalId names: those are protected, never matched by name to someone else.
- * 3. Name claims (userName / displayName, compared by `nameKey`: NFC and full case folding) for the source objects left,
- *    only of a platform object that no other in-source object (valid or rejected) owns.
+ * 3. Name claims (userName / displayName, compared by `nameKey`: NFC and full case folding) for
+ *    the source objects left, only of a platform object that no other in-source object (valid or
+ *    rejected) owns and, with `identityIsForever` (users), that no other externalId owns at all,
+ *    present or absent (ledger or platform): the name of an account whose owner left is *held*
+ *    (`heldByAbsent`), not given to a newcomer. `handOverByName` lets such a name claim through,
+ *    reported as a handover.
  * 4. Rejected entries' names protect the platform objects still unclaimed.
- * An account therefore never passes from one in-source person to another.
+ * An account therefore never passes from one in-source person to another, nor (users) from an
+ * absent person to a present one, except on purpose.
  */
 import { nameKey } from '../identity/canonical-name.ts';
 import type { SourceRejection } from '../identity/model.ts';
@@ -31,6 +36,14 @@ export interface MatchInput<S, P extends PlatformObject> {
   /** Rejections of this kind that carry an identity. */
   rejected: SourceRejection[];
   rejectedNameOf: (r: SourceRejection) => string | undefined;
+  /**
+   * An object owned by an externalId (ledger or platform) is never matched to another
+   * externalId, whether its owner is in the source or not. Users: on; groups: off (a group
+   * that left the source gives its name to the next group of that name).
+   */
+  identityIsForever?: boolean;
+  /** With identityIsForever: a name claim may still take an object whose owners are all absent (a handover). */
+  handOverByName?: boolean;
 }
 
 export interface Match<P> {
@@ -51,6 +64,12 @@ export interface MatchResult<P> {
   nameHeldBy: Map<string, P>;
   /** Platform objects by `nameKey` of their name (all of them). */
   byName: MultiIndex<P>;
+  /** Source externalId → the object holding its name, owned by someone absent from the source (not taken). */
+  heldByAbsent: Map<string, { platform: P; owner: string }>;
+  /** Source externalId → the absent owner whose object it took by name (handOverByName). */
+  handovers: Map<string, string>;
+  /** The externalId that owns a platform object (ledger first, then platform), if any. */
+  ownerOf(p: P): string | undefined;
 }
 
 export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P>): MatchResult<P> {
@@ -72,6 +91,13 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
   const protectedBy = new Map<string, SourceRejection>();
   const duplicates = new Map<string, string>();
   const nameHeldBy = new Map<string, P>();
+  const heldByAbsent = new Map<string, { platform: P; owner: string }>();
+  const handovers = new Map<string, string>();
+  const forever = input.identityIsForever === true;
+  const ownerOf = (p: P): string | undefined => ledgerExt(p) ?? platformExt(p);
+  /** Owned by an externalId other than `ext` that is absent from the source (neither valid nor rejected). */
+  const absentOwner = (p: P, ext: string): string | undefined =>
+    [ledgerExt(p), platformExt(p)].find((x) => x !== undefined && x !== ext && !inSource.has(x) && !rejectedIds.has(x));
   const claim = (ext: string, p: P, via: Match<P>['via']): void => {
     matched.set(ext, { platform: p, via });
     claimedBy.set(p.id, ext);
@@ -87,11 +113,16 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
     const p = byLedgerExt.find(ext, free);
     if (p) claim(ext, p, 'externalId');
   }
-  // 1b. Then the platform's externalId, unless the ledger gives that object to another in-source id.
+  // 1b. Then the platform's externalId, unless the ledger gives that object to another in-source
+  // id (identityIsForever: to another id at all — the ledger is what this tool knows).
+  const ledgerGivesAway = (c: P, ext: string): boolean => {
+    const l = ledgerExt(c);
+    return forever && l !== undefined && l !== ext;
+  };
   for (const s of input.source) {
     const ext = input.extOf(s);
     if (matched.has(ext)) continue;
-    const p = byPlatformExt.find(ext, (c) => free(c) && !ownedByOther(c, ext));
+    const p = byPlatformExt.find(ext, (c) => free(c) && !ownedByOther(c, ext) && !ledgerGivesAway(c, ext));
     if (p) claim(ext, p, 'externalId');
   }
   // 2. Rejected entries keep what their externalId names.
@@ -106,12 +137,23 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
     const ext = input.extOf(s);
     if (matched.has(ext)) continue;
     const name = nameKey(input.nameOf(s));
-    const p = byName.find(name, (c) => free(c) && !ownedByOther(c, ext));
-    if (p) claim(ext, p, 'name');
-    else {
-      const holder = byName.get(name)[0];
-      if (holder !== undefined) nameHeldBy.set(ext, holder);
+    const p = byName.find(name, (c) => free(c) && !ownedByOther(c, ext) && (!forever || absentOwner(c, ext) === undefined));
+    if (p) {
+      claim(ext, p, 'name');
+      continue;
     }
+    const held = forever ? byName.find(name, (c) => free(c) && !ownedByOther(c, ext) && absentOwner(c, ext) !== undefined) : undefined;
+    if (held !== undefined) {
+      const owner = absentOwner(held, ext) as string;
+      if (input.handOverByName === true) {
+        claim(ext, held, 'name');
+        handovers.set(ext, owner);
+        continue;
+      }
+      heldByAbsent.set(ext, { platform: held, owner });
+    }
+    const holder = byName.get(name)[0];
+    if (holder !== undefined) nameHeldBy.set(ext, holder);
   }
   // 4. Rejected entries' names protect what is still unclaimed.
   for (const r of input.rejected) {
@@ -125,7 +167,7 @@ export function matchObjects<S, P extends PlatformObject>(input: MatchInput<S, P
     const owner = [ledgerExt(p), platformExt(p)].find((x) => x !== undefined && inSource.has(x));
     if (owner !== undefined) duplicates.set(p.id, owner);
   }
-  return { matched, claimedBy, protectedBy, duplicates, nameHeldBy, byName };
+  return { matched, claimedBy, protectedBy, duplicates, nameHeldBy, byName, heldByAbsent, handovers, ownerOf };
 }
 
 /**

@@ -101,6 +101,12 @@ export const reconcileMetrics = {
     labelNames: ['tenant', 'code'] as const,
     registers: [registry],
   }),
+  identityConflicts: new Gauge({
+    name: `${p}identity_conflicts`,
+    help: 'Source users not created (or renamed) in the latest plan because their userName is held by the account of someone else who is not in the source (identity conflicts, listed in the plan)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  }),
   sourceRejected: new Counter({
     name: `${p}source_rejected_total`,
     help: 'Source objects or rows rejected as invalid (each is reported in the plan)',

@@ -3,7 +3,7 @@ import type { ProvisioningConfig } from '../config/schema.ts';
 import type { DesiredState, SourceRejection } from '../identity/model.ts';
 import type { ScimGroup, ScimUser } from '../platform/scim/types.ts';
 import type { Ledger, ObjectKind } from './ledger.ts';
-import type { AttributeChange, DeleteApproval, PlanWarning, ProtectedObject, Skipped } from './plan-types.ts';
+import type { AttributeChange, DeleteApproval, IdentityConflict, PlanWarning, ProtectedObject, Skipped } from './plan-types.ts';
 import type { PatchOperation } from '../platform/scim/types.ts';
 
 export interface PlanInput {
@@ -29,6 +29,7 @@ export interface PlanContext {
   skipped: Skipped[];
   protected: ProtectedObject[];
   warnings: PlanWarning[];
+  conflicts: IdentityConflict[];
 }
 
 /**

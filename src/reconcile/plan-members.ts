@@ -5,7 +5,7 @@
  * the account of another source user, or a managed account no source user claims (a leaver).
  * Members the source cannot vouch for either way — users this tool does not know, accounts
  * protected by a rejected entry, members whose reference the source rejected — are kept.
- * `membership: additive` never removes. Pure.
+ * `membership: additive` never removes, except from an account handed over to a new owner. Pure.
  */
 import type { NormalizedGroup } from '../identity/model.ts';
 import type { ScimGroup } from '../platform/scim/types.ts';
@@ -25,6 +25,9 @@ export interface MemberPlan {
 export function planMemberships(ctx: PlanContext, users: UserPlan, groups: GroupPlan): MemberPlan {
   const out: MemberPlan = { memberships: [], members: 0, leaverRemovals: 0 };
   const authoritative = ctx.config.membership === 'authoritative';
+  // An account handed over to a new owner (matching.handOverLeaverAccountsByName) keeps only
+  // the groups the source gives its new owner, whatever the membership mode.
+  const handedOver = new Set([...users.update, ...users.reactivate].filter((u) => u.handoverFrom !== undefined).map((u) => u.id));
   // Member references the source rejected, by group externalId.
   const rejectedMembers = new Map<string, Set<string>>();
   for (const r of ctx.input.desired.rejected) {
@@ -46,9 +49,10 @@ export function planMemberships(ctx: PlanContext, users: UserPlan, groups: Group
     const wantedIds = new Set(wanted.map((m) => m.id).filter((x): x is string => x !== undefined));
     const add = wanted.filter((m) => m.id === undefined || !actual.has(m.id));
     const remove: MemberRef[] = [];
-    if (authoritative) {
+    if (authoritative || handedOver.size > 0) {
       const refs = rejectedMembers.get(g.externalId);
       for (const id of actual) {
+        if (!authoritative && !handedOver.has(id)) continue;
         if (wantedIds.has(id) || kept(ctx, platform, id, users, refs)) continue;
         const owner = users.match.claimedBy.get(id);
         const u = users.byId.get(id);

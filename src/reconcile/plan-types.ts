@@ -36,6 +36,13 @@ export interface UserUpdate {
    * (a swap or a cycle), so every rename lands in one run without a 409.
    */
   renameVia?: string;
+  /**
+   * Added field: the account belonged to this externalId, a person absent from the source, and
+   * is handed over by name (`matching.handOverLeaverAccountsByName`). The handover clears what
+   * the account held that the source does not give its new owner (memberships, attribute
+   * values), and runs whole or not at all: while the guard holds any of it, none of it runs.
+   */
+  handoverFrom?: string;
 }
 
 export type RemovalReason = 'not-in-source' | 'out-of-scope' | 'disabled-in-source' | 'grace-period-expired';
@@ -149,6 +156,27 @@ export interface ProtectedObject {
   held: string;
 }
 
+/**
+ * Added field: an identity conflict. The source gives a person a userName that an account of
+ * someone else holds — a person absent from the source (a leaver) whose account is kept, or an
+ * account whose externalId is another person's. The account is never handed over implicitly:
+ * the create (or rename) waits, and the ways out are listed.
+ */
+export interface IdentityConflict {
+  kind: 'user';
+  /** What the newcomer wanted: its account created, or its account renamed to the held name. */
+  wants: 'create' | 'rename';
+  /** The held userName (as the source spells it). */
+  name: string;
+  /** The source person who wants the name. */
+  externalId: string;
+  /** The account holding it and the person it belongs to. */
+  account: { id: string; userName: string; owner: string; active: boolean };
+  reason: string;
+  /** Explicit, audited ways out, for the operator. */
+  waysOut: string[];
+}
+
 /** Added field: something the operator should know that is neither a change nor a rejection. */
 export interface PlanWarning {
   code: 'listing-incomplete' | 'removal-not-converging' | 'unidentified-rejections' | 'confusable-name';
@@ -172,6 +200,8 @@ export interface PlanSummary {
   /** Added fields: entries of `protected` and `warnings`. */
   protected: number;
   warnings: number;
+  /** Added field: entries of `conflicts`. */
+  conflicts?: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
   /** [h17] User attribute definitions to create and users whose values change (included in `changes`). */
@@ -204,6 +234,8 @@ export interface Plan {
   protected: ProtectedObject[];
   /** Added field. */
   warnings: PlanWarning[];
+  /** Added field: identity conflicts (a newcomer given a name someone else's account holds). Absent in older plan files. */
+  conflicts?: IdentityConflict[];
   /** Added field: provisioning.membership. */
   membership: 'authoritative' | 'additive';
   guard: GuardVerdict;

@@ -9,7 +9,7 @@ import type { ScimUser } from '../platform/scim/types.ts';
 import { diffAttributes } from './compare.ts';
 import { MultiIndex, matchObjects, type MatchResult } from './match.ts';
 import { isAdopting, isManaged, userRejections, withoutPath, type PlanContext } from './plan-context.ts';
-import type { RemovalReason, UserCreate, UserRemoval, UserUpdate } from './plan-types.ts';
+import type { IdentityConflict, RemovalReason, UserCreate, UserRemoval, UserUpdate } from './plan-types.ts';
 import { planRenames, tempUserName } from './renames.ts';
 
 const DAY_MS = 86_400_000;
@@ -53,6 +53,8 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
     ledger,
     rejected,
     rejectedNameOf: (r) => r.userName,
+    identityIsForever: true,
+    handOverByName: config.matching.handOverLeaverAccountsByName,
   });
   let byAnyExt: [MultiIndex<ScimUser>, MultiIndex<ScimUser>] | undefined;
   const out: UserPlan = {
@@ -125,7 +127,16 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
     const adopt = isAdopting(ctx, 'user', p, u.externalId, managed);
     const { changes, ops } = diffAttributes(want.resource as Record<string, unknown>, p as Record<string, unknown>, want.managedPaths);
     const platformActive = p.active !== false;
-    const base = { id: p.id, externalId: u.externalId, userName: p.userName, changes, ops, adopt };
+    const from = match.handovers.get(u.externalId);
+    const base = {
+      id: p.id,
+      externalId: u.externalId,
+      userName: p.userName,
+      changes,
+      ops,
+      adopt,
+      ...(from !== undefined ? { handoverFrom: from } : {}),
+    };
     if (!u.active && platformActive) {
       out.deactivate.push({ id: p.id, externalId: u.externalId, userName: p.userName, reason: 'disabled-in-source' });
       if (changes.length > 0 || adopt) out.update.push(base);
@@ -189,6 +200,8 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
     const holder = renames.blockedRenames.get(u.id);
     if (holder === undefined) continue;
     const to = wanted.get(u.externalId) ?? '';
+    const conflict = identityConflict(ctx, out, match, holder.id, { wants: 'rename', name: to, externalId: u.externalId });
+    if (conflict) ctx.conflicts.push(conflict);
     skipped.push({
       kind: 'user',
       ref: u.userName,
@@ -200,6 +213,11 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
   for (const c of toCreate) {
     const holder = renames.blockedCreates.get(c.externalId);
     if (holder !== undefined) {
+      const conflict = identityConflict(ctx, out, match, holder.id, { wants: 'create', name: c.userName, externalId: c.externalId });
+      if (conflict) {
+        ctx.conflicts.push(conflict);
+        continue;
+      }
       skipped.push({
         kind: 'user',
         ref: c.userName,
@@ -213,6 +231,43 @@ export function planUsers(ctx: PlanContext, opts: UserPlanOptions = { deletesFre
   }
 
   return out;
+}
+
+/**
+ * A name held by the account of someone else who is not in the source (a leaver, or an
+ * account carrying another person's externalId): an identity conflict, never a takeover.
+ */
+function identityConflict(
+  ctx: PlanContext,
+  plan: UserPlan,
+  match: MatchResult<ScimUser>,
+  holderId: string,
+  want: Pick<IdentityConflict, 'wants' | 'name' | 'externalId'>,
+): IdentityConflict | undefined {
+  const p = plan.byId.get(holderId);
+  if (p === undefined || match.claimedBy.has(holderId) || match.protectedBy.has(holderId) || match.duplicates.has(holderId))
+    return undefined;
+  const owner = match.ownerOf(p);
+  if (owner === undefined || owner === want.externalId) return undefined;
+  const held = plan.delete.some((d) => d.id === holderId)
+    ? 'its deletion is held by the deletion guard; approving the deletion frees the name'
+    : 'it keeps its userName until it is deleted';
+  return {
+    kind: 'user',
+    ...want,
+    account: { id: p.id, userName: p.userName, owner, active: p.active !== false },
+    reason: `userName ${want.name} is held by platform user ${p.id} (${p.userName}), the account of ${owner}, who is not in the source; ${held}. An account never passes from one person to another: not ${want.wants === 'create' ? 'created' : 'renamed'}`,
+    waysOut: ctx.ledger.has('user', p.id)
+      ? [
+          `the account's deletion frees the name: provisioning.deprovision.deleteAfterDays, or delete platform user ${p.id} by hand`,
+          `if ${want.externalId} is the same person as ${owner} (an HR id migration, a rehire): scim-audit-sync ledger reassign --from ${owner} --to ${want.externalId}`,
+          "to hand leavers' accounts over by name in this tenant: provisioning.matching.handOverLeaverAccountsByName: true",
+        ]
+      : [
+          `the account is not managed by this tool: delete platform user ${p.id} by hand to free the name`,
+          `if ${want.externalId} is the same person as ${owner}: clear or correct the account's externalId on the platform (an account no one owns is adopted with provisioning.matching.adoptExisting)`,
+        ],
+  };
 }
 
 function describeHolder(id: string, plan: UserPlan, match: MatchResult<ScimUser>): string {

@@ -24,7 +24,15 @@ export function buildPlan(input: PlanInput): Plan {
 
 function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   const { config, desired } = input;
-  const ctx: PlanContext = { input, config, ledger: input.ledger, skipped: [], protected: [], warnings: [...(input.warnings ?? [])] };
+  const ctx: PlanContext = {
+    input,
+    config,
+    ledger: input.ledger,
+    skipped: [],
+    protected: [],
+    warnings: [...(input.warnings ?? [])],
+    conflicts: [],
+  };
   const users = planUsers(ctx, { deletesFreeNames });
   const groups = planGroups(ctx, { deletesFreeNames });
   const members = planMemberships(ctx, users, groups);
@@ -63,6 +71,7 @@ function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
     rejected: desired.rejected,
     protected: ctx.protected,
     warnings: ctx.warnings,
+    conflicts: ctx.conflicts,
     membership: config.membership,
     guard,
     sourceStats: {
@@ -137,6 +146,7 @@ export function summarize(plan: Plan): PlanSummary {
     rejected: plan.rejected.length,
     protected: plan.protected.length,
     warnings: plan.warnings.length,
+    conflicts: plan.conflicts?.length ?? 0,
     changes: 0,
   };
   s.changes =

@@ -132,6 +132,16 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     'yellow',
     (plan.warnings ?? []).map((w) => [w.code, w.ref, w.message]),
   );
+  section(
+    "Identity conflicts (not created: the name is held by another person's account)",
+    'magenta',
+    (plan.conflicts ?? []).map((k) => [
+      k.name,
+      k.externalId,
+      `${k.wants}: held by ${k.account.userName} (${k.account.id}, ${k.account.owner}, ${k.account.active ? 'active' : 'inactive'})`,
+      k.waysOut.join(' | '),
+    ]),
+  );
 
   if (plan.guard.tripped) {
     out.push(

@@ -86,6 +86,7 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
       maxMemberRemovalPercent: full.guard.maxMemberRemovalPercent,
     },
     protected: full.protected.filter((p) => selects(sel, { userName: p.name, externalId: p.externalId })),
+    conflicts: (full.conflicts ?? []).filter((k) => selects(sel, { userName: k.name, externalId: k.externalId })),
     only: sel.only,
   };
   plan.summary = summarize(plan);
@@ -94,6 +95,7 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
     Object.values(users).some((l) => l.length > 0) ||
     memberships.length > 0 ||
     skipped.length > 0 ||
+    (plan.conflicts?.length ?? 0) > 0 ||
     (plan.attributes?.users.length ?? 0) > 0;
   return { plan, matched };
 }

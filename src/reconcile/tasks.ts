@@ -9,6 +9,7 @@ import { ErrorCodes, isSyncError, SyncError } from '../errors.ts';
 import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
+import { withoutHeldHandovers } from './handover.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17 user attributes]
 import { attributePhases, executeAttributeTask } from './attributes/tasks.ts'; // [h17]
 import type { AttributeTask } from './attributes/types.ts'; // [h17]
@@ -183,21 +184,19 @@ export function planPhases(plan: Plan): Phase[] {
     { name: 'groups', tasks: groups },
     { name: 'memberships', tasks: memberships },
   ];
-  if (!held) {
-    phases.push({
-      name: 'group-deletes',
-      tasks: plan.groups.delete.filter((g) => !g.freesName).map(groupDelete),
-    });
-    phases.push({
-      name: 'user-removals',
-      tasks: [
-        ...plan.users.deactivate.map(
-          (u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName }),
-        ),
-        ...plan.users.delete.filter((u) => !u.freesName).map(userDelete),
-      ],
-    });
-  }
+  // While the guard holds the plan, a handover is held whole (handover.ts).
+  if (held) return withoutHeldHandovers(plan, phases);
+  phases.push({
+    name: 'group-deletes',
+    tasks: plan.groups.delete.filter((g) => !g.freesName).map(groupDelete),
+  });
+  phases.push({
+    name: 'user-removals',
+    tasks: [
+      ...plan.users.deactivate.map((u): ApplyTask => ({ action: 'user.deactivate', id: u.id, externalId: u.externalId, name: u.userName })),
+      ...plan.users.delete.filter((u) => !u.freesName).map(userDelete),
+    ],
+  });
   return phases;
 }
 
@@ -307,6 +306,14 @@ async function refuseForeign(
       ErrorCodes.CONFLICT,
       'conflict',
       `create ${noun} ${task.name}: the name is held by ${noun} ${resource.id}, which this tool manages for another source object; not taken over`,
+    );
+  }
+  // Nor an object carrying another person's externalId: adoption is for objects no one owns.
+  if (noun === 'user' && typeof resource.externalId === 'string' && resource.externalId !== '') {
+    throw new SyncError(
+      ErrorCodes.CONFLICT,
+      'conflict',
+      `create user ${task.name}: the name is held by user ${resource.id}, the account of ${resource.externalId}; an account never passes from one person to another (see the plan's conflicts and scim-audit-sync ledger reassign)`,
     );
   }
   if (deps.adoptExisting) return;

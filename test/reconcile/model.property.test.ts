@@ -14,4 +14,8 @@ describe('reconcile model: every lifecycle sequence keeps the documented promise
       await runModel({ ownership, seed: ownership === 'ledger' ? 20261125 : 1125, numRuns: 25, maxCommands: 12 });
     }, 180_000);
   }
+  // A deleted leaver's return is a new account; a recycled name is free once the leaver's account is deleted.
+  it('ownership.mode ledger, deprovision.action delete', async () => {
+    await runModel({ ownership: 'ledger', deprovision: 'delete', seed: 20261128, numRuns: 15, maxCommands: 12 });
+  }, 180_000);
 });

@@ -80,19 +80,65 @@ describe('planner', () => {
     const ledger = new Ledger();
     ledger.record('user', 'p1', 'a');
     ledger.record('user', 'p2', 'b');
+    ledger.record('user', 'p3', 'c');
     const p = plan({
-      users: [user('a', { userName: 'renamed@example.com' }), user('b', { userName: 'B@EXAMPLE.COM', externalId: 'b-new' })],
-      platformUsers: [scimUser('p1', 'a'), scimUser('p2', 'b')],
+      users: [
+        user('a', { userName: 'renamed@example.com' }),
+        user('b', { userName: 'B@EXAMPLE.COM' }),
+        user('d', { userName: 'd@example.com' }),
+      ],
+      platformUsers: [
+        scimUser('p1', 'a'),
+        scimUser('p2', 'b'),
+        scimUser('p3', 'c'),
+        scimUser('p4', undefined, { userName: 'd@example.com' }),
+      ],
       ledger,
+      config: cfg({ matching: { adoptExisting: true } }),
     });
     expect(p.users.create).toHaveLength(0);
     const byId = Object.fromEntries(p.users.update.map((u) => [u.id, u]));
     expect(byId['p1']?.changes.map((c) => c.path)).toContain('userName');
     // userName matched case-insensitively, but written exactly: the case-only rename is applied (issue #14).
-    expect(byId['p2']?.changes).toEqual([
-      { path: 'userName', before: 'b@example.com', after: 'B@EXAMPLE.COM' },
-      { path: 'externalId', before: 'b', after: 'b-new' },
-    ]);
+    expect(byId['p2']?.changes).toEqual([{ path: 'userName', before: 'b@example.com', after: 'B@EXAMPLE.COM' }]);
+    // An account nobody owns is adopted by name (adoptExisting).
+    expect(byId['p4']?.adopt).toBe(true);
+    expect(byId['p4']?.changes).toContainEqual(expect.objectContaining({ path: 'externalId', after: 'd' }));
+  });
+
+  it("a new externalId with the userName of an absent person's account: an identity conflict, never a match", () => {
+    const ledger = new Ledger();
+    ledger.record('user', 'p1', 'a');
+    ledger.record('user', 'p2', 'b');
+    // p3: not in the ledger, but its platform externalId names another person (c).
+    const platformUsers = [scimUser('p1', 'a'), scimUser('p2', 'b'), scimUser('p3', 'c')];
+    const users = [user('a'), user('b-new', { userName: 'B@example.com' }), user('c-new', { userName: 'c@example.com' })];
+    for (const adoptExisting of [false, true]) {
+      const p = plan({ users, platformUsers, ledger, config: cfg({ matching: { adoptExisting } }) });
+      expect(p.users.update).toEqual([]);
+      expect(p.users.create).toEqual([]);
+      expect(p.users.deactivate.map((d) => [d.id, d.externalId])).toEqual([['p2', 'b']]);
+      expect(p.conflicts?.map((c) => [c.externalId, c.wants, c.account.id, c.account.owner])).toEqual([
+        ['b-new', 'create', 'p2', 'b'],
+        ['c-new', 'create', 'p3', 'c'],
+      ]);
+      expect(p.conflicts?.[0]?.waysOut).toContainEqual(expect.stringContaining('ledger reassign --from b --to b-new'));
+      // p3 is not managed: reassign cannot help, the ways out say what can.
+      expect(p.conflicts?.[1]?.waysOut).toEqual([
+        expect.stringContaining('not managed by this tool: delete platform user p3 by hand'),
+        expect.stringContaining("clear or correct the account's externalId on the platform"),
+      ]);
+      expect(p.summary.conflicts).toBe(2);
+    }
+    // A present person renamed onto the held name: the rename waits (skipped) and is a conflict too.
+    const renamed = plan({ users: [user('a', { userName: 'b@example.com' })], platformUsers, ledger });
+    expect(renamed.users.update).toEqual([]);
+    expect(renamed.skipped.map((k) => k.ref)).toContain('a@example.com');
+    expect(renamed.conflicts?.map((c) => [c.externalId, c.wants, c.account.id])).toEqual([['a', 'rename', 'p2']]);
+    // Opted in: the account is handed over, marked as such.
+    const opted = plan({ users, platformUsers, ledger, config: cfg({ matching: { handOverLeaverAccountsByName: true } }) });
+    expect(opted.users.update.map((u) => [u.id, u.externalId, u.handoverFrom])).toEqual([['p2', 'b-new', 'b']]);
+    expect(opted.conflicts).toEqual([]);
   });
 
   it('never touches unmanaged platform objects unless adoption is enabled', () => {

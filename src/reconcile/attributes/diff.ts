@@ -85,7 +85,8 @@ export function diffUsers(synced: UserAttributeRule[], users: UserValues[]): Pic
         continue;
       }
       const before = current[rule.name] ?? null;
-      if (want.value === null && rule.whenMissing === 'keep') continue;
+      // A handed-over account starts clean: the previous owner's values are not kept for the new one.
+      if (want.value === null && rule.whenMissing === 'keep' && subject.handover !== true) continue;
       if (sameAttributeValue(want.value, before)) continue;
       const away = before !== null && (want.value === null || (rule.accessRelevant && takesAway(before, want.value)));
       changes.push({ attribute: rule.name, before, after: want.value, takesAway: away });

@@ -18,6 +18,8 @@ export interface AttributeSubject {
   id: string | undefined;
   /** The user plan adopts this account in this run: write only once the ledger records it. */
   adopt: boolean;
+  /** The account is handed over from a leaver in this run: nothing it held carries over (whenMissing: keep does not apply). */
+  handover?: boolean;
 }
 
 export function attributeSubjects(
@@ -43,7 +45,7 @@ export function attributeSubjects(
     claimed.add(u.id);
     const user = byExt.get(u.externalId);
     if (!user || removed.has(u.id) || out.has(u.externalId)) continue;
-    out.set(u.externalId, { user, id: u.id, adopt: u.adopt });
+    out.set(u.externalId, { user, id: u.id, adopt: u.adopt, ...(u.handoverFrom !== undefined ? { handover: true } : {}) });
   }
   for (const p of platformUsers) {
     const ext = p.externalId;

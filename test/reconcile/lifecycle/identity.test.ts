@@ -1,7 +1,8 @@
 /**
  * Lifecycle events where an account could be handed to the wrong person: matching is global
  * (externalId claims before any name), an account never passes from one in-source person to
- * another, and a rehire under the old login gets the old account back.
+ * another, and a new externalId under a leaver's login does not get the leaver's account
+ * (recycled-identity.test.ts has the ways out).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/simulator/index.ts';
@@ -52,7 +53,7 @@ describe('identity lifecycle', () => {
     await expectConverged(ws);
   });
 
-  it('rehire with a new externalId and the old userName: the old account is reactivated and now carries the new id', async () => {
+  it("a new externalId with the userName of a leaver: not the old account but an identity conflict; the account stays its owner's", async () => {
     sim = await startSim();
     const carol = user('emp-300', 'carol@example.com');
     const ws = createWorkspace(sim, {
@@ -94,10 +95,11 @@ describe('identity lifecycle', () => {
     });
     const back = await apply(ws);
     expect(back.plan.users.create).toEqual([]);
-    expect(back.plan.users.reactivate.map((u) => u.id)).toEqual([id]);
-    expect(sim.store.getUser(id)).toMatchObject({ externalId: 'emp-301', active: true });
+    expect(back.plan.users.reactivate).toEqual([]);
+    expect(back.plan.conflicts?.map((c) => [c.externalId, c.account.id, c.account.owner])).toEqual([['emp-301', id, 'emp-300']]);
+    expect(sim.store.getUser(id)).toMatchObject({ externalId: 'emp-300', active: false });
     expect(sim.store.counts().users).toBe(5);
-    expect(ws.readLedger()?.users[id]).toEqual({ externalId: 'emp-301' });
+    expect(ws.readLedger()?.users[id]?.externalId).toBe('emp-300');
     await expectConverged(ws);
   });
 

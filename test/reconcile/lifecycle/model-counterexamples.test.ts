@@ -236,7 +236,7 @@ describe('model counterexamples', () => {
     expect(groups(sim)).toEqual(['Engineering: dan@example.com']);
   });
 
-  it('a typo takes the name of a colleague who then leaves, after an admin deleted the account of the typo entry: the rehire rule gives it the account of the leaver', async () => {
+  it('a typo takes the name of a colleague who then leaves, after an admin deleted the account of the typo entry: an identity conflict, the leaver keeps the account', async () => {
     // Soak seed 930464 (ledger ownership): DuplicateNameTypo(0), AdminEdit(5, delete), Leaver(0).
     sim = await startSim();
     const ann = user('e-1', 'ann@example.com');
@@ -253,15 +253,17 @@ describe('model counterexamples', () => {
     sim.store.deleteUser(byName(sim, 'bob@example.com').id);
 
     // ann leaves: the source now gives ann@example.com to e-2, who has no account of their own.
-    // reconcile.md (matching step 4): a name match of an account whose owner left is allowed,
-    // so e-2 gets that account with its externalId; nothing is deactivated or created.
+    // ann's account stays ann's (deactivated); e-2 is an identity conflict, not a takeover.
     ws.writeDirectory(dir([bobAsAnn, cat]));
-    const run = await apply(ws);
-    expect(run.plan.users.deactivate).toEqual([]);
+    const run = await apply(ws, { allowDeletes: true });
+    expect(run.plan.users.deactivate.map((d) => [d.id, d.externalId])).toEqual([[annAccount, 'e-1']]);
     expect(run.plan.users.create).toEqual([]);
-    expect(run.plan.users.update.map((u) => [u.id, u.externalId])).toEqual([[annAccount, 'e-2']]);
-    expect(users(sim)).toEqual(['ann@example.com e-2 active', 'cat@example.com e-3 active']);
-    expect(groups(sim)).toEqual(['Engineering: ann@example.com cat@example.com']);
+    expect(run.plan.users.update).toEqual([]);
+    expect(run.plan.conflicts?.map((c) => [c.externalId, c.name, c.account.id, c.account.owner])).toEqual([
+      ['e-2', 'ann@example.com', annAccount, 'e-1'],
+    ]);
+    expect(users(sim)).toEqual(['ann@example.com e-1 inactive', 'cat@example.com e-3 active']);
+    expect(groups(sim)).toEqual(['Engineering: cat@example.com']);
     await expectConverged(ws);
   });
 });

@@ -1,12 +1,14 @@
 /**
- * The steps of the model-based test: source edits (joiners, leavers, renames, swaps, rehires,
+ * The steps of the model-based test: source edits (joiners, leavers, recycled identifiers —
+ * a new externalId with a leaver's userName, later or in the same edit —, renames, swaps, rehires,
  * bad entries, membership moves), an admin's edits on the platform, and a source outage.
  * Each step changes the model and the real system the same way, then runs one reconcile
  * cycle whose invariants `RealSystem.sync` checks. Steps take plain numbers and pick their
  * target modulo what exists, so any shrunk sequence still runs.
  */
+import { nameKey } from '../../../src/identity/canonical-name.ts';
 import fc from 'fast-check';
-import { DirectoryModel, GROUP_NAMES, NAME_POOL, type Person } from './directory-model.ts';
+import { DirectoryModel, GROUP_NAMES, NAME_POOL, nameVariant, type Person } from './directory-model.ts';
 import type { RealSystem } from './system.ts';
 
 type Step = fc.AsyncCommand<DirectoryModel, RealSystem>;
@@ -16,8 +18,8 @@ const pick = <T>(list: readonly T[], n: number): T | undefined => (list.length =
 /** Names no source entry and no platform account uses (compared case-insensitively). */
 function freeNames(model: DirectoryModel, real: RealSystem): string[] {
   const used = model.usedNames();
-  for (const u of real.sim.store.users()) used.add(u.userName.toLowerCase());
-  return NAME_POOL.filter((n) => !used.has(n));
+  for (const u of real.sim.store.users()) used.add(nameKey(u.userName));
+  return NAME_POOL.filter((n) => !used.has(nameKey(n)));
 }
 
 function flipCase(userName: string): string {
@@ -38,18 +40,21 @@ function step(label: string, edit: (m: DirectoryModel, r: RealSystem) => void): 
   };
 }
 
-export const joiner = (seed: number, flavour: 'fresh' | 'leaver-name' | 'admin-name'): Step =>
+export const joiner = (seed: number, flavour: 'fresh' | 'leaver-name' | 'leaver-name-variant' | 'admin-name'): Step =>
   step(`Joiner(${seed}, ${flavour})`, (m, r) => {
     let userName: string | undefined;
     const used = m.usedNames();
-    if (flavour === 'leaver-name')
+    if (flavour === 'leaver-name' || flavour === 'leaver-name-variant') {
       userName = pick(
-        m.leavers.map((p) => p.userName).filter((n) => !used.has(n.toLowerCase())),
+        m.leavers.map((p) => p.userName).filter((n) => !used.has(nameKey(n))),
         seed,
       );
+      // A recycled identifier written another way (NFD, upper case): still the leaver's name.
+      if (userName !== undefined && flavour === 'leaver-name-variant') userName = nameVariant(userName, seed);
+    }
     if (flavour === 'admin-name')
       userName = pick(
-        [...r.admin.values()].map((a) => a.userName).filter((n) => !used.has(n.toLowerCase())),
+        [...r.admin.values()].map((a) => a.userName).filter((n) => !used.has(nameKey(n))),
         seed,
       );
     userName ??= pick(freeNames(m, r), seed);
@@ -62,6 +67,28 @@ export const leaver = (i: number): Step =>
   step(`Leaver(${i})`, (m) => {
     const p = pick(m.persons, i);
     if (p) m.leave(p);
+  });
+
+/**
+ * A recycled identifier in one source edit: a person leaves and a different person (a new
+ * externalId) is given their userName in the same change.
+ */
+export const recycle = (i: number, variant: boolean): Step =>
+  step(`Recycle(${i}${variant ? ', variant' : ''})`, (m) => {
+    const p = pick(m.persons, i);
+    if (!p) return;
+    m.leave(p);
+    if (m.usedNames().has(nameKey(p.userName))) return;
+    const ext = m.newExt();
+    const userName = variant ? nameVariant(p.userName, i) : p.userName;
+    m.persons.push({ ext, userName, given: `G${ext}`, family: 'Model', active: true, badEmail: false });
+  });
+
+/** A person's userName written another way (NFD/NFC, upper case): one name to the sync, written in NFC. */
+export const nameVariantRename = (i: number): Step =>
+  step(`NameVariant(${i})`, (m) => {
+    const p = pick(m.valid(), i);
+    if (p) p.userName = nameVariant(p.userName, i);
   });
 
 export const returner = (i: number): Step =>
@@ -139,7 +166,7 @@ export const mover = (i: number, gi: number): Step =>
 export const groupEdit = (gi: number, what: 'create' | 'delete' | 'rename' | 'swap-names' | 'break'): Step =>
   step(`GroupEdit(${gi}, ${what})`, (m) => {
     const used = new Set(m.groups.map((g) => g.displayName.toLowerCase()));
-    const free = GROUP_NAMES.filter((n) => !used.has(n.toLowerCase()));
+    const free = GROUP_NAMES.filter((n) => !used.has(nameKey(n)));
     const g = pick(m.groups, gi);
     switch (what) {
       case 'create': {
@@ -236,11 +263,18 @@ export const loseLedger = (): Step =>
 const idx = fc.nat({ max: 20 });
 
 const allSteps: [string, fc.Arbitrary<Step>][] = [
-  ['Joiner', fc.tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'admin-name' as const)).map(([s, f]) => joiner(s, f))],
+  [
+    'Joiner',
+    fc
+      .tuple(idx, fc.constantFrom('fresh' as const, 'leaver-name' as const, 'leaver-name-variant' as const, 'admin-name' as const))
+      .map(([s, f]) => joiner(s, f)),
+  ],
   ['Leaver', idx.map((i) => leaver(i))],
+  ['Recycle', fc.tuple(idx, fc.boolean()).map(([i, v]) => recycle(i, v))],
   ['Returner', idx.map((i) => returner(i))],
   ['Rename', fc.tuple(idx, idx).map(([i, s]) => rename(i, s))],
   ['CaseRename', idx.map((i) => caseRename(i))],
+  ['NameVariant', idx.map((i) => nameVariantRename(i))],
   ['NameRotation', fc.tuple(idx, fc.constantFrom(2 as const, 3 as const)).map(([i, n]) => nameRotation(i, n))],
   ['ToggleActive', idx.map((i) => toggleActive(i))],
   ['EmailTypo', idx.map((i) => emailTypo(i))],

@@ -5,6 +5,7 @@
  * computed here by the same rule the docs state (the first entry with a userName wins), so
  * the invariants can tell "present but invalid" from "gone".
  */
+import { nameKey } from '../../../src/identity/canonical-name.ts';
 import type { Directory, DirUser } from '../../helpers/reconcile-harness.ts';
 
 export interface Person {
@@ -42,14 +43,14 @@ export class DirectoryModel {
     const kept = new Map<string, Person>();
     for (const p of this.persons) {
       if (p.badEmail) continue;
-      const key = p.userName.toLowerCase();
+      const key = nameKey(p.userName);
       if (!kept.has(key)) kept.set(key, p);
     }
     return kept;
   }
 
   isValid(p: Person): boolean {
-    return !p.badEmail && this.keptNames().get(p.userName.toLowerCase()) === p;
+    return !p.badEmail && this.keptNames().get(nameKey(p.userName)) === p;
   }
 
   valid(): Person[] {
@@ -72,7 +73,7 @@ export class DirectoryModel {
 
   /** userNames any source entry uses (valid or not), lower-cased. */
   usedNames(): Set<string> {
-    return new Set(this.persons.map((p) => p.userName.toLowerCase()));
+    return new Set(this.persons.map((p) => nameKey(p.userName)));
   }
 
   leave(p: Person): void {
@@ -105,8 +106,21 @@ export class DirectoryModel {
   }
 }
 
-/** A small pool of names, so joiners, renames and admin-created accounts collide often. */
-export const NAME_POOL = ['ann', 'bob', 'cat', 'dan', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jon', 'kim', 'lea'].map(
+/**
+ * A small pool of names, so joiners, renames and admin-created accounts collide often; two of
+ * them are non-ASCII (`josé`, `straße`), so NFC/NFD and full case-folding variants
+ * (`nameVariant`) are one name to the sync.
+ */
+export const NAME_POOL = ['ann', 'josé', 'cat', 'straße', 'bob', 'dan', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jon', 'kim', 'lea'].map(
   (n) => `${n}@example.com`,
 );
 export const GROUP_NAMES = ['Engineering', 'Sales', 'Finance', 'Support', 'Legal', 'Ops'];
+
+/**
+ * Another spelling of the same name under `nameKey`: the decomposed form (NFD), the composed
+ * form (NFC), or the upper case (full case folding: `straße` and `STRASSE` are one name).
+ */
+export function nameVariant(userName: string, k: number): string {
+  const forms = [userName.normalize('NFD'), userName.normalize('NFC'), userName.toUpperCase()].filter((v) => v !== userName);
+  return forms[k % Math.max(1, forms.length)] ?? userName;
+}

@@ -24,6 +24,8 @@ const MODEL_QUIRKS: ServerQuirk[] = [
 
 export interface ModelRunOptions {
   ownership: 'ledger' | 'externalId';
+  /** provisioning.deprovision.action (default deactivate). */
+  deprovision?: 'deactivate' | 'delete';
   seed: number;
   numRuns: number;
   maxCommands: number;
@@ -46,6 +48,7 @@ export async function runModel(opts: ModelRunOptions): Promise<void> {
           config: {
             provisioning: {
               ownership: { mode: opts.ownership },
+              deprovision: { action: opts.deprovision ?? 'deactivate' },
               guards: {
                 maxDeletes: MAX_DELETES,
                 maxDeletePercent: MAX_DELETE_PERCENT,
@@ -56,7 +59,7 @@ export async function runModel(opts: ModelRunOptions): Promise<void> {
             platform: { scim: { pageSize: pageSize } },
           },
         });
-        real = new RealSystem(sim, ws, opts.ownership);
+        real = new RealSystem(sim, ws, opts.ownership, opts.deprovision ?? 'deactivate');
         try {
           await real.sync(model);
           await fc.asyncModelRun(() => ({ model, real: real as RealSystem }), steps);

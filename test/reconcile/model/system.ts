@@ -8,12 +8,18 @@
  *   and holds the accounts of the kept people it lists;
  * - idempotent: the plan after apply is empty;
  * - no unmanaged object written: admin-created accounts keep every attribute;
- * - an account never changes from one in-source person to another;
+ * - an account never passes from one person to another, whether either is in the source or
+ *   not: its externalId never changes, the plan never writes one person's id onto another's
+ *   account, and a newcomer given the name of an absent person's account is an identity
+ *   conflict (listed in the plan), never a takeover;
+ * - leavers' accounts are deactivated (`deprovision.action: deactivate`) or deleted (`delete`:
+ *   a returner then gets a new account);
  * - nothing present in the source (kept or rejected) is deprovisioned, deleted or removed
  *   from a group it is in;
  * - the guard trips exactly when the deactivations the model expects exceed the limit, and
  *   nothing destructive runs while it holds.
  */
+import { nameKey, nfc } from '../../../src/identity/canonical-name.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ScimGroup, ScimUser } from '../../../src/platform/scim/types.ts';
@@ -66,11 +72,13 @@ export class RealSystem {
   readonly sim: Simulator;
   readonly ws: Workspace;
   readonly ownership: 'ledger' | 'externalId';
+  readonly deprovision: 'deactivate' | 'delete';
 
-  constructor(sim: Simulator, ws: Workspace, ownership: 'ledger' | 'externalId') {
+  constructor(sim: Simulator, ws: Workspace, ownership: 'ledger' | 'externalId', deprovision: 'deactivate' | 'delete' = 'deactivate') {
     this.sim = sim;
     this.ws = ws;
     this.ownership = ownership;
+    this.deprovision = deprovision;
   }
 
   snapshot(): Snapshot {
@@ -113,13 +121,15 @@ export class RealSystem {
     // During an outage the plan shows everyone gone; the guard must hold it (checked below).
     if (!this.outage) this.checkPlan(model, before, plan);
 
-    const expectDeactivate = this.outage ? 0 : this.expectedDeactivations(model, before);
+    const removals = this.outage ? { deactivate: 0, delete: 0 } : this.expectedRemovals(model, before);
+    const expectDeactivate = removals.deactivate;
+    const expectUserDeletes = removals.delete;
     const expectGroupDeletes = this.outage ? 0 : this.expectedGroupDeletes(model, before);
-    const expectDestructive = expectDeactivate + expectGroupDeletes;
+    const expectDestructive = expectDeactivate + expectUserDeletes + expectGroupDeletes;
     if (this.outage) {
       if (!plan.guard.tripped) fail('a source that returned no users did not trip the guard', model, plan);
       const { result } = await this.ws.applyInProcess();
-      const removed = result.succeeded['user.deactivate'] ?? 0;
+      const removed = (result.succeeded['user.deactivate'] ?? 0) + (result.succeeded['user.delete'] ?? 0);
       if (removed > 0 || result.membersRemoved > 0)
         fail(`the guard held, yet ${removed} deactivations / ${result.membersRemoved} member removals ran`, model, plan);
       this.outage = false;
@@ -129,7 +139,7 @@ export class RealSystem {
     const managed = this.managedCount(before);
     // Member removals: checkPlan proved none is wrongful and checkState that all needed ones ran,
     // so the plan's own count is the one the guard must judge.
-    const removals = plan.summary.membersRemove;
+    const memberRemovals = plan.summary.membersRemove;
     const sourceGroups = model.groups.filter((g) => !g.broken);
     const membersEmpty =
       sourceGroups.length > 0 &&
@@ -140,11 +150,11 @@ export class RealSystem {
       noValidUser ||
       expectDestructive > MAX_DELETES ||
       (managed > 0 && (expectDestructive / managed) * 100 > MAX_DELETE_PERCENT) ||
-      removals > MAX_MEMBER_REMOVALS ||
-      (membersEmpty && removals > 0);
+      memberRemovals > MAX_MEMBER_REMOVALS ||
+      (membersEmpty && memberRemovals > 0);
     if (plan.guard.tripped !== shouldTrip) {
       fail(
-        `guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${removals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''}${noValidUser ? ', no valid user in the source' : ''})`,
+        `guard tripped=${plan.guard.tripped} but the model expects ${expectDestructive} deactivations, user and group deletions of ${managed} managed objects (limits ${MAX_DELETES} / ${MAX_DELETE_PERCENT}%) and ${memberRemovals} member removals (limit ${MAX_MEMBER_REMOVALS}${membersEmpty ? ', every source group empty' : ''}${noValidUser ? ', no valid user in the source' : ''})`,
         model,
         plan,
       );
@@ -152,13 +162,18 @@ export class RealSystem {
     if (plan.users.deactivate.length !== expectDeactivate) {
       fail(`the plan deactivates ${plan.users.deactivate.length} users, the model expects ${expectDeactivate}`, model, plan);
     }
+    if (plan.users.delete.length !== expectUserDeletes) {
+      fail(`the plan deletes ${plan.users.delete.length} users, the model expects ${expectUserDeletes}`, model, plan);
+    }
     if (plan.groups.delete.length !== expectGroupDeletes) {
       fail(`the plan deletes ${plan.groups.delete.length} groups, the model expects ${expectGroupDeletes}`, model, plan);
     }
     if (shouldTrip) {
       // Held first: nothing destructive may run without the operator.
       const held = await this.ws.applyInProcess();
-      if ((held.result.succeeded['user.deactivate'] ?? 0) > 0) fail('deactivations ran while the guard held them', model, held.plan);
+      if ((held.result.succeeded['user.deactivate'] ?? 0) + (held.result.succeeded['user.delete'] ?? 0) > 0)
+        fail('deactivations or deletions ran while the guard held them', model, held.plan);
+      this.checkNoHandover(model, before, this.snapshot());
     }
     const { plan: applied, result } = await this.ws.applyInProcess({ allowDeletes: shouldTrip });
     if (result.failed.length > 0) fail(`apply failed: ${JSON.stringify(result.failed)}`, model, applied);
@@ -172,25 +187,27 @@ export class RealSystem {
         model,
         again,
       );
+    this.checkConflicts(model, after, again);
     this.remember(after);
     this.pageHook = undefined;
     this.churned = undefined;
   }
 
-  /** Accounts the model expects deactivated now: a leaver's active account, or a kept person disabled in the source. */
-  private expectedDeactivations(model: DirectoryModel, before: Snapshot): number {
-    const accounts = [...before.users.values()];
-    // The rehire rule (reconcile.md, matching step 4): a valid person with no account of their
-    // own takes, by name, the account of someone absent from the source.
-    const takenByName = (u: ScimUser): boolean =>
-      model.valid().some((q) => q.userName.toLowerCase() === u.userName.toLowerCase() && !accounts.some((x) => x.externalId === q.ext));
-    let n = 0;
-    for (const u of accounts) {
-      if (u.active === false || this.admin.has(u.id) || !this.owner.has(u.id)) continue;
+  /**
+   * Removals the model expects now: a kept person disabled in the source is deactivated; a
+   * leaver's account (not claimed by a rejected entry) is deactivated when active, or deleted
+   * under `deprovision.action: delete`. Nobody takes a leaver's account by name.
+   */
+  private expectedRemovals(model: DirectoryModel, before: Snapshot): { deactivate: number; delete: number } {
+    const n = { deactivate: 0, delete: 0 };
+    for (const u of before.users.values()) {
+      if (this.admin.has(u.id) || !this.owner.has(u.id)) continue;
       const ext = u.externalId ?? this.owner.get(u.id) ?? '';
       const p = model.person(ext);
-      if (!p && !this.claimedByInvalid(model, u) && !takenByName(u)) n++;
-      else if (p && model.isValid(p) && !p.active) n++;
+      if (!p && !this.claimedByInvalid(model, u)) {
+        if (this.deprovision === 'delete') n.delete++;
+        else if (u.active !== false) n.deactivate++;
+      } else if (p && model.isValid(p) && !p.active && u.active !== false) n.deactivate++;
     }
     return n;
   }
@@ -223,6 +240,11 @@ export class RealSystem {
     ];
     for (const id of touched)
       if (this.admin.has(id)) fail(`the plan writes the admin-created account ${id} (${this.admin.get(id)?.userName})`, model, plan);
+    for (const u of [...plan.users.update, ...plan.users.reactivate]) {
+      const was = before.users.get(u.id)?.externalId ?? this.owner.get(u.id);
+      if (was !== undefined && was !== u.externalId)
+        fail(`the plan gives ${was}'s account ${u.id} (${u.userName}) to ${u.externalId}`, model, plan);
+    }
     for (const r of [...plan.users.deactivate, ...plan.users.delete]) {
       const ext = before.users.get(r.id)?.externalId ?? r.externalId;
       const p = model.person(ext);
@@ -236,7 +258,7 @@ export class RealSystem {
         if (ext !== undefined && g?.members.includes(ext))
           fail(`the plan removes ${ext} from ${m.group.displayName}, which lists them`, model, plan);
         const adminAccount = r.id ? this.admin.get(r.id) : undefined;
-        if (adminAccount && !model.usedNames().has(adminAccount.userName.toLowerCase())) {
+        if (adminAccount && !model.usedNames().has(nameKey(adminAccount.userName))) {
           fail(
             `the plan removes the admin-created account ${r.userName}, which maps to nobody in the source, from ${m.group.displayName}`,
             model,
@@ -262,13 +284,8 @@ export class RealSystem {
         fail(`the admin-created account ${a.userName} was written: ${JSON.stringify(u)}`, model);
       }
     }
-    // Ownership: an account never moves from one in-source person to another.
-    for (const u of users) {
-      const was = this.owner.get(u.id);
-      if (was !== undefined && u.externalId !== undefined && u.externalId !== was && model.present(was)) {
-        fail(`account ${u.id} moved from ${was} (still in the source) to ${u.externalId}`, model);
-      }
-    }
+    // Ownership: an account never passes from one person to another, present or absent.
+    this.checkNoHandover(model, before, after);
     // Kept people: converged. A rename can be blocked, and then stays unapplied: the name it
     // wants is held by an account the tool must not touch (an admin's, a leaver's, or that of a
     // person whose entry is invalid), or by one whose own rename is blocked.
@@ -280,13 +297,14 @@ export class RealSystem {
       if (!acct) {
         // Legitimately absent: disabled before it was ever created, or its name is held by an
         // account it cannot take over (an admin's, or another present person's).
-        const holder = users.find((u) => u.userName.toLowerCase() === p.userName.toLowerCase());
+        const holder = users.find((u) => nameKey(u.userName) === nameKey(p.userName));
         const heldByOther =
-          holder !== undefined && (this.admin.has(holder.id) || (holder.externalId !== undefined && model.present(holder.externalId)));
+          holder !== undefined && (this.admin.has(holder.id) || (holder.externalId !== undefined && holder.externalId !== p.ext));
         if (p.active && !heldByOther) fail(`${p.ext} (${p.userName}) has no account`, model);
         continue;
       }
-      if (acct.userName !== p.userName && !blocked.has(p.ext))
+      // Writes send the source's text in NFC (a decomposed spelling lands composed).
+      if (acct.userName !== nfc(p.userName) && !blocked.has(p.ext))
         fail(`${p.ext}'s account is named ${acct.userName}, the source says ${p.userName}`, model);
       if ((acct.active !== false) !== p.active) fail(`${p.ext}'s account active=${acct.active}, the source says ${p.active}`, model);
       if (acct.name?.givenName !== p.given) fail(`${p.ext}'s givenName is ${acct.name?.givenName}, the source says ${p.given}`, model);
@@ -304,6 +322,7 @@ export class RealSystem {
     for (const u of users) {
       const ext = this.owner.get(u.id);
       if (ext === undefined || this.admin.has(u.id) || model.present(u.externalId ?? ext) || this.claimedByInvalid(model, u)) continue;
+      if (this.deprovision === 'delete') fail(`leaver ${ext} (${u.userName}) still has an account under deprovision.action delete`, model);
       if (u.active !== false) fail(`leaver ${ext} (${u.userName}) is still active`, model);
     }
     // Groups that left the source: deleted.
@@ -356,7 +375,7 @@ export class RealSystem {
       // A member that maps to nobody in the source is not ours to remove (rule: removal needs a positive mapping).
       const sourceNames = model.usedNames();
       for (const a of this.admin.values()) {
-        if (sourceNames.has(a.userName.toLowerCase())) continue;
+        if (sourceNames.has(nameKey(a.userName))) continue;
         if (previous.has(a.id) && after.users.has(a.id) && !members.has(a.id))
           fail(`admin-added member ${a.userName} was removed from ${g.displayName}`, model);
       }
@@ -365,21 +384,21 @@ export class RealSystem {
 
   /** A rejected entry protects every account it could be: its externalId's, and the one with its userName. */
   private claimedByInvalid(model: DirectoryModel, u: ScimUser): boolean {
-    return model.invalid().some((p) => p.ext === u.externalId || p.userName.toLowerCase() === u.userName.toLowerCase());
+    return model.invalid().some((p) => p.ext === u.externalId || nameKey(p.userName) === nameKey(u.userName));
   }
 
   private blockedRenames(model: DirectoryModel, users: ScimUser[]): Set<string> {
-    const holder = new Map(users.map((u) => [u.userName.toLowerCase(), u]));
+    const holder = new Map(users.map((u) => [nameKey(u.userName), u]));
     const blocked = new Set<string>();
     for (let changed = true; changed; ) {
       changed = false;
       for (const p of model.valid()) {
         if (blocked.has(p.ext)) continue;
-        const h = holder.get(p.userName.toLowerCase());
+        const h = holder.get(nameKey(p.userName));
         if (!h || h.externalId === p.ext) continue;
         const owner = h.externalId === undefined ? undefined : model.person(h.externalId);
-        // A leaver's deactivated account keeps its name; only a person with no account of their own takes it over.
-        const leaverHolds = owner === undefined && users.some((u) => u.externalId === p.ext);
+        // A leaver's account keeps its name until it is deleted: nobody takes it over.
+        const leaverHolds = owner === undefined && h.externalId !== undefined;
         if (this.admin.has(h.id) || leaverHolds || (owner !== undefined && (!model.isValid(owner) || blocked.has(owner.ext)))) {
           blocked.add(p.ext);
           changed = true;
@@ -406,6 +425,39 @@ export class RealSystem {
       }
     }
     return blocked;
+  }
+
+  /** No account's externalId ever changes (this model never reassigns on purpose). */
+  private checkNoHandover(model: DirectoryModel, before: Snapshot, after: Snapshot): void {
+    for (const u of after.users.values()) {
+      const was = this.owner.get(u.id) ?? before.users.get(u.id)?.externalId;
+      if (was !== undefined && u.externalId !== undefined && u.externalId !== was)
+        fail(
+          `account ${u.id} (${u.userName}) passed from ${was}${model.present(was) ? ' (in the source)' : ' (absent)'} to ${u.externalId}`,
+          model,
+        );
+    }
+  }
+
+  /**
+   * A valid, active person without an account whose userName is held by the account of someone
+   * absent from the source is an identity conflict, listed in the plan with that account.
+   */
+  private checkConflicts(model: DirectoryModel, after: Snapshot, plan: Plan): void {
+    const users = [...after.users.values()];
+    for (const p of model.valid()) {
+      if (!p.active || users.some((u) => u.externalId === p.ext)) continue;
+      const holder = users.find((u) => nameKey(u.userName) === nameKey(p.userName));
+      if (!holder || holder.externalId === undefined || this.admin.has(holder.id) || model.present(holder.externalId)) continue;
+      if (this.claimedByInvalid(model, holder)) continue; // protected for a rejected entry, not a conflict
+      const listed = (plan.conflicts ?? []).some((c) => c.externalId === p.ext && c.account.id === holder.id && c.wants === 'create');
+      if (!listed)
+        fail(
+          `${p.ext} (${p.userName}) has no account, the name is held by ${holder.externalId}'s, and the plan lists no conflict`,
+          model,
+          plan,
+        );
+    }
   }
 
   private remember(after: Snapshot): void {
