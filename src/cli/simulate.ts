@@ -32,7 +32,7 @@ interface SimulateOptions {
   auditCrlf?: boolean;
   auditBom?: boolean;
   quirks?: ServerQuirk[];
-  /** [h17] List shape of the user-attribute endpoints. */
+  /** List shape of the user-attribute endpoints. */
   userAttributeLists?: 'array' | 'envelope';
 }
 
@@ -99,7 +99,7 @@ export function simulatorOptionsFrom(o: SimulateOptions): SimulatorOptions {
       ...(o.auditCrlf ? { crlf: true } : {}),
       ...(o.auditBom ? { bom: true } : {}),
     },
-    ...(o.userAttributeLists ? { userAttributes: { listShape: o.userAttributeLists } } : {}), // [h17]
+    ...(o.userAttributeLists ? { userAttributes: { listShape: o.userAttributeLists } } : {}),
     faults,
     ...(o.quirks && o.quirks.length > 0 ? { quirks: o.quirks } : {}),
     // A long-running process must not keep every request in memory.
@@ -140,7 +140,7 @@ export function simulateCommand(): Command {
       new Option('--user-attribute-lists <shape>', 'user-attribute lists as a bare array or the { data, pagination } envelope')
         .choices(['array', 'envelope'])
         .default('array'),
-    ) // [h17]
+    )
     .action(
       runCommand(async (o: SimulateOptions, cmd: Command) => {
         const log = commandLogger(cmd);

@@ -73,7 +73,7 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
   if (opts.checkConnectivity) {
     const [{ checkPlatform, checkSinks, checkSource }, { checkUserAttributes }] = await Promise.all([
       import('./connectivity.ts'),
-      import('./attribute-connectivity.ts'), // [h17]
+      import('./attribute-connectivity.ts'),
     ]);
     const [platform, source, sinks, attributes] = await Promise.all([
       checkPlatform(loaded),

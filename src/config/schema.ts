@@ -31,7 +31,7 @@ export const platformSchema = z
   .strictObject({
     baseUrl: z.string({ error: BASE_URL_HINT }).url({ protocol: /^https?$/, error: BASE_URL_HINT }),
     ...secretFields,
-    /** [h17] Token of the platform API (`/api/v1`, user attributes) when it differs from the SCIM token; default: the SCIM token. */
+    /** Token of the platform API (`/api/v1`, user attributes) when it differs from the SCIM token; default: the SCIM token. */
     apiToken: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
     apiTokenFile: secretFile().optional(),
     authScheme: z.enum(['Bearer', 'Api-Key']).default('Bearer'),
@@ -132,7 +132,7 @@ export const provisioningSchema = z.strictObject({
       group: z.record(z.string().min(1), mappingRuleSchema).default({}),
     })
     .prefault({}),
-  /** [h17] Platform user attributes (data access: region, department…) ← source values; docs/user-attributes.md. */
+  /** Platform user attributes (data access: region, department…) ← source values; docs/user-attributes.md. */
   userAttributes: userAttributesSchema,
   userAttributeSync: userAttributeSyncSchema,
   /** SCIM filter expressions over normalized source objects; out-of-scope objects are not provisioned. */
@@ -179,9 +179,9 @@ export const provisioningSchema = z.strictObject({
       maxMemberRemovals: z.number().int().min(0).default(500),
       /** Max member removals as a percentage of the members of the managed groups the source lists. */
       maxMemberRemovalPercent: z.number().min(0).max(100).default(50),
-      /** [h17] Max user attribute values cleared (or access-relevant values taken away) in one run. */
+      /** Max user attribute values cleared (or access-relevant values taken away) in one run. */
       maxAttributeClears: z.number().int().min(0).default(50),
-      /** [h17] Max share of the users whose attributes are synced that lose a value in one run, percent. */
+      /** Max share of the users whose attributes are synced that lose a value in one run, percent. */
       maxAttributeClearPercent: z.number().min(0).max(100).default(20),
     })
     .prefault({}),

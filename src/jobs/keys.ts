@@ -14,9 +14,9 @@ export interface TenantKeys {
   ledgerPending: string;
   /** String: when the one-shot ledger (state.dir) was imported into Redis (set once). */
   ledgerImported: string;
-  /** [h17] Hash: user attribute name → JSON { id, created } (definitions this tool knows). */
+  /** Hash: user attribute name → JSON { id, created } (definitions this tool knows). */
   ledgerAttributeDefinitions: string;
-  /** [h17] Hash: platform user id → JSON { readAt, values } (last read or written attribute values). */
+  /** Hash: platform user id → JSON { readAt, values } (last read or written attribute values). */
   ledgerAttributeValues: string;
   /** Hash: failures, until (ms), reason, since (ms). */
   quarantine: string;

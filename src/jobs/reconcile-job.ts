@@ -125,7 +125,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
       'group',
       plan.groups.create.map((c) => c.externalId),
     );
-    // [h17] user-attribute values read while planning: kept, so the next run need not read them again.
+    // user-attribute values read while planning: kept, so the next run need not read them again.
     await rt.ledger.recordAttributePlanning({
       states: ledger.attributes.takeChangedStates(),
       forgotten: ledger.attributes.takeForgottenDefinitions(),
@@ -173,7 +173,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     const failRate = total > 0 ? (summary.failed.length / Math.max(1, total)) * 100 : 0;
     const badRun =
       summary.aborted !== undefined || (summary.failed.length >= d.quarantine.minOperations && failRate >= d.quarantine.failureRatePercent);
-    // [h17] A user-attribute error (wrong-type definition, refused attribute API) makes the run partial.
+    // A user-attribute error (wrong-type definition, refused attribute API) makes the run partial.
     const attributeErrors = plan.attributes?.errors.length ?? 0;
     const result: RunResult = held
       ? 'guard_held'

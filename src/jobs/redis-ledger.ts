@@ -4,7 +4,7 @@
  * child jobs on different replicas never overwrite each other's records.
  */
 import type { LedgerData, LedgerEntry, LedgerStore, LedgerWriter, ObjectKind } from '../reconcile/ledger.ts';
-import type { AttributeState, LedgerDefinition } from '../reconcile/attributes/ledger-section.ts'; // [h17]
+import type { AttributeState, LedgerDefinition } from '../reconcile/attributes/ledger-section.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys, type TenantKeys } from './keys.ts';
 
@@ -63,7 +63,7 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     }
     tx.del(this.keys.ledgerPending);
     if (data.pending.length > 0) tx.sadd(this.keys.ledgerPending, ...data.pending);
-    // [h17] user attributes
+    // user attributes
     tx.del(this.keys.ledgerAttributeDefinitions, this.keys.ledgerAttributeValues);
     const defs = Object.entries(data.attributes?.definitions ?? {});
     const values = Object.entries(data.attributes?.values ?? {});
@@ -72,7 +72,7 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     await tx.exec();
   }
 
-  // ---- [h17] user attributes ----
+  // ---- user attributes ----
   async recordAttributeDefinition(name: string, def: LedgerDefinition): Promise<void> {
     const prev = await this.attributeDefinition(name);
     const created = def.created || (prev?.id === def.id && prev.created);
@@ -163,7 +163,7 @@ export class RedisLedger implements LedgerStore, LedgerWriter {
     const prev = await this.redis.hget(this.entries(kind), id);
     const tx = this.redis.multi().hdel(this.entries(kind), id);
     if (prev) tx.hdel(this.byExt(kind), (JSON.parse(prev) as LedgerEntry).externalId);
-    if (kind === 'user') tx.hdel(this.keys.ledgerAttributeValues, id); // [h17]
+    if (kind === 'user') tx.hdel(this.keys.ledgerAttributeValues, id);
     await tx.exec();
   }
 

@@ -15,15 +15,15 @@ import type { RedisClient } from './redis.ts';
 import { RedisLedger } from './redis-ledger.ts';
 import { TenantState } from './tenant-state.ts';
 import { tenantKeys } from './keys.ts';
-import { createAttributeClient } from '../reconcile/attributes/from-config.ts'; // [h17]
-import type { UserAttributesClient } from '../platform/user-attributes.ts'; // [h17]
+import { createAttributeClient } from '../reconcile/attributes/from-config.ts';
+import type { UserAttributesClient } from '../platform/user-attributes.ts';
 
 export interface TenantRuntime {
   id: string;
   loaded: LoadedConfig;
   platform: PlatformClient;
   scim: ScimClient;
-  /** [h17] The user-attribute API (own token), paced by the same limiter; undefined when none is configured. */
+  /** The user-attribute API (own token), paced by the same limiter; undefined when none is configured. */
   attributes: UserAttributesClient | undefined;
   limiter: GlobalRateLimiter;
   ledger: RedisLedger;
@@ -68,7 +68,7 @@ export function createTenantRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     },
   };
   const platform = createPlatformClient(loaded, overrides);
-  const attributes = createAttributeClient(loaded, overrides); // [h17]
+  const attributes = createAttributeClient(loaded, overrides);
   const s = loaded.config.platform.scim;
   const scim = new ScimClient(platform, {
     scimPath: loaded.config.platform.scimPath,

@@ -54,7 +54,7 @@ export interface HeldDeletes {
   runId: string;
   /** Member removals held with them (an approval is bound to both counts). */
   memberRemovals?: number;
-  /** [h17] User-attribute values taken away, held with them (bound likewise). */
+  /** User-attribute values taken away, held with them (bound likewise). */
   attributeClears?: number;
 }
 
@@ -150,7 +150,7 @@ export class TenantState {
       destructive: held.count,
       memberRemovals: held.memberRemovals ?? 0,
       ...(held.attributeClears ? { attributeClears: held.attributeClears } : {}),
-    }; // [h17] take-aways bound too
+    }; // take-aways bound too
     await this.redis.set(this.keys.approval, JSON.stringify({ by, at: Date.now(), ...bound }), 'EX', 86_400);
     return held;
   }
@@ -160,7 +160,7 @@ export class TenantState {
     const v = await this.redis.get(this.keys.approval);
     if (v === null) return undefined;
     const a = JSON.parse(v) as Partial<DeleteApproval>;
-    // [h17] attributeClears only when the approval bound them (absent: none approved).
+    // attributeClears only when the approval bound them (absent: none approved).
     return {
       destructive: Number(a.destructive ?? 0),
       memberRemovals: Number(a.memberRemovals ?? 0),

@@ -16,7 +16,7 @@ import { PARSE_DEAD_LETTER } from '../audit/dead-letter/store.ts';
 import type { AuditObserver } from '../audit/observer.ts';
 import type { Logger } from './logger.ts';
 import { observation } from './tenant-observations.ts';
-import { countAttributeChange, isAttributeAction, recordAttributePlan } from '../reconcile/attributes/metrics.ts'; // [h17]
+import { countAttributeChange, isAttributeAction, recordAttributePlan } from '../reconcile/attributes/metrics.ts';
 
 const r = reconcileMetrics;
 
@@ -124,8 +124,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
 
 /** One applied (or failed) SCIM change: the operations counter and one audit-trail log line. */
 export function recordChange(tenant: string, change: AppliedChange, logger: Logger): void {
-  if (isAttributeAction(change.action))
-    countAttributeChange(tenant, change.action, change.result); // [h17]
+  if (isAttributeAction(change.action)) countAttributeChange(tenant, change.action, change.result);
   else {
     const [resource, op] = change.action.split('.') as [ScimResource, ScimOperation];
     r.scimOperations.inc({ tenant, resource, operation: op, result: change.result });
@@ -135,7 +134,7 @@ export function recordChange(tenant: string, change: AppliedChange, logger: Logg
   const { action, result, id, externalId, name, added, removed, code, message } = change;
   // Explicit fields only: whatever else a caller hangs on the change stays out of the log.
   const line = { ...tenantField(logger, tenant), action, result, id, externalId, name, added, removed, code, message };
-  const what = isAttributeAction(action) ? 'user attribute change' : 'scim change'; // [h17]
+  const what = isAttributeAction(action) ? 'user attribute change' : 'scim change';
   if (result === 'ok') logger.info(line, `${what} applied`);
   else logger.warn(line, `${what} failed`);
 }

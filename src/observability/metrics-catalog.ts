@@ -4,7 +4,7 @@
  * so a renamed metric breaks a test instead of silently emptying a panel.
  */
 import '../reconcile/metrics.ts';
-import '../reconcile/attributes/metrics.ts'; // [h17]
+import '../reconcile/attributes/metrics.ts';
 import '../platform/metrics.ts';
 import '../jobs/metrics.ts';
 import '../audit/metrics.ts';

@@ -33,7 +33,7 @@ const HAS_DETAILS = new Set<ChangeAction>([
   'user.attributes',
   'attribute.create',
   'attribute.update',
-]); // [h17] attribute actions
+]); // attribute actions
 
 /** Lifetime of a run's details hash: as long as its apply chunks may run. */
 const DETAILS_TTL_SECONDS = 86_400;

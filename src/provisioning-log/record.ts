@@ -85,7 +85,7 @@ export function recordOf(
   detail: TaskDetail | undefined,
   now: number,
 ): NewRecord {
-  const type = change.action.startsWith('group.') ? 'group' : change.action.startsWith('attribute.') ? 'attribute' : 'user'; // [h17]
+  const type = change.action.startsWith('group.') ? 'group' : change.action.startsWith('attribute.') ? 'attribute' : 'user';
   const id = change.id ?? (task && 'id' in task ? task.id : undefined);
   const rec: NewRecord = {
     time: new Date(now).toISOString(),

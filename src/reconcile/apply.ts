@@ -9,7 +9,7 @@ import { isSyncError } from '../errors.ts';
 import type { Ledger, LedgerStore } from './ledger.ts';
 import type { Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
-import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
+import type { UserAttributeTarget } from '../platform/user-attributes.ts';
 import { countTasks, executeTask, isPartialTaskError, planPhases, type AppliedChange, type ApplyTask, type ChangeAction } from './tasks.ts';
 
 export type { AppliedChange, ChangeAction } from './tasks.ts';
@@ -50,7 +50,7 @@ export interface ApplyResult {
     usersDeactivate: number;
     usersDelete: number;
     groupsDelete: number;
-    membersRemove: number /** [h17] */;
+    membersRemove: number;
     attributeTakeAways?: number;
   };
   /** Set when a fatal error stopped the run early. */
@@ -62,7 +62,7 @@ export interface ApplyDeps {
   target: ScimTarget;
   ledger: Ledger;
   ledgerStore: LedgerStore;
-  /** [h17] The user-attribute API, when user attributes are configured. */
+  /** The user-attribute API, when user attributes are configured. */
   attributes?: UserAttributeTarget | undefined;
 }
 
@@ -85,7 +85,7 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps, opts: ApplyOptions)
           usersDelete: plan.users.delete.length,
           groupsDelete: plan.groups.delete.length,
           membersRemove: plan.summary.membersRemove,
-          ...(plan.attributes ? { attributeTakeAways: plan.attributes.summary.takeAways } : {}), // [h17]
+          ...(plan.attributes ? { attributeTakeAways: plan.attributes.summary.takeAways } : {}),
         }
       : { usersDeactivate: 0, usersDelete: 0, groupsDelete: 0, membersRemove: 0 },
     durationMs: 0,

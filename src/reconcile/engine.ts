@@ -12,8 +12,8 @@ import { buildPlan } from './planner.ts';
 import { comparedGroupAttributes, comparedUserAttributes } from '../identity/mapping.ts';
 import { createIntern } from '../platform/scim/compact.ts';
 import type { ScimTarget } from './target.ts';
-import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17]
-import { addAttributePlan } from './attributes/plan-step.ts'; // [h17]
+import type { UserAttributeTarget } from '../platform/user-attributes.ts';
+import { addAttributePlan } from './attributes/plan-step.ts';
 import type { PlanInputs } from './plan-basis.ts';
 
 export interface ReconcileContext {
@@ -22,7 +22,7 @@ export interface ReconcileContext {
   source: Source;
   target: ScimTarget;
   ledgerStore: LedgerStore;
-  /** [h17] The platform's user-attribute API; set when provisioning.userAttributes is configured. */
+  /** The platform's user-attribute API; set when provisioning.userAttributes is configured. */
   attributes?: UserAttributeTarget | undefined;
   now?: () => number;
   signal?: AbortSignal;

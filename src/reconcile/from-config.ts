@@ -14,7 +14,7 @@ import { createSource, sourceContext } from '../sources/registry.ts';
 import type { ReconcileContext } from './engine.ts';
 import { FileLedgerStore } from './file-ledger-store.ts';
 import type { LedgerStore } from './ledger.ts';
-import { createAttributeClient } from './attributes/from-config.ts'; // [h17]
+import { createAttributeClient } from './attributes/from-config.ts';
 
 export interface BuiltReconcileContext extends ReconcileContext {
   platform: PlatformClient;

@@ -6,7 +6,7 @@
  * they are sent, so a crash between the POST and the ledger write cannot orphan an object:
  * the next run adopts a platform object whose externalId is pending.
  */
-import { AttributeLedger, type AttributeState, type LedgerAttributesData, type LedgerDefinition } from './attributes/ledger-section.ts'; // [h17]
+import { AttributeLedger, type AttributeState, type LedgerAttributesData, type LedgerDefinition } from './attributes/ledger-section.ts';
 
 export type ObjectKind = 'user' | 'group';
 
@@ -27,7 +27,7 @@ export interface LedgerData {
   groups: Record<string, LedgerEntry>;
   /** `user:<externalId>` / `group:<externalId>` creates that were sent but not yet confirmed. */
   pending: string[];
-  /** [h17] User attributes: definitions we created, last known values per user. Absent in older ledgers. */
+  /** User attributes: definitions we created, last known values per user. Absent in older ledgers. */
   attributes?: LedgerAttributesData;
 }
 
@@ -41,7 +41,7 @@ export interface LedgerWriter {
   idFor(kind: ObjectKind, externalId: string): string | undefined | Promise<string | undefined>;
   /** Member removals of a group the server acknowledged (replaces the previous record). Optional. */
   noteMemberRemovals?(groupId: string, ids: string[], at: number): void | Promise<void>;
-  /** [h17] User attributes: definition created or adopted; a user's values after writing them. */
+  /** User attributes: definition created or adopted; a user's values after writing them. */
   recordAttributeDefinition?(name: string, def: LedgerDefinition): void | Promise<void>;
   attributeDefinition?(name: string): LedgerDefinition | undefined | Promise<LedgerDefinition | undefined>;
   recordAttributeState?(userId: string, state: AttributeState): void | Promise<void>;
@@ -63,7 +63,7 @@ export class Ledger implements LedgerWriter {
   private readonly pruned: Record<ObjectKind, string[]> = { user: [], group: [] };
   /** Lazily built externalId → id indexes, dropped on every write. */
   private readonly byExternalId = new Map<ObjectKind, Map<string, string>>();
-  /** [h17] User-attribute section (definitions we created, last known values). */
+  /** User-attribute section (definitions we created, last known values). */
   readonly attributes: AttributeLedger;
 
   /** `intern`: keep each id as the one string the platform snapshot holds (platform/scim/compact.ts). */
@@ -159,7 +159,7 @@ export class Ledger implements LedgerWriter {
   }
 
   forget(kind: ObjectKind, id: string): void {
-    if (kind === 'user') this.attributes.forgetUser(id); // [h17]
+    if (kind === 'user') this.attributes.forgetUser(id);
     if (this.map(kind).delete(id)) {
       this.byExternalId.delete(kind);
       this.dirty = true;
@@ -172,7 +172,7 @@ export class Ledger implements LedgerWriter {
     for (const id of this.map(kind).keys()) {
       if (!existingIds.has(id)) {
         this.map(kind).delete(id);
-        if (kind === 'user') this.attributes.forgetUser(id); // [h17]
+        if (kind === 'user') this.attributes.forgetUser(id);
         this.byExternalId.delete(kind);
         this.pruned[kind].push(id);
         n++;
@@ -199,7 +199,7 @@ export class Ledger implements LedgerWriter {
       users: Object.fromEntries(this.users),
       groups: Object.fromEntries(this.groups),
       pending: [...this.pending],
-      ...(this.attributes.isEmpty ? {} : { attributes: this.attributes.toJSON() }), // [h17]
+      ...(this.attributes.isEmpty ? {} : { attributes: this.attributes.toJSON() }),
     };
   }
 

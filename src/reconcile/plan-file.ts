@@ -11,7 +11,7 @@
  * applied (nobody reviewed them); they are listed for the next plan.
  * The file holds names and attribute values (personal data) but no credential.
  */
-import { attributeOperations } from './attributes/selection.ts'; // [h17]
+import { attributeOperations } from './attributes/selection.ts';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.ts';

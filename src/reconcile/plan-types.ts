@@ -125,7 +125,7 @@ export interface GuardVerdict {
   maxMemberRemovalPercent: number;
   /** --allow-deletes was given, or an approval covers this plan: the guard is reported but not enforced. */
   overridden: boolean;
-  /** [h17] Attribute values taken away, and the limits (present when user attributes are configured). */
+  /** Attribute values taken away, and the limits (present when user attributes are configured). */
   attributes?: AttributeGuardFigures;
   /** Added field: the approval (`approve-deletes`) this plan was checked against, if any. */
   approval?: DeleteApproval;
@@ -138,7 +138,7 @@ export interface GuardVerdict {
 export interface DeleteApproval {
   destructive: number;
   memberRemovals: number;
-  /** [h17] User-attribute values taken away that were held (absent: none approved). */
+  /** User-attribute values taken away that were held (absent: none approved). */
   attributeClears?: number;
 }
 
@@ -204,7 +204,7 @@ export interface PlanSummary {
   conflicts?: number;
   /** Number of write operations the plan implies (before chunking). */
   changes: number;
-  /** [h17] User attribute definitions to create and users whose values change (included in `changes`). */
+  /** User attribute definitions to create and users whose values change (included in `changes`). */
   attributeDefinitions?: number;
   attributeUsers?: number;
 }
@@ -243,6 +243,6 @@ export interface Plan {
   summary: PlanSummary;
   /** Set when the plan was restricted to one user (`--only`, reconcile/selection.ts). */
   only?: string;
-  /** [h17] User attributes (present when provisioning.userAttributes is configured). */
+  /** User attributes (present when provisioning.userAttributes is configured). */
   attributes?: AttributePlan;
 }

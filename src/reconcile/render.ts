@@ -5,7 +5,7 @@
 import { styleText } from 'node:util';
 import type { ApplyResult } from './apply.ts';
 import type { AttributeChange, Plan } from './plan-types.ts';
-import { attributeSections, attributeSummaryLine } from './attributes/render.ts'; // [h17]
+import { attributeSections, attributeSummaryLine } from './attributes/render.ts';
 import { printable } from '../observability/printable.ts';
 
 type Style = Parameters<typeof styleText>[0];
@@ -205,7 +205,7 @@ export function renderApplyResult(result: ApplyResult, opts: RenderOptions, plan
   if ((h.attributeTakeAways ?? 0) > 0)
     out.push(
       c('red', `  held by the deletion guard: ${h.attributeTakeAways} user attribute values taken away (clears, access-relevant changes)`),
-    ); // [h17]
+    );
   if (result.failed.length > 0) {
     out.push(c('red', `  failed: ${result.failed.length}`));
     out.push(...table(result.failed.slice(0, 50).map((f) => [f.action, f.ref, f.code, f.message].map(printable))).map((l) => `    ${l}`));

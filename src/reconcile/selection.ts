@@ -6,7 +6,7 @@
  * evaluated on what the restricted plan would remove (one user at most), so a selection can
  * never look like, or be, a mass deletion.
  */
-import { restrictAttributePlan } from './attributes/selection.ts'; // [h17]
+import { restrictAttributePlan } from './attributes/selection.ts';
 import { evaluateGuard } from './guard.ts';
 import { userRejections } from './plan-context.ts';
 import type { MemberRef, MembershipChange, Plan, Skipped } from './plan-types.ts';
@@ -90,7 +90,7 @@ export function restrictPlan(full: Plan, sel: Selection, allowDeletes: boolean):
     only: sel.only,
   };
   plan.summary = summarize(plan);
-  restrictAttributePlan(plan, full, (r) => selects(sel, r), allowDeletes); // [h17] the selected user's attribute values only
+  restrictAttributePlan(plan, full, (r) => selects(sel, r), allowDeletes); // the selected user's attribute values only
   const matched =
     Object.values(users).some((l) => l.length > 0) ||
     memberships.length > 0 ||

@@ -11,8 +11,8 @@ import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
 import { withoutHeldHandovers } from './handover.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17 user attributes]
-import { attributePhases, executeAttributeTask } from './attributes/tasks.ts'; // [h17]
-import type { AttributeTask } from './attributes/types.ts'; // [h17]
+import { attributePhases, executeAttributeTask } from './attributes/tasks.ts';
+import type { AttributeTask } from './attributes/types.ts';
 
 export type ChangeAction =
   | 'user.create'
@@ -26,7 +26,7 @@ export type ChangeAction =
   | 'group.update'
   | 'group.delete'
   | 'group.members'
-  // [h17] user attributes
+  // user attributes
   | 'user.attributes'
   | 'attribute.create'
   | 'attribute.update';
@@ -38,7 +38,7 @@ export type ApplyTask =
   | { action: 'group.update' | 'group.adopt'; id: string; externalId: string; name: string; ops: PatchOperation[] }
   | { action: 'group.members'; id: string | undefined; externalId: string; name: string; add: MemberRef[]; remove: MemberRef[] }
   | { action: 'group.delete' | 'user.deactivate' | 'user.delete'; id: string; externalId: string; name: string }
-  | AttributeTask; // [h17]
+  | AttributeTask;
 
 export type PhaseName =
   | 'renames'
@@ -180,7 +180,7 @@ export function planPhases(plan: Plan): Phase[] {
     ...(nameDeletes.length > 0 ? [{ name: 'name-deletes' as const, tasks: nameDeletes }] : []),
     ...(renames.length > 0 ? [{ name: 'renames' as const, tasks: renames }] : []),
     { name: 'users', tasks: users },
-    ...attributePhases(plan), // [h17] after the user exists, before group memberships
+    ...attributePhases(plan), // after the user exists, before group memberships
     { name: 'groups', tasks: groups },
     { name: 'memberships', tasks: memberships },
   ];
@@ -206,7 +206,7 @@ export interface TaskDeps {
   adoptExisting: boolean;
   ledger: LedgerWriter;
   now: () => number;
-  /** [h17] The platform's user-attribute API (when user attributes are configured). */
+  /** The platform's user-attribute API (when user attributes are configured). */
   attributes?: UserAttributeTarget | undefined;
 }
 
@@ -215,7 +215,7 @@ export async function executeTask(task: ApplyTask, deps: TaskDeps): Promise<Omit
   const { target, ledger } = deps;
   const base = { action: task.action, externalId: task.externalId, name: task.name };
   switch (task.action) {
-    // [h17] user attributes
+    // user attributes
     case 'user.attributes':
     case 'attribute.create':
     case 'attribute.update':

@@ -131,7 +131,7 @@ export interface SimulatorOptions {
   /** Default true. */
   auditFeatureEnabled?: boolean;
   audit?: AuditSimOptions;
-  /** [h17] User-attribute endpoints: list shape (bare array or `{ data, pagination }`) and page cap. */
+  /** User-attribute endpoints: list shape (bare array or `{ data, pagination }`) and page cap. */
   userAttributes?: UserAttributesSimOptions;
   faults?: FaultRule[];
   /** Real-server behaviours to imitate (see quirks.ts, docs/simulator.md). Default none. */
@@ -166,6 +166,6 @@ export interface Simulator {
   requests: RequestLogEntry[];
   clearRequests(): void;
   audit: SimAudit;
-  /** [h17] User-attribute definitions and values: seed, inspect, drift behind the client's back. */
+  /** User-attribute definitions and values: seed, inspect, drift behind the client's back. */
   attributes: SimUserAttributes;
 }
