@@ -44,7 +44,7 @@ export const EXIT_CODES: ReadonlyArray<{ code: ExitCode; meaning: string }> = [
   {
     code: ExitCode.REJECTED,
     meaning:
-      'only with `--fail-on-rejected` (`plan`, `apply`): the source rejected entries (or user-attribute values); everything else was planned or applied. Codes 1–3 take precedence',
+      'only with `--fail-on-rejected` (`plan`, `apply`): the source rejected entries (or user-attribute values), or an identity conflict held a newcomer (docs/reconcile.md, identity conflicts); everything else was planned or applied. Codes 1–3 take precedence',
   },
   {
     code: ExitCode.AUDIT_GAP,

@@ -39,7 +39,10 @@ const onlyOption = (): Option =>
   );
 
 const failOnRejectedOption = (): Option =>
-  new Option('--fail-on-rejected', 'exit 4 when the source rejected entries (or user-attribute values), after planning/applying the rest');
+  new Option(
+    '--fail-on-rejected',
+    'exit 4 when the source rejected entries (or user-attribute values) or an identity conflict held a newcomer, after planning/applying the rest',
+  );
 
 export function planCommand(): Command {
   return new Command('plan')
@@ -131,8 +134,9 @@ async function planFor(
 }
 
 /** Source entries (and user-attribute values) the source rejected: left out of the plan, shown in its headline. */
+/** What `--fail-on-rejected` counts: rejected entries and values, and newcomers held by an identity conflict. */
 function rejectedCount(plan: Plan): number {
-  return plan.summary.rejected + (plan.attributes?.summary.rejected ?? 0);
+  return plan.summary.rejected + (plan.attributes?.summary.rejected ?? 0) + (plan.summary.conflicts ?? 0);
 }
 
 async function run(opts: ReconcileOptions, cmd: Command, apply: boolean): Promise<number> {

@@ -84,7 +84,7 @@ export async function runValidate(opts: ValidateOptions, cmd: Command): Promise<
     checks.push(platform);
     if (source) checks.push(source);
     checks.push(...sinks);
-    if (attributes) checks.push(attributes); // [h17 user attributes]
+    if (attributes) checks.push(attributes);
   }
   const ok = checks.every((c) => c.ok);
   // A refused credential (401/403) needs a config or secret change, like the other commands: exit 2.

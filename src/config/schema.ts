@@ -10,7 +10,7 @@ import { provisioningLogSchema } from '../provisioning-log/config-schema.ts';
 import { uiSchema } from '../ui/config-schema.ts';
 import { assertSecureUrl } from '../platform/secure-url.ts';
 import { contentFile, secretFile } from './file-refs.ts';
-import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts'; // [h17 user attributes]
+import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts';
 
 const secretFields = {
   token: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),

@@ -108,7 +108,7 @@ export function recordPlan(tenant: string, plan: Plan, logger: Logger): void {
       },
       `${conflicts.length} identity conflicts: source users not created because their userName is held by the account of someone not in the source (see the plan's conflicts)`,
     );
-  recordAttributePlan(tenant, plan, logger); // [h17 user attributes]
+  recordAttributePlan(tenant, plan, logger);
 
   const guard = {
     tripped: plan.guard.tripped,

@@ -6,7 +6,7 @@
  */
 import type { AppliedChange, ApplyTask, ChangeAction } from '../reconcile/tasks.ts';
 import type { AttributeChange, MemberRef, Plan } from '../reconcile/plan-types.ts';
-import { attributeDetails, heldAttributeRecords } from './user-attributes.ts'; // [h17 user attributes]
+import { attributeDetails, heldAttributeRecords } from './user-attributes.ts';
 import { heldHandoverRecords } from './identity.ts';
 
 export type RecordResult = 'ok' | 'failed' | 'held';
@@ -150,7 +150,7 @@ export function planDetails(plan: Plan): Map<string, TaskDetail> {
       out.set(taskKey(g.adopt && g.ops.length === 0 ? 'group.adopt' : 'group.update', g.externalId), { changes: g.changes });
   for (const u of plan.users.deactivate) out.set(taskKey('user.deactivate', u.externalId), { reason: u.reason });
   for (const u of plan.users.delete) out.set(taskKey('user.delete', u.externalId), { reason: u.reason });
-  for (const [key, detail] of attributeDetails(plan)) out.set(key, detail); // [h17 user attributes]
+  for (const [key, detail] of attributeDetails(plan)) out.set(key, detail);
   return out;
 }
 
@@ -201,7 +201,7 @@ export function heldRecords(tenant: string, runId: string, plan: Plan, now: numb
       reason: why,
     });
   }
-  out.push(...heldAttributeRecords(base, plan, why)); // [h17 user attributes]
+  out.push(...heldAttributeRecords(base, plan, why));
   out.push(...heldHandoverRecords(base, plan, why));
   return out;
 }

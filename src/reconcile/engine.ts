@@ -83,7 +83,7 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
     warnings,
     now: now(),
   });
-  // [h17 user attributes] planned after the user plan, from the same inputs (GET requests only).
+  // planned after the user plan, from the same inputs (GET requests only).
   if (ctx.attributes && ctx.config.userAttributes.length > 0) {
     await addAttributePlan(plan, {
       target: ctx.attributes,

@@ -78,7 +78,7 @@ export function planOperations(plan: Plan): Map<string, Operation> {
       put(`member:add:${group}:${r.id ?? `new:${r.externalId}`}`, `add ${who(r)} to ${m.group.displayName}`, [r.id, r.externalId]);
     for (const r of m.remove) put(`member:remove:${group}:${r.id}`, `remove ${who(r)} from ${m.group.displayName}`, [r.id]);
   }
-  for (const [key, label, content] of attributeOperations(plan)) put(key, label, content); // [h17 user attributes]
+  for (const [key, label, content] of attributeOperations(plan)) put(key, label, content);
   if (plan.guard.tripped) put('guard:tripped', `deletion guard tripped (${plan.guard.reasons.join('; ')})`, plan.guard.destructive);
   return ops;
 }

@@ -5,7 +5,7 @@
  */
 import type { SourceRejection } from '../identity/model.ts';
 import type { NewResource, PatchOperation, ScimGroup, ScimUser } from '../platform/scim/types.ts';
-import type { AttributeGuardFigures, AttributePlan } from './attributes/types.ts'; // [h17 user attributes]
+import type { AttributeGuardFigures, AttributePlan } from './attributes/types.ts';
 
 /** 2: the `attributes` section, `guard.attribute*` and `summary.attribute*` (user attributes). */
 export const PLAN_SCHEMA_VERSION = 2;

@@ -29,7 +29,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
     `  groups:  ${c('green', `+${s.groupsCreate} create`)}, ${c('yellow', `~${s.groupsUpdate} update`)}, ${c('red', `✗${s.groupsDelete} delete`)}`,
   );
   out.push(`  members: ${c('green', `+${s.membersAdd} add`)}, ${c('red', `-${s.membersRemove} remove`)}`);
-  const attrLine = attributeSummaryLine(plan, c); // [h17 user attributes]
+  const attrLine = attributeSummaryLine(plan, c);
   if (attrLine) out.push(attrLine);
   const rejected = rejectedLine(plan);
   if (s.changes === 0)
@@ -110,7 +110,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
       ]),
     ]),
   );
-  attributeSections(plan, section); // [h17 user attributes]
+  attributeSections(plan, section);
   section(
     'Skipped',
     'gray',
@@ -161,15 +161,18 @@ export function renderPlan(plan: Plan, opts: RenderOptions): string {
 
 /**
  * `4 entries rejected by the source (listed below)`, with user-attribute values the source
- * gave but the type refused; undefined when nothing was rejected.
+ * gave but the type refused and newcomers held by an identity conflict (their name is held by
+ * another person's account); undefined when nothing was left out.
  */
 export function rejectedLine(plan: Plan): string | undefined {
   const entries = plan.summary.rejected;
   const values = plan.attributes?.summary.rejected ?? 0;
-  if (entries + values === 0) return undefined;
+  const conflicts = plan.summary.conflicts ?? 0;
+  if (entries + values + conflicts === 0) return undefined;
   const parts: string[] = [];
   if (entries > 0) parts.push(`${entries} ${entries === 1 ? 'entry' : 'entries'} rejected by the source`);
   if (values > 0) parts.push(`${values} user-attribute ${values === 1 ? 'value' : 'values'} rejected`);
+  if (conflicts > 0) parts.push(`${conflicts} identity ${conflicts === 1 ? 'conflict' : 'conflicts'} held`);
   return `${parts.join(' and ')} (listed below)`;
 }
 

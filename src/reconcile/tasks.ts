@@ -10,7 +10,7 @@ import type { LedgerWriter } from './ledger.ts';
 import type { MemberRef, Plan } from './plan-types.ts';
 import type { ScimTarget } from './target.ts';
 import { withoutHeldHandovers } from './handover.ts';
-import type { UserAttributeTarget } from '../platform/user-attributes.ts'; // [h17 user attributes]
+import type { UserAttributeTarget } from '../platform/user-attributes.ts';
 import { attributePhases, executeAttributeTask } from './attributes/tasks.ts';
 import type { AttributeTask } from './attributes/types.ts';
 

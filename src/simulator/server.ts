@@ -27,7 +27,7 @@ import { seedUsers } from './seed.ts';
 import { quirkSet } from './quirks.ts';
 import { SCIM_PREFIX, SimStore } from './store.ts';
 import type { RequestLogEntry, Simulator, SimulatorOptions, SimulatorToken } from './types.ts';
-import { SimUserAttributes } from './user-attributes.ts'; // [h17 user attributes]
+import { SimUserAttributes } from './user-attributes.ts';
 
 function isScimPath(canonical: string): boolean {
   return canonical === SCIM_PREFIX || canonical.startsWith(`${SCIM_PREFIX}/`);
@@ -52,7 +52,7 @@ interface Router {
   scim: ScimEnv;
   meta: MetaEnv;
   audit: SimAuditLog;
-  /** [h17 user attributes] /api/v1/user-attributes/ and /api/v1/user-attribute-values/. */
+  /** /api/v1/user-attributes/ and /api/v1/user-attribute-values/. */
   attributes: SimUserAttributes;
 }
 
@@ -75,7 +75,7 @@ function route(req: SimRequest, plan: FaultPlan, r: Router): SimResponse {
     }
   }
   if (req.path === AUDIT_EXPORT_PATH) return handleAuditExport(req, r.audit, r.tokens, plan.drop);
-  const attributes = r.attributes.handle(req, r.tokens); // [h17 user attributes]
+  const attributes = r.attributes.handle(req, r.tokens);
   if (attributes) return attributes;
   if (req.path.startsWith('/api/v1/') || req.path.startsWith('/build/api/v1/')) {
     const auth = authenticatePlatform(req.headers.authorization, r.tokens);
@@ -108,7 +108,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const router: Router = {
     tokens,
     audit,
-    attributes: new SimUserAttributes(store, opts.userAttributes), // [h17 user attributes]
+    attributes: new SimUserAttributes(store, opts.userAttributes),
     scim: {
       store,
       maxPageSize,
@@ -193,7 +193,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url,
     store,
     audit,
-    attributes: router.attributes, // [h17 user attributes]
+    attributes: router.attributes,
     requests,
     setFaults: (rules) => faults.set(rules),
     clearRequests: () => {

@@ -24,6 +24,7 @@ function configFile(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'secret-echo-'));
   const path = join(dir, 'config.yaml');
   writeFileSync(path, text);
+  writeFileSync(join(dir, 'users.yaml'), 'users: []\ngroups: []\n');
   return path;
 }
 
@@ -80,6 +81,7 @@ describe('config errors never echo a secret', () => {
       '--config',
       configFile(`${base}redis:\n  sentinel: { name: mymaster, nodes: [ { host: s1, port: 26379 }, { host: s2, port: 26379 } ] }\n`),
     ]);
+    expect(sentinel.code, sentinel.stderr).toBe(0);
     expect(sentinel.stdout).toContain('redis sentinel master "mymaster" via s1:26379,s2:26379');
     expect(sentinel.stdout).not.toContain('redis://');
     const cluster = await runCli([

@@ -114,6 +114,9 @@ describe('recycled identity: an account never passes from one person to another'
     const table = await ws.cli(['plan', '--config', ws.configPath]);
     expect(table.stdout).toContain("Identity conflicts (not created: the name is held by another person's account) (1)");
     expect(table.stdout).toContain('ledger reassign --from emp-100 --to emp-200');
+    // The headline says the newcomer was left out, and a pipeline can fail on it.
+    expect(table.stdout).toContain('No changes, but 1 identity conflict held (listed below): the platform matches the rest of the source.');
+    expect((await ws.cli(['plan', '--config', ws.configPath, '--fail-on-rejected'])).code).toBe(4);
     await expectConverged(ws);
   });
 
