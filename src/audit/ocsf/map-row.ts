@@ -57,7 +57,7 @@ function userOf(text: string | undefined): JsonObject | undefined {
 function severityOf(text: string | undefined): { id: number; name: string } {
   if (!text) return { id: 1, name: 'Informational' };
   const t = text.trim().toLowerCase();
-  const id = /^[0-6]$/.test(t) ? Number(t) : SEVERITY_IDS[t];
+  const id = /^[0-6]$/.test(t) ? Number(t) : Object.hasOwn(SEVERITY_IDS, t) ? SEVERITY_IDS[t] : undefined;
   return id === undefined ? { id: 99, name: text } : { id, name: SEVERITY_NAMES[id]! };
 }
 
