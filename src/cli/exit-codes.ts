@@ -49,7 +49,7 @@ export const EXIT_CODES: ReadonlyArray<{ code: ExitCode; meaning: string }> = [
   {
     code: ExitCode.AUDIT_GAP,
     meaning:
-      "`audit verify`: a window's re-export differs from what the export delivered — events missing (or unexpected); the windows and, with a `file` sink, the events are listed ([docs/audit.md](docs/audit.md#verify))",
+      '`audit verify`: a window\'s re-export differs from what the export delivered — events missing (or unexpected); the windows and, with a `file` sink, the events are listed ([docs/audit.md](docs/audit.md#verify))',
   },
 ];
 

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBuilder } from '../../src/audit/build-event.ts';
-import { planColumns, uniqueColumnNames } from '../../src/audit/columns.ts';
+import { uniqueColumnNames } from '../../src/audit/columns.ts';
 import { eventDoc } from '../../src/audit/event.ts';
 import { OCSF_VERSION } from '../../src/audit/ocsf/classes.ts';
 import { encodeCef } from '../../src/audit/sinks/syslog/cef.ts';
@@ -89,7 +89,7 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
       'curl/8',
       '{"target":"t@example.com"}',
     ];
-    const e = ocsfOf(SIM_HEADER, row, 'e1') as Record<string, any>;
+    const e = ocsfOf(SIM_HEADER, row, 'e1') as Record<string, unknown>;
     expect(e['time']).toBe(Date.parse('2026-11-01T10:00:00.123Z'));
     expect(e['metadata']).toEqual({
       version: OCSF_VERSION,
@@ -105,8 +105,8 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
     expect(e['severity_id']).toBe(1);
     // Account Change has no http_request: the user agent stays with the other unplaced columns.
     expect(e['unmapped']).toEqual({ 'Deployment ID': '1234', 'User Agent': 'curl/8', Details: '{"target":"t@example.com"}' });
-    expect(JSON.parse(e['raw_data'])).toEqual(Object.fromEntries(SIM_HEADER.map((c, i) => [c, row[i]])));
-    expect(Object.keys(JSON.parse(e['raw_data']))).toEqual(SIM_HEADER);
+    expect(JSON.parse(e['raw_data'] as string)).toEqual(Object.fromEntries(SIM_HEADER.map((c, i) => [c, row[i]])));
+    expect(Object.keys(JSON.parse(e['raw_data'] as string))).toEqual(SIM_HEADER);
 
     const api = ocsfOf(SIM_HEADER, [
       'e2',
@@ -117,7 +117,7 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
       '1',
       'curl/8',
       '',
-    ]) as Record<string, any>;
+    ]) as Record<string, unknown>;
     expect(api['http_request']).toEqual({ user_agent: 'curl/8' });
     expect(api['api']).toEqual({ operation: 'Exported data', service: { name: 'audit-log' } });
     expect(api['src_endpoint']).toEqual({ name: 'not-an-ip' });
@@ -283,7 +283,7 @@ describe('the export peer’s rows as OCSF, through the engine into the file sin
     expect(lines).toHaveLength(6);
     for (const e of lines) expect(ocsfProblems(e)).toEqual([]);
     const byCode = new Map(
-      lines.map((e) => [String((e['metadata'] as Record<string, unknown>)['event_code'] ?? ''), e as Record<string, any>]),
+      lines.map((e) => [String((e['metadata'] as Record<string, unknown>)['event_code'] ?? ''), e as Record<string, unknown>]),
     );
     expect(byCode.get('Logged in')).toMatchObject({ class_uid: 3002, user: { type_id: 0 }, severity_id: 1 });
     expect(byCode.get('Failed login attempt')).toMatchObject({

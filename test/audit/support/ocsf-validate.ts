@@ -73,7 +73,8 @@ function checkAttributes(where: string, value: Record<string, unknown>, attrs: R
       problems.push(`${where}.${name}: not in the schema`);
       continue;
     }
-    const items = spec.is_array ? (Array.isArray(v) ? v : (problems.push(`${where}.${name}: not an array`), [])) : [v];
+    if (spec.is_array && !Array.isArray(v)) problems.push(`${where}.${name}: not an array`);
+    const items = spec.is_array ? (Array.isArray(v) ? v : []) : [v];
     for (const item of items) {
       const p = typeProblem(spec.type, item);
       if (p) {
