@@ -9,6 +9,8 @@
  * - `plain` (flat): `{ "timestamp", "id", "action", "email", "ip", <original columns> }`; an
  *   original column whose name collides with a normalized field (or with the file sink's
  *   `_key`/`_ts`) is kept as `<name>_raw`.
+ * - `ocsf`: an OCSF event of the class that fits the event name, with the original row in
+ *   `raw_data` (see ocsf/map-row.ts).
  * Normalized fields whose column is absent or empty are omitted.
  */
 import { EncodedEvent } from './event.ts';
@@ -16,8 +18,9 @@ import { lineSafeJson } from './line-safe-json.ts';
 import { planColumns, type ColumnOverrides, type ColumnPlan } from './columns.ts';
 import { canonicalNames, canonicalRowOf, hashRow, sortedColumnOrder, type PassKeys } from './event-key.ts';
 import type { TimestampParser } from './timestamp.ts';
+import { OcsfRowMapper } from './ocsf/map-row.ts';
 
-export type FieldStyle = 'ecs' | 'plain';
+export type FieldStyle = 'ecs' | 'plain' | 'ocsf';
 
 export interface BuilderOptions {
   fieldStyle: FieldStyle;
@@ -86,6 +89,7 @@ export class EventBuilder {
   /** `"name":` per column (with its leading comma after the first), as in this style's document. */
   private readonly members: string[];
   private readonly quoted: string[];
+  private readonly ocsf: OcsfRowMapper | undefined;
   /** Where the documents are written (see EncodedEvent); a new one when full. */
   private arena = Buffer.allocUnsafeSlow(ARENA_BYTES);
   private used = 0;
@@ -99,6 +103,7 @@ export class EventBuilder {
     const names = opts.fieldStyle === 'plain' ? plainNames(columns) : columns;
     this.members = names.map((n, i) => `${i === 0 ? '' : ','}${q(n)}:`);
     this.quoted = new Array<string>(columns.length);
+    this.ocsf = opts.fieldStyle === 'ocsf' ? new OcsfRowMapper(columns, this.plan) : undefined;
   }
 
   /** The timestamp of a row, or a problem. Separate from build() so out-of-window rows stay cheap. */
@@ -122,6 +127,7 @@ export class EventBuilder {
 
   /** The event of a row under its key (keyOf()). */
   build(values: readonly string[], timestampMs: number, key: string): EncodedEvent {
+    if (this.ocsf) return this.encode(key, timestampMs, lineSafeJson(this.ocsf.map(values, timestampMs, key)));
     const { plan, members, quoted } = this;
     const idValue = plan.id >= 0 ? values[plan.id] : undefined;
     let cols = '';

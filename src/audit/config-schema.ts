@@ -73,8 +73,11 @@ export const auditSchema = z
         ip: z.string().min(1).optional(),
       })
       .prefault({}),
-    /** `ecs`: nested `@timestamp`, `event.*`, `user.email`, `source.ip`; `plain`: flat `timestamp`, `id`, `action`, `email`, `ip`. */
-    fieldStyle: z.enum(['ecs', 'plain']).default('ecs'),
+    /**
+     * `ecs`: nested `@timestamp`, `event.*`, `user.email`, `source.ip`; `plain`: flat `timestamp`, `id`, `action`, `email`, `ip`;
+     * `ocsf`: an OCSF 1.3.0 event of the class that fits the event name, the original row in `raw_data`.
+     */
+    fieldStyle: z.enum(['ecs', 'plain', 'ocsf']).default('ecs'),
     backfill: z
       .strictObject({
         /** Where the first run starts (no cursor yet). Absent: the first run covers only the last overlapMinutes. */

@@ -8,9 +8,10 @@
  */
 import type { AuditConfig } from '../audit/config-schema.ts';
 import type { DeadLetterStore } from '../audit/dead-letter/store.ts';
-import type { AuditEvent } from '../audit/event.ts';
+import { eventFromDoc, type AuditEvent } from '../audit/event.ts';
 import { fanOut, type SinkLane } from '../audit/fan-out.ts';
 import type { Sink } from '../audit/sinks/sink.ts';
+import { ocsfRecordDoc } from './ocsf-record.ts';
 import type { ProvisioningRecord } from './record.ts';
 import type { ProvisioningLogStore } from './store.ts';
 
@@ -23,6 +24,7 @@ export function recordEvent(r: ProvisioningRecord, fieldStyle: AuditConfig['fiel
   const key = `provisioning:${r.tenant}:${r.id}`;
   const timestampMs = Date.parse(r.time);
   const { id: _id, ...rest } = r;
+  if (fieldStyle === 'ocsf') return eventFromDoc(key, timestampMs, ocsfRecordDoc(r, key, timestampMs));
   const doc =
     fieldStyle === 'ecs'
       ? {
