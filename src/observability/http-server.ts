@@ -10,8 +10,8 @@
  * hosts or keys) never go to an unauthenticated client.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { closeServer, listenServer } from './server-lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { registry as sharedRegistry } from './metrics.ts';
 
@@ -43,8 +43,6 @@ export interface ObservabilityServer {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const DEFAULT_CALLBACK_TIMEOUT_MS = 5_000;
-/** How long close() lets an in-flight scrape finish before cutting it, milliseconds. */
-const CLOSE_GRACE_MS = 2_000;
 
 interface Reply {
   status: number;
@@ -126,30 +124,10 @@ export function createObservabilityServer(opts: ObservabilityServerOptions): Obs
   return {
     server,
     listen() {
-      return new Promise((resolve, reject) => {
-        const onError = (e: Error): void => reject(e);
-        server.once('error', onError);
-        server.listen(opts.port, opts.host, () => {
-          server.off('error', onError);
-          const addr = server.address() as AddressInfo;
-          const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-          const url = `http://${host}:${addr.port}`;
-          opts.logger.info({ url }, 'observability server listening');
-          resolve({ url });
-        });
-      });
+      return listenServer(server, opts.port, opts.host, opts.logger, 'observability server');
     },
     close() {
-      if (!server.listening) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-        server.close((e) => {
-          clearTimeout(force);
-          if (e) reject(e);
-          else resolve();
-        });
-        server.closeIdleConnections();
-      });
+      return closeServer(server);
     },
   };
 }

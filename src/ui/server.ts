@@ -6,9 +6,9 @@
  * adds the socket with the same bounds as the metrics server.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Secret } from '../config/secret.ts';
 import { ConfigError } from '../errors.ts';
+import { closeServer, listenServer } from '../observability/server-lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
 import { MIN_TOKEN_LENGTH } from './actions.ts';
 import { uiAuth } from './auth.ts';
@@ -34,9 +34,6 @@ export interface StatusPageServer {
   close(): Promise<void>;
   server: Server;
 }
-
-/** How long close() lets an in-flight page finish before cutting it, milliseconds. */
-const CLOSE_GRACE_MS = 2_000;
 
 export function buildStatusPage(o: StatusPageOptions): UiHandler {
   const token = checkedToken(o.readToken, 'daemon.ui.readTokenFile');
@@ -98,30 +95,10 @@ export function createStatusPageServer(o: StatusPageOptions): StatusPageServer {
   return {
     server,
     listen() {
-      return new Promise((resolve, reject) => {
-        const onError = (e: Error): void => reject(e);
-        server.once('error', onError);
-        server.listen(o.config.port, o.config.host, () => {
-          server.off('error', onError);
-          const addr = server.address() as AddressInfo;
-          const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-          const url = `http://${host}:${addr.port}`;
-          o.logger.info({ url }, 'status page listening');
-          resolve({ url });
-        });
-      });
+      return listenServer(server, o.config.port, o.config.host, o.logger, 'status page');
     },
     close() {
-      if (!server.listening) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-        server.close((e) => {
-          clearTimeout(force);
-          if (e) reject(e);
-          else resolve();
-        });
-        server.closeIdleConnections();
-      });
+      return closeServer(server);
     },
   };
 }
