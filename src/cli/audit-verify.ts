@@ -9,7 +9,7 @@ import { Command, Option } from 'commander';
 import type { VerifyReport, WindowVerdict } from '../audit/verify/run-verify.ts';
 import { ConfigError } from '../errors.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
+import { commandLogger, configOption, instantFlag, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines } from './output.ts';
 
 /** Events named per window and sink in the text output (`--json` lists up to MAX_LISTED_EVENTS). */
@@ -59,17 +59,9 @@ interface VerifyCliOptions {
   json?: boolean;
 }
 
-async function instant(value: string, flag: string): Promise<number> {
-  const { parseInstant } = await import('../audit/config-schema.ts');
-  const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
-  if (Number.isNaN(ms))
-    throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
-  return ms;
-}
-
 async function runVerify(opts: VerifyCliOptions, cmd: Command): Promise<number> {
-  const toMs = opts.to !== undefined ? await instant(opts.to, '--to') : Date.now();
-  const fromMs = opts.from !== undefined ? await instant(opts.from, '--from') : toMs - DEFAULT_SPAN_MS;
+  const toMs = opts.to !== undefined ? await instantFlag(opts.to, '--to') : Date.now();
+  const fromMs = opts.from !== undefined ? await instantFlag(opts.from, '--from') : toMs - DEFAULT_SPAN_MS;
   if (fromMs >= toMs) throw new ConfigError('--from must be before --to');
   const [{ loadConfig }, { openAuditRedis }, { buildAuditRuntime }, { runAuditVerify }] = await Promise.all([
     import('../config/load.ts'),

@@ -16,7 +16,7 @@ import type { AuditStatus } from '../audit/status.ts';
 import type { Logger } from '../observability/logger.ts';
 import { auditVerifyCommand } from './audit-verify.ts';
 import { ExitCode, runCommand } from './exit-codes.ts';
-import { commandLogger, configOption, jsonOption, tenantOption } from './options.ts';
+import { commandLogger, configOption, instantFlag, jsonOption, tenantOption } from './options.ts';
 import { paint, printJson, printLines, table } from './output.ts';
 
 interface ExportOptions {
@@ -25,14 +25,6 @@ interface ExportOptions {
   from?: string;
   to?: string;
   json?: boolean;
-}
-
-async function instantOption(value: string, flag: string): Promise<Date> {
-  const { parseInstant } = await import('../audit/config-schema.ts');
-  const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
-  if (Number.isNaN(ms))
-    throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
-  return new Date(ms);
 }
 
 const iso = (ms: number | null): string => (ms === null ? '(none)' : new Date(ms).toISOString());
@@ -107,8 +99,8 @@ function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
 }
 
 async function runExport(opts: ExportOptions, cmd: Command): Promise<number> {
-  const from = opts.from !== undefined ? await instantOption(opts.from, '--from') : undefined;
-  const to = opts.to !== undefined ? await instantOption(opts.to, '--to') : undefined;
+  const from = opts.from !== undefined ? new Date(await instantFlag(opts.from, '--from')) : undefined;
+  const to = opts.to !== undefined ? new Date(await instantFlag(opts.to, '--to')) : undefined;
   const [{ partialSummary, runAuditExport }, { auditRecorder }, { createAuditProgress }] = await Promise.all([
     import('../audit/run-audit-export.ts'),
     import('../observability/instrument.ts'),

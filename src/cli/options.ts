@@ -2,6 +2,7 @@
  * Options shared by several commands, and the global options every action can read.
  * A command adds what it needs: `.addOption(configOption()).addOption(jsonOption())`.
  */
+import { ConfigError } from '../errors.ts';
 import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -76,4 +77,13 @@ export function jsonOption(): Option {
 export function commandLogger(cmd: Command, loaded?: Pick<LoadedConfig, 'config'>): Logger {
   const { level, pretty } = logSettings(globalOptions(cmd), loaded?.config.logging.level ?? 'info');
   return createLogger({ level, pretty, ...(loaded ? { base: { tenant: loaded.config.tenant } } : {}) });
+}
+
+/** A `--from`/`--to` value: an ISO 8601 date or an instant with its zone, as epoch milliseconds. */
+export async function instantFlag(value: string, flag: string): Promise<number> {
+  const { parseInstant } = await import('../audit/config-schema.ts');
+  const ms = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:?\d{2}))?$/i.test(value) ? parseInstant(value) : Number.NaN;
+  if (Number.isNaN(ms))
+    throw new ConfigError(`${flag} must be an ISO 8601 date (2026-11-01) or an instant with its zone (2026-11-01T08:00:00Z), got ${value}`);
+  return ms;
 }
