@@ -15,29 +15,19 @@ import { createSink } from '../audit/sinks/registry.ts';
 import type { RedisClient } from './redis.ts';
 import { runRecorder, type RunRecord } from './tenant-state.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
+import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
 
 export interface AuditJobData {
   tenant: string;
   trigger: 'schedule' | 'manual';
 }
 
-const UNRECOVERABLE = new Set<string>([
-  ErrorCodes.CONFIG_INVALID,
-  ErrorCodes.AUTH_INVALID,
-  ErrorCodes.AUTH_FORBIDDEN,
-  ErrorCodes.INSECURE_URL,
-  ErrorCodes.FEATURE_DISABLED,
-]);
-
 export async function processAudit(
   job: Job<AuditJobData>,
   deps: { redis: RedisClient; keyPrefix: string; tenants: Map<string, TenantRuntime>; logger: Logger; signal?: AbortSignal },
 ): Promise<RunRecord> {
   const { tenant } = job.data;
-  const rt = deps.tenants.get(tenant);
-  if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
-  const audit = rt.loaded.config.audit;
-  if (!audit) throw new UnrecoverableError(`tenant ${tenant} has no audit section`);
+  const { rt, audit } = auditTenant(deps.tenants, tenant);
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
   const record = runRecorder(String(job.id), 'audit', started);
@@ -74,7 +64,7 @@ export async function processAudit(
       recordRun(tenant, 'audit', 'skipped', 0, logger, {});
       return r;
     }
-    const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
+    const unrecoverable = isUnrecoverableAuditError(e);
     if (unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
       const r = record('failed', { code, message });
       recordRun(tenant, 'audit', 'failed', r.durationMs / 1000, logger, { code });

@@ -4,7 +4,7 @@
  * taken, the cursor and the sinks are never touched — so it may run beside an export.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { ErrorCodes, isSyncError } from '../errors.ts';
+import { isSyncError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { recordAuditVerify, recordAuditVerifyFailed } from '../observability/audit-verify.ts';
 import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
@@ -12,6 +12,7 @@ import { resolvePath } from '../audit/sinks/secrets.ts';
 import { runAuditVerify } from '../audit/verify/run-verify.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
+import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
 
 export const AUDIT_VERIFY_JOB = 'audit-verify';
 
@@ -28,14 +29,6 @@ export interface AuditVerifyResult {
   unexpected: number;
 }
 
-const UNRECOVERABLE = new Set<string>([
-  ErrorCodes.CONFIG_INVALID,
-  ErrorCodes.AUTH_INVALID,
-  ErrorCodes.AUTH_FORBIDDEN,
-  ErrorCodes.INSECURE_URL,
-  ErrorCodes.FEATURE_DISABLED,
-]);
-
 export async function processAuditVerify(
   job: Job<AuditVerifyJobData>,
   deps: {
@@ -48,10 +41,7 @@ export async function processAuditVerify(
   },
 ): Promise<AuditVerifyResult> {
   const { tenant } = job.data;
-  const rt = deps.tenants.get(tenant);
-  if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
-  const audit = rt.loaded.config.audit;
-  if (!audit) throw new UnrecoverableError(`tenant ${tenant} has no audit section`);
+  const { rt, audit } = auditTenant(deps.tenants, tenant);
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const toMs = (deps.now ?? Date.now)();
   const fromMs = toMs - rt.loaded.config.schedules.auditVerify.lookbackHours * 3_600_000;
@@ -81,7 +71,7 @@ export async function processAuditVerify(
   } catch (e) {
     const code = isSyncError(e) ? e.code : 'E_UNEXPECTED';
     const message = e instanceof Error ? e.message : String(e);
-    const unrecoverable = isSyncError(e) && UNRECOVERABLE.has(e.code);
+    const unrecoverable = isUnrecoverableAuditError(e);
     if (unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) recordAuditVerifyFailed(tenant, code, message, logger);
     if (unrecoverable) throw new UnrecoverableError(`${code}: ${message}`);
     throw e;
