@@ -4,6 +4,7 @@ import { ldapSourceSchema } from './ldap/schema.ts';
 import { csvSourceSchema } from './csv/schema.ts';
 import { scimSourceSchema } from './scim/schema.ts';
 import { googleWorkspaceSourceSchema } from './google/schema.ts';
+import { oktaSourceSchema } from './okta/schema.ts';
 
 /** Every source type's config, chosen by `type`. Add a source: add its schema here and a factory in registry.ts. */
 export const sourceSchema = z.discriminatedUnion('type', [
@@ -12,5 +13,6 @@ export const sourceSchema = z.discriminatedUnion('type', [
   csvSourceSchema,
   scimSourceSchema,
   googleWorkspaceSourceSchema,
+  oktaSourceSchema,
 ]);
 export type SourceConfig = z.infer<typeof sourceSchema>;
