@@ -67,6 +67,7 @@ describe('program', () => {
       'demo',
       'simulate',
       'simulate-google',
+      'simulate-okta',
       'ledger',
       'daemon',
       'log',

@@ -26,7 +26,15 @@ async function failure(p: Promise<unknown>): Promise<SyncError> {
 }
 
 beforeAll(async () => {
-  org = await startTestOktaOrg({ users: 450, groups: 20, suspendedEvery: 10, deprovisionedEvery: 15, lockedOutEvery: 20, appGroupEvery: 5, rules: true });
+  org = await startTestOktaOrg({
+    users: 450,
+    groups: 20,
+    suspendedEvery: 10,
+    deprovisionedEvery: 15,
+    lockedOutEvery: 20,
+    appGroupEvery: 5,
+    rules: true,
+  });
   org.sim.org.addUser({ login: 'staged@example.com', email: 'staged@example.com', firstName: 'Sta', lastName: 'Ged' }, 'STAGED');
 });
 
@@ -68,7 +76,12 @@ describe('Okta source', () => {
     expect(r.groups.map((g) => g.displayName).sort()).toEqual(expected.map((g) => g.profile.name).sort());
     for (const g of expected) {
       const got = r.groups.find((x) => x.externalId === g.id);
-      expect(got?.members.sort(), g.profile.name).toEqual(sim.members(g.id).map((u) => u.id).sort());
+      expect(got?.members.sort(), g.profile.name).toEqual(
+        sim
+          .members(g.id)
+          .map((u) => u.id)
+          .sort(),
+      );
     }
     // A rule's group: every department member that is not deprovisioned.
     const eng = r.groups.find((g) => g.displayName === 'Dept Engineering');
@@ -198,6 +211,8 @@ describe('Okta source', () => {
     expect(appNoRole.message).toMatch(/has no admin role .*Admin roles → Edit assignments → Read-Only Administrator/);
     org.sim.setServiceApps([org.app.app]);
 
-    expect(await source(org.appSource()).check()).toMatch(/^service app 0oa\S+ \(scopes: okta\.users\.read, okta\.groups\.read\); users and groups readable/);
+    expect(await source(org.appSource()).check()).toMatch(
+      /^service app 0oa\S+ \(scopes: okta\.users\.read, okta\.groups\.read\); users and groups readable/,
+    );
   });
 });

@@ -1,4 +1,13 @@
-export { OktaOrg, OKTA_STATUSES, DEPARTMENTS, seedOrg, type OktaSeedOptions, type OktaStatus, type SimOktaGroup, type SimOktaUser } from './org.ts';
+export {
+  OktaOrg,
+  OKTA_STATUSES,
+  DEPARTMENTS,
+  seedOrg,
+  type OktaSeedOptions,
+  type OktaStatus,
+  type SimOktaGroup,
+  type SimOktaUser,
+} from './org.ts';
 export { DEFAULT_LIMITS, RateLimiter, type OktaBucket } from './rate-limit.ts';
 export {
   startOktaSimulator,

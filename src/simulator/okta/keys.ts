@@ -19,7 +19,7 @@ export function generateServiceApp(
   return {
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     app: {
-      clientId: opts.clientId ?? `0oa${randomBytes(12).toString('base64url').slice(0, 17)}`,
+      clientId: opts.clientId ?? `0oa${randomBytes(9).toString('hex').slice(0, 17)}`,
       publicKeys: [{ kid, pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }],
       grantedScopes: opts.grantedScopes ?? ['okta.users.read', 'okta.groups.read'],
       adminRole: 'adminRole' in opts ? opts.adminRole : 'READ_ONLY_ADMIN',

@@ -204,10 +204,11 @@ export class OktaOrg {
   private applyRules(): void {
     if (this.rules.length === 0) return;
     const t = new Date(this.lastMs).toISOString();
-    for (const r of this.rules) for (const id of r.groupIds) {
-      const g = this.groups.get(id);
-      if (g) g.lastMembershipUpdated = t;
-    }
+    for (const r of this.rules)
+      for (const id of r.groupIds) {
+        const g = this.groups.get(id);
+        if (g) g.lastMembershipUpdated = t;
+      }
   }
 }
 

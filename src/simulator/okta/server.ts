@@ -43,6 +43,7 @@ export interface SimApiToken {
 }
 
 export interface OktaSimulatorOptions {
+  host?: string;
   port?: number;
   apiTokens?: SimApiToken[];
   serviceApps?: SimServiceApp[];
@@ -83,7 +84,12 @@ const PAGE: Record<string, { def: number; max: number }> = {
 };
 const MAX_FORM_BYTES = 64 * 1024;
 
-export function oktaError(status: number, errorCode: string, errorSummary: string, causes: string[] = []): { status: number; json: unknown } {
+export function oktaError(
+  status: number,
+  errorCode: string,
+  errorSummary: string,
+  causes: string[] = [],
+): { status: number; json: unknown } {
   return {
     status,
     json: {
@@ -267,8 +273,7 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
         pred = (x) => matches(n, x);
       }
     } catch (e) {
-      if (e instanceof SearchSyntaxError)
-        return send(oktaError(400, 'E0000031', 'Invalid search criteria.', [`search: ${e.message}`]));
+      if (e instanceof SearchSyntaxError) return send(oktaError(400, 'E0000031', 'Invalid search criteria.', [`search: ${e.message}`]));
       throw e;
     }
     const key = `${route}|${id ?? ''}|${search ?? ''}|${filter ?? ''}`;
@@ -291,7 +296,8 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
       items = listing(key, () => org.listGroups(), pred);
       renderOne = ((g: SimOktaGroup) => render.group(g, base)) as (x: never) => unknown;
     } else if (route === 'group-users') {
-      if (!org.listGroups().some((g) => g.id === id)) return send(oktaError(404, 'E0000007', `Not found: Resource not found: ${id} (UserGroup)`));
+      if (!org.listGroups().some((g) => g.id === id))
+        return send(oktaError(404, 'E0000007', `Not found: Resource not found: ${id} (UserGroup)`));
       items = org.members(id as string).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       renderOne = ((u: SimOktaUser) => render.user(u, base)) as (x: never) => unknown;
     } else {
@@ -319,17 +325,18 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
         req.socket.destroy();
         return;
       }
-      if (f.kind === 'truncated') return send({ status: 200, json: Array.from({ length: 20 }, (_, i) => ({ id: `00u${i}` })) }, {}, true);
-      if (f.kind === 'rate-limit') {
+      if (f.kind === 'truncated') send({ status: 200, json: Array.from({ length: 20 }, (_, i) => ({ id: `00u${i}` })) }, {}, true);
+      else if (f.kind === 'rate-limit') {
         headers['x-rate-limit-remaining'] = '0';
-        return send(oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'));
-      }
-      send(oktaError(500, 'E0000009', 'Internal Server Error'));
+        send(oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.'));
+      } else send(oktaError(500, 'E0000009', 'Internal Server Error'));
     }
   };
 
   const takeFault = (route: OktaBucket, pageNo: number | undefined): OktaFaultRule | undefined => {
-    const f = faults.find((r) => r.route === route && (r.page === undefined || r.page === pageNo) && (r.times === undefined || r.used < r.times));
+    const f = faults.find(
+      (r) => r.route === route && (r.page === undefined || r.page === pageNo) && (r.times === undefined || r.used < r.times),
+    );
     if (f) f.used++;
     return f;
   };
@@ -344,7 +351,7 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
       } else res.destroy();
     });
   });
-  base = await listenOn(server, { port: opts.port });
+  base = await listenOn(server, { port: opts.port, host: opts.host });
   return {
     url: base,
     org,

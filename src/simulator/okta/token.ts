@@ -74,7 +74,8 @@ export function handleToken(
   if (exp <= now) return err(401, 'invalid_client', 'The client_assertion token is expired.');
   if (exp - iat > 3600) return err(401, 'invalid_client', 'The client_assertion token has an expiration too far into the future.');
   const alg = header['alg'];
-  if (alg !== 'RS256' && alg !== 'ES256') return err(401, 'invalid_client', `The client_assertion algorithm ${String(alg)} is not supported.`);
+  if (alg !== 'RS256' && alg !== 'ES256')
+    return err(401, 'invalid_client', `The client_assertion algorithm ${String(alg)} is not supported.`);
   const kid = typeof header['kid'] === 'string' ? header['kid'] : undefined;
   const candidates = app.publicKeys.filter((k) => kid === undefined || k.kid === undefined || k.kid === kid);
   const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
@@ -92,7 +93,8 @@ export function handleToken(
   });
   if (!ok) return err(401, 'invalid_client', 'The client_assertion signature is invalid.');
   const scopes = (form.get('scope') ?? '').split(' ').filter((s) => s !== '');
-  if (scopes.length === 0) return err(400, 'invalid_scope', 'The authorization server resource does not have any configured default scopes.');
+  if (scopes.length === 0)
+    return err(400, 'invalid_scope', 'The authorization server resource does not have any configured default scopes.');
   if (scopes.some((s) => !app.grantedScopes.includes(s)))
     return err(400, 'invalid_scope', 'The requested scope is invalid, unknown, or malformed.');
   const token = randomBytes(24).toString('base64url');

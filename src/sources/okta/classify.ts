@@ -18,9 +18,11 @@ export interface OktaClassifyContext {
   scopes: readonly string[];
 }
 
-export const TOKEN_FIX = 'Admin Console → Security → API → Tokens → Create token, signed in as an administrator with the Read-Only Administrator role (or higher), and mount it as apiTokenFile';
+export const TOKEN_FIX =
+  'Admin Console → Security → API → Tokens → Create token, signed in as an administrator with the Read-Only Administrator role (or higher), and mount it as apiTokenFile';
 export const SCOPE_PATH = 'Admin Console → Applications → Applications → the API Services app → Okta API Scopes → Grant';
-export const ROLE_PATH = 'Admin Console → Applications → Applications → the API Services app → Admin roles → Edit assignments → Read-Only Administrator';
+export const ROLE_PATH =
+  'Admin Console → Applications → Applications → the API Services app → Admin roles → Edit assignments → Read-Only Administrator';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -38,7 +40,11 @@ export function oktaError(e: unknown, ctx: OktaClassifyContext): SyncError {
   const description = str(body['error_description']);
   const said = code || oauthError ? ` (Okta: ${code ?? oauthError}${summary || description ? `: ${summary ?? description}` : ''})` : '';
   const cause = new Error(`${status ?? e.network ?? 'error'}${code ? ` ${code}` : ''}${oauthError ? ` ${oauthError}` : ''} on ${e.path}`);
-  const opts = { cause, ...(status !== undefined ? { status } : {}), ...((code ?? oauthError) ? { detail: (code ?? oauthError) as string } : {}) };
+  const opts = {
+    cause,
+    ...(status !== undefined ? { status } : {}),
+    ...((code ?? oauthError) ? { detail: (code ?? oauthError) as string } : {}),
+  };
   const fatal = (c: (typeof ErrorCodes)[keyof typeof ErrorCodes], text: string): SyncError => new SyncError(c, 'fatal', text, opts);
   const app = ctx.clientId ?? '(unknown client)';
 
@@ -54,7 +60,10 @@ export function oktaError(e: unknown, ctx: OktaClassifyContext): SyncError {
         `Okta does not know the service app ${app} in ${ctx.orgUrl}: check clientId (Applications → Applications → the API Services app → Client ID) and orgUrl${said}`,
       );
     if (oauthError === 'invalid_client' && /expir|future|iat|exp/i.test(description ?? ''))
-      return fatal(ErrorCodes.AUTH_INVALID, `Okta refused the client assertion's timestamps: this machine's clock is off; synchronise it (NTP)${said}`);
+      return fatal(
+        ErrorCodes.AUTH_INVALID,
+        `Okta refused the client assertion's timestamps: this machine's clock is off; synchronise it (NTP)${said}`,
+      );
     if (oauthError === 'invalid_scope')
       return fatal(
         ErrorCodes.AUTH_FORBIDDEN,
@@ -93,8 +102,7 @@ export function oktaError(e: unknown, ctx: OktaClassifyContext): SyncError {
     return fatal(ErrorCodes.CONFIG_INVALID, `${ctx.what}: Okta refused the request: check users.search and groups.search${said}`);
   if (status === 404) return new SourceError(`${ctx.what}: not found${said}`, opts);
   const tries = e.attempts > 1 ? ` after ${e.attempts} attempts` : '';
-  if (status === 429)
-    return new SourceError(`${ctx.what}: still rate limited${tries} (HTTP 429); nothing was changed${said}`, opts);
+  if (status === 429) return new SourceError(`${ctx.what}: still rate limited${tries} (HTTP 429); nothing was changed${said}`, opts);
   if (status !== undefined)
     return new SourceError(`${ctx.what} failed${tries} (HTTP ${status}${code ? ` ${code}` : ''}); nothing was changed${said}`, opts);
   return new SourceError(`${ctx.what} failed${tries}: ${e.network ?? 'network error'}; nothing was changed`, opts);

@@ -26,9 +26,14 @@ export class OktaCallError extends Error {
   readonly network: string | undefined;
   /** 1-based page of the listing on this path that failed. */
   page = 1;
-  constructor(
-    o: { status?: number; path: string; body?: Record<string, unknown>; headers?: Record<string, string>; attempts: number; network?: string },
-  ) {
+  constructor(o: {
+    status?: number;
+    path: string;
+    body?: Record<string, unknown>;
+    headers?: Record<string, string>;
+    attempts: number;
+    network?: string;
+  }) {
     super(o.status !== undefined ? `HTTP ${o.status} from ${o.path}` : `${o.network ?? 'network error'} on ${o.path}`);
     this.name = 'OktaCallError';
     this.status = o.status;
@@ -82,7 +87,8 @@ export function bucketOf(method: string, url: string): string {
   return `${method.toUpperCase()} ${path.replace(/\/(?:00|0o|0p)[A-Za-z0-9]{15,}/g, '/{id}')}`;
 }
 
-const NETWORK = /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|socket hang up|premature close|network timeout|terminated/i;
+const NETWORK =
+  /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|socket hang up|premature close|network timeout|terminated/i;
 /** Clock differences below this are read as the one-second resolution of the headers. */
 const SKEW_TOLERANCE_MS = 2000;
 
@@ -150,8 +156,7 @@ export class PacedRequestExecutor extends RequestExecutor {
         failure = { reason: timedOut ? `timeout after ${this.o.timeoutMs} ms` : (NETWORK.exec(msg)?.[0] ?? 'network') };
       }
       const st = failure.status;
-      const retryable =
-        failure.reason === 'truncated' || st === undefined || st === 429 || st === 408 || (st >= 500 && st !== 501);
+      const retryable = failure.reason === 'truncated' || st === undefined || st === 429 || st === 408 || (st >= 500 && st !== 501);
       if (!retryable || attempt >= this.o.policy.maxAttempts) {
         const err = new OktaCallError({
           path,
@@ -159,7 +164,11 @@ export class PacedRequestExecutor extends RequestExecutor {
           ...(st !== undefined && failure.reason !== 'truncated' ? { status: st } : {}),
           ...(failure.body ? { body: failure.body } : {}),
           ...(failure.headers ? { headers: failure.headers } : {}),
-          ...(st === undefined ? { network: failure.reason } : failure.reason === 'truncated' ? { network: 'response cut short or not JSON' } : {}),
+          ...(st === undefined
+            ? { network: failure.reason }
+            : failure.reason === 'truncated'
+              ? { network: 'response cut short or not JSON' }
+              : {}),
         });
         err.page = (this.pages.get(path) ?? 0) + 1;
         throw err;

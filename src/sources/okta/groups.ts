@@ -38,8 +38,7 @@ export interface GroupsResult {
 export function groupSearch(spec: GroupsSpec): string {
   const parts = [`(${spec.types.map((t) => `type eq "${t}"`).join(' or ')})`];
   if (spec.search) parts.push(`(${spec.search})`);
-  if (spec.changedSince)
-    parts.push(`(lastUpdated gt "${spec.changedSince}" or lastMembershipUpdated gt "${spec.changedSince}")`);
+  if (spec.changedSince) parts.push(`(lastUpdated gt "${spec.changedSince}" or lastMembershipUpdated gt "${spec.changedSince}")`);
   return parts.join(' and ');
 }
 

@@ -38,7 +38,8 @@ export function isoOf(v: Date | string | undefined): string | undefined {
 /** Profile as plain JSON (the SDK's model objects carry prototypes; attributes must be data). */
 function plainProfile(p: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(p)) if (v !== undefined && v !== null && typeof v !== 'function') out[k] = v instanceof Date ? v.toISOString() : v;
+  for (const [k, v] of Object.entries(p))
+    if (v !== undefined && v !== null && typeof v !== 'function') out[k] = v instanceof Date ? v.toISOString() : v;
   return out;
 }
 

@@ -57,7 +57,10 @@ export const oktaSourceSchema = z
         /** Okta user search, ANDed with the statuses, e.g. `profile.department eq "Engineering"`. */
         search: z.string().min(1).optional(),
         /** Statuses read; a user in any other status is absent (and gets deprovisioned when managed). */
-        statuses: z.array(status).min(1).default([...OKTA_USER_STATUSES]),
+        statuses: z
+          .array(status)
+          .min(1)
+          .default([...OKTA_USER_STATUSES]),
         /** Statuses read as `active: true`; every other status read is `active: false`. */
         activeStatuses: z.array(status).default(DEFAULT_ACTIVE_STATUSES),
       })
@@ -89,7 +92,11 @@ export const oktaSourceSchema = z
     if (c.apiTokenFile !== undefined && oauth)
       ctx.addIssue({ code: 'custom', path: ['apiTokenFile'], message: 'set apiTokenFile, or clientId and privateKeyFile, not both' });
     else if (c.apiTokenFile === undefined && !oauth)
-      ctx.addIssue({ code: 'custom', path: ['apiTokenFile'], message: 'set apiTokenFile (API token) or clientId and privateKeyFile (service app)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiTokenFile'],
+        message: 'set apiTokenFile (API token) or clientId and privateKeyFile (service app)',
+      });
     else if (oauth && (c.clientId === undefined || c.privateKeyFile === undefined))
       ctx.addIssue({
         code: 'custom',

@@ -86,10 +86,20 @@ export class OktaSource implements Source {
       groups = g.groups;
       Object.assign(stats, g.stats);
       if (g.stats.membersOutsideScope > 0)
-        this.ctx.logger?.info({ source: this.describe, count: g.stats.membersOutsideScope }, 'group members outside the user scope skipped');
+        this.ctx.logger?.info(
+          { source: this.describe, count: g.stats.membersOutsideScope },
+          'group members outside the user scope skipped',
+        );
     }
     this.ctx.logger?.info(
-      { source: this.describe, users: users.length, groups: groups.length, rejected: rejected.length, stats, ms: Math.round(performance.now() - started) },
+      {
+        source: this.describe,
+        users: users.length,
+        groups: groups.length,
+        rejected: rejected.length,
+        stats,
+        ms: Math.round(performance.now() - started),
+      },
       'Okta directory read',
     );
     return { users, groups, rejected, stats };
@@ -136,7 +146,8 @@ export class OktaSource implements Source {
         await (await client.groupApi.listGroups({ search: `type eq "${spec.types[0]}"`, limit: 1 })).next();
       });
     }
-    const who = this.config.apiTokenFile !== undefined ? 'API token' : `service app ${this.config.clientId} (scopes: ${this.scopes.join(', ')})`;
+    const who =
+      this.config.apiTokenFile !== undefined ? 'API token' : `service app ${this.config.clientId} (scopes: ${this.scopes.join(', ')})`;
     return `${who}; users${this.config.groups !== false ? ' and groups' : ''} readable; GET /api/v1/users returned ${String(first ?? 'no users')}`;
   }
 
@@ -171,7 +182,8 @@ export class OktaSource implements Source {
       const m = mapOktaUser(raw, this.active);
       if (m.ok && index.hasId(m.value.externalId)) continue; // listed twice across pages
       const checked = m.ok ? validateUser(m.value) : m;
-      const reason = checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
+      const reason =
+        checked.ok && m.ok ? index.reason(checked.value.externalId, m.value.userName) : checked.ok ? undefined : checked.reason;
       if (reason !== undefined || !checked.ok) {
         const login = typeof raw.profile?.['login'] === 'string' ? (raw.profile['login'] as string).trim() : '';
         rejected.push({
@@ -210,7 +222,11 @@ export class OktaSource implements Source {
     const missing: string[] = [];
     for (const scope of this.scopes) {
       try {
-        const { client } = await createOktaClient(this.config.orgUrl, { ...(await this.credential()), scopes: [scope] } as OktaCredential, this.executorOptions(undefined, {}));
+        const { client } = await createOktaClient(
+          this.config.orgUrl,
+          { ...(await this.credential()), scopes: [scope] } as OktaCredential,
+          this.executorOptions(undefined, {}),
+        );
         await (client as unknown as { oauth: { getAccessToken(): Promise<unknown> } }).oauth.getAccessToken();
       } catch {
         missing.push(scope);
@@ -228,7 +244,12 @@ export class OktaSource implements Source {
   private executorOptions(signal: AbortSignal | undefined, stats: Record<string, number>): ExecutorOptions {
     const c = this.config;
     return {
-      policy: { maxAttempts: c.retry.maxAttempts, baseDelayMs: c.retry.baseDelayMs, maxDelayMs: c.retry.maxDelayMs, maxRetryAfterMs: c.retry.maxDelayMs },
+      policy: {
+        maxAttempts: c.retry.maxAttempts,
+        baseDelayMs: c.retry.baseDelayMs,
+        maxDelayMs: c.retry.maxDelayMs,
+        maxRetryAfterMs: c.retry.maxDelayMs,
+      },
       reserve: c.rateLimitReserve,
       timeoutMs: c.timeoutSeconds * 1000,
       maxBodyBytes: MAX_BODY_BYTES,
@@ -258,7 +279,8 @@ export class OktaSource implements Source {
     const c = this.config;
     if (c.apiTokenFile !== undefined) {
       const token = (await this.secretFile('apiTokenFile', c.apiTokenFile)).trim();
-      if (token === '' || /\s/.test(token)) throw new SourceError(`apiTokenFile ${resolveConfigPath(this.ctx.configDir, c.apiTokenFile)} does not hold one API token`);
+      if (token === '' || /\s/.test(token))
+        throw new SourceError(`apiTokenFile ${resolveConfigPath(this.ctx.configDir, c.apiTokenFile)} does not hold one API token`);
       return { mode: 'token', token };
     }
     const path = resolveConfigPath(this.ctx.configDir, c.privateKeyFile as string);
