@@ -216,3 +216,31 @@ describe('Okta source', () => {
     );
   });
 });
+
+describe('Okta source: entries it cannot use', () => {
+  it('a bad login, a duplicate login and a duplicate group name are rejected with their identity; the others are read', async () => {
+    const small = await startTestOktaOrg({ users: 3, groups: 1 });
+    try {
+      const o = small.sim.org;
+      const spaced = o.addUser({ login: 'bad login@example.com', email: 'bad@example.com' });
+      const twin = o.addUser({ login: 'USER00001@example.com', email: 'twin@example.com' });
+      const dupGroup = o.addGroup('Group 0', 'APP_GROUP');
+      const s = new OktaSource(oktaSourceSchema.parse(small.tokenSource()), { configDir: small.dir });
+      const r = await s.read();
+      expect(r.users).toHaveLength(3);
+      const byId = new Map(r.rejected.map((x) => [x.externalId, x]));
+      expect(byId.get(spaced.id)).toMatchObject({ kind: 'user', userName: 'bad login@example.com' });
+      expect(byId.get(spaced.id)?.reason).toMatch(/white space|space/i);
+      // Which of the two same-login users is kept depends on id order; the other is rejected, naming it.
+      const rejectedTwin = r.rejected.find((x) => x.kind === 'user' && x.externalId !== spaced.id);
+      expect(rejectedTwin?.reason).toMatch(/duplicate/i);
+      expect([twin.id, o.user('user00001@example.com').id]).toContain(rejectedTwin?.externalId);
+      const g = r.rejected.find((x) => x.kind === 'group');
+      expect(g).toMatchObject({ displayName: 'Group 0', reason: expect.stringMatching(/duplicate/i) });
+      expect([dupGroup.id, o.group('Group 0').id]).toContain(g?.externalId);
+      expect(r.groups).toHaveLength(1);
+    } finally {
+      await small.close();
+    }
+  });
+});
