@@ -102,6 +102,20 @@ describe('Okta source', () => {
     org.sim.rateLimiter.reset();
     org.sim.requests.length = 0;
     try {
+      // The SDK's own executor (no pacing, no retries) on the same limits: the third page is a 429.
+      const { Client } = await import('@okta/okta-sdk-nodejs');
+      const raw = new Client({
+        orgUrl: org.sim.url,
+        token: API_TOKEN,
+        cacheMiddleware: null,
+        requestExecutor: new (await import('@okta/okta-sdk-nodejs')).DefaultRequestExecutor({ maxRetries: 0, requestTimeout: 0 }),
+      });
+      const unpaced = (async () => {
+        for await (const _ of await raw.userApi.listUsers({ search: 'status pr', limit: 200 })) void _;
+      })();
+      await expect(unpaced).rejects.toMatchObject({ status: 429, errorCode: 'E0000047' });
+      await new Promise((r) => setTimeout(r, 1100)); // the window resets
+      org.sim.requests.length = 0;
       const r = await source(org.tokenSource({ rateLimitReserve: 0, groups: false })).read();
       expect(r.users).toHaveLength(451);
       const pages = org.sim.requests.filter((q) => q.route === 'users');
@@ -241,6 +255,31 @@ describe('Okta source: entries it cannot use', () => {
       expect(r.groups).toHaveLength(1);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe('Okta source over HTTPS', () => {
+  it('trusts a private CA given as caFile; without it, a TLS error that names the fix', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { createTestCa } = await import('../helpers/test-ca.ts');
+    const ca = createTestCa(mkdtempSync(join(tmpdir(), 'okta-ca-')));
+    const tlsOrg = await startTestOktaOrg(
+      { users: 5, groups: 1 },
+      { tls: { key: readFileSync(ca.keyFile, 'utf8'), cert: readFileSync(ca.certFile, 'utf8') } },
+    );
+    try {
+      expect(tlsOrg.sim.url).toMatch(/^https:\/\/127\.0\.0\.1:/);
+      const input = { ...tlsOrg.tokenSource(), allowInsecureHttp: false };
+      const ok = new OktaSource(oktaSourceSchema.parse({ ...input, caFile: ca.caFile }), { configDir: tlsOrg.dir });
+      expect((await ok.read()).users).toHaveLength(5);
+      await ok.close();
+      const e = await failure(new OktaSource(oktaSourceSchema.parse(input), { configDir: tlsOrg.dir }).read());
+      expect(e.code).toBe('E_CONFIG_INVALID');
+      expect(e.message).toMatch(/TLS verification of https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); trust its CA with the source's caFile/);
+    } finally {
+      await tlsOrg.close();
     }
   });
 });

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { listenOn } from '../http-io.ts';
 import { OktaOrg, type SimOktaGroup, type SimOktaUser } from './org.ts';
 import { RateLimiter, type OktaBucket } from './rate-limit.ts';
@@ -43,6 +44,8 @@ export interface SimApiToken {
 }
 
 export interface OktaSimulatorOptions {
+  /** Serve HTTPS with this key and certificate (PEM), as Okta does. */
+  tls?: { key: string; cert: string };
   host?: string;
   port?: number;
   apiTokens?: SimApiToken[];
@@ -341,7 +344,7 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
     return f;
   };
 
-  const server: Server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     req.on('error', () => undefined);
     res.on('error', () => undefined);
     handle(req, res).catch(() => {
@@ -350,8 +353,10 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
         res.end(JSON.stringify(oktaError(500, 'E0000009', 'Internal Server Error').json));
       } else res.destroy();
     });
-  });
-  base = await listenOn(server, { port: opts.port, host: opts.host });
+  };
+  const server: Server = opts.tls ? createTlsServer({ key: opts.tls.key, cert: opts.tls.cert }, listener) : createServer(listener);
+  server.on('tlsClientError', () => undefined);
+  base = await listenOn(server, { port: opts.port, host: opts.host }, opts.tls ? 'https' : 'http');
   return {
     url: base,
     org,

@@ -101,6 +101,11 @@ export function oktaError(e: unknown, ctx: OktaClassifyContext): SyncError {
   if (status === 400)
     return fatal(ErrorCodes.CONFIG_INVALID, `${ctx.what}: Okta refused the request: check users.search and groups.search${said}`);
   if (status === 404) return new SourceError(`${ctx.what}: not found${said}`, opts);
+  if (e.tls !== undefined)
+    return fatal(
+      ErrorCodes.CONFIG_INVALID,
+      `${ctx.what}: TLS verification of ${ctx.orgUrl} failed (${e.tls}); trust its CA with the source's caFile (a TLS-inspecting proxy's CA), or check orgUrl`,
+    );
   const tries = e.attempts > 1 ? ` after ${e.attempts} attempts` : '';
   if (status === 429) return new SourceError(`${ctx.what}: still rate limited${tries} (HTTP 429); nothing was changed${said}`, opts);
   if (status !== undefined)

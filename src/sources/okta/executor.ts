@@ -12,7 +12,9 @@
  * - Errors: a final non-2xx becomes an OktaCallError carrying Okta's error body, so the
  *   classifier sees `errorCode` and the token endpoint's `error_description`.
  */
+import type { Agent as HttpAgent } from 'node:http';
 import { RequestExecutor } from '@okta/okta-sdk-nodejs';
+import { errorCodeOf, isTlsVerifyError } from '../../errors.ts';
 import { backoffDelay, sleep, type RetryPolicy } from '../../platform/retry.ts';
 
 /** A non-2xx answer (after retries), or a failure to get one. */
@@ -24,6 +26,8 @@ export class OktaCallError extends Error {
   readonly headers: Record<string, string>;
   readonly attempts: number;
   readonly network: string | undefined;
+  /** The TLS verification code when the server's certificate was refused. */
+  tls: string | undefined;
   /** 1-based page of the listing on this path that failed. */
   page = 1;
   constructor(o: {
@@ -58,6 +62,8 @@ export interface ExecutorOptions {
   timeoutMs: number;
   maxBodyBytes: number;
   signal?: AbortSignal | undefined;
+  /** Keep-alive agents (and the trusted CAs) by protocol; the SDK's proxy agent, when set, wins. */
+  agent?: ((url: URL) => HttpAgent) | undefined;
   onPace?: (e: PacingEvent) => void;
   onRetry?: (path: string, attempt: number, delayMs: number, reason: string) => void;
 }
@@ -124,7 +130,13 @@ export class PacedRequestExecutor extends RequestExecutor {
       let failure: { reason: string; status?: number; headers?: Record<string, string>; body?: Record<string, unknown> };
       let retryAfterMs: number | undefined;
       try {
-        res = (await super.fetch({ ...request, signal, size: this.o.maxBodyBytes } as never)) as unknown as FetchedResponse;
+        const agent = request['agent'] ?? this.o.agent;
+        res = (await super.fetch({
+          ...request,
+          signal,
+          size: this.o.maxBodyBytes,
+          ...(agent ? { agent } : {}),
+        } as never)) as unknown as FetchedResponse;
         const headers: Record<string, string> = {};
         res.headers.forEach((v, k) => {
           headers[k.toLowerCase()] = v;
@@ -147,6 +159,13 @@ export class PacedRequestExecutor extends RequestExecutor {
         const msg = `${(e as { code?: string }).code ?? ''} ${(e as Error).message ?? ''} ${String((e as { cause?: unknown }).cause ?? '')}`;
         const timedOut = timeout.aborted;
         const tooBig = (e as { type?: string }).type === 'max-size';
+        const code = errorCodeOf(e) ?? errorCodeOf((e as { cause?: unknown }).cause);
+        if (isTlsVerifyError(code)) {
+          // A certificate the configured trust refuses will not be trusted on a retry either.
+          const err = new OktaCallError({ path, attempts: attempt, network: `TLS verification failed (${code})` });
+          err.tls = code;
+          throw err;
+        }
         if (tooBig) {
           const err = new OktaCallError({ path, attempts: attempt, network: `response larger than ${this.o.maxBodyBytes} bytes` });
           err.page = (this.pages.get(path) ?? 0) + 1;

@@ -4,7 +4,7 @@
  * a private-key JWT; the key from a file). Only read scopes are ever requested.
  */
 import { z } from 'zod';
-import { secretFile } from '../../config/file-refs.ts';
+import { contentFile, secretFile } from '../../config/file-refs.ts';
 import { assertSecureUrl } from '../../platform/secure-url.ts';
 
 export const OKTA_USER_STATUSES = [
@@ -67,6 +67,8 @@ export const oktaSourceSchema = z
       .prefault({}),
     /** `false`: users only (and only okta.users.read is requested). */
     groups: z.union([z.literal(false), groupsSchema]).default({ types: ['OKTA_GROUP', 'APP_GROUP'], concurrency: 4 }),
+    /** Extra CA bundle (PEM) trusted for orgUrl, next to the system's (a TLS-inspecting proxy). */
+    caFile: contentFile().optional(),
     /** Allow http:// for orgUrl, on loopback only (tests, the simulator). */
     allowInsecureHttp: z.boolean().default(false),
     /** Per request. */

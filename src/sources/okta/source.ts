@@ -7,6 +7,9 @@
  * (`lastUpdated gt`) for the change-driven path.
  */
 import { readFile } from 'node:fs/promises';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { Client } from '@okta/okta-sdk-nodejs';
 import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
@@ -48,6 +51,7 @@ export class OktaSource implements Source {
   private readonly ctx: OktaSourceContext;
   private readonly scopes: string[];
   private readonly active: ReadonlySet<string>;
+  private agents: { http: HttpAgent; https: HttpsAgent } | undefined;
 
   constructor(config: OktaSourceConfig, ctx: OktaSourceContext) {
     this.config = config;
@@ -222,11 +226,10 @@ export class OktaSource implements Source {
     const missing: string[] = [];
     for (const scope of this.scopes) {
       try {
-        const { client } = await createOktaClient(
-          this.config.orgUrl,
-          { ...(await this.credential()), scopes: [scope] } as OktaCredential,
-          this.executorOptions(undefined, {}),
-        );
+        const { client } = await createOktaClient(this.config.orgUrl, { ...(await this.credential()), scopes: [scope] } as OktaCredential, {
+          ...this.executorOptions(undefined, {}),
+          agent: await this.agent(),
+        });
         await (client as unknown as { oauth: { getAccessToken(): Promise<unknown> } }).oauth.getAccessToken();
       } catch {
         missing.push(scope);
@@ -271,8 +274,30 @@ export class OktaSource implements Source {
   ): Promise<{ client: Client; classify: Omit<OktaClassifyContext, 'what'> }> {
     const cred = await this.credential();
     const classify = { orgUrl: this.config.orgUrl, mode: cred.mode, clientId: this.config.clientId, scopes: this.scopes };
-    const { client } = await createOktaClient(this.config.orgUrl, cred, this.executorOptions(signal, stats));
+    const opts = { ...this.executorOptions(signal, stats), agent: await this.agent() };
+    const { client } = await createOktaClient(this.config.orgUrl, cred, opts);
     return { client, classify };
+  }
+
+  /** Keep-alive connections for the whole read; `caFile` added to the system CAs. */
+  private async agent(): Promise<(url: URL) => HttpAgent> {
+    if (!this.agents) {
+      const c = this.config;
+      let ca: string[] | undefined;
+      if (c.caFile !== undefined) ca = [...rootCertificates, await this.secretFile('caFile', c.caFile)];
+      this.agents = {
+        http: new HttpAgent({ keepAlive: true, maxSockets: 16 }),
+        https: new HttpsAgent({ keepAlive: true, maxSockets: 16, ...(ca ? { ca } : {}) }),
+      };
+    }
+    const a = this.agents;
+    return (url) => (url.protocol === 'http:' ? a.http : a.https);
+  }
+
+  async close(): Promise<void> {
+    this.agents?.http.destroy();
+    this.agents?.https.destroy();
+    this.agents = undefined;
   }
 
   private async credential(): Promise<OktaCredential> {
