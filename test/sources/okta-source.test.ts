@@ -114,7 +114,7 @@ describe('Okta source', () => {
         for await (const _ of await raw.userApi.listUsers({ search: 'status pr', limit: 200 })) void _;
       })();
       await expect(unpaced).rejects.toMatchObject({ status: 429, errorCode: 'E0000047' });
-      await new Promise((r) => setTimeout(r, 1100)); // the window resets
+      org.sim.rateLimiter.reset(); // a fresh window for the paced read
       org.sim.requests.length = 0;
       const r = await source(org.tokenSource({ rateLimitReserve: 0, groups: false })).read();
       expect(r.users).toHaveLength(451);
@@ -156,6 +156,18 @@ describe('Okta source', () => {
     const g = await failure(source(org.tokenSource()).read());
     org.sim.setFaults([]);
     expect(g.message).toMatch(/GET \/api\/v1\/groups\/00g\w+\/users page 1 failed after 4 attempts/);
+  });
+
+  it('a page link to another origin is not followed (the token stays home), a paging loop is cut', async () => {
+    org.sim.setFaults([{ kind: 'foreign-link', route: 'users', page: 2, times: 1 }]);
+    const foreign = await failure(source(org.tokenSource()).read());
+    expect(foreign.message).toMatch(
+      /GET \/api\/v1\/users page 2 failed: the server sent a page link to another origin \(http:\/\/okta-sim\.invalid\); not followed/,
+    );
+    org.sim.setFaults([{ kind: 'repeat-link', route: 'users', page: 1, times: 1 }]);
+    const loop = await failure(source(org.tokenSource()).read());
+    org.sim.setFaults([]);
+    expect(loop.message).toMatch(/the server repeated a page link \(a paging loop\)/);
   });
 
   it('changes(cursor): only users and groups changed after the cursor, and a cursor that moves with them', async () => {

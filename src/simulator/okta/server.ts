@@ -17,7 +17,11 @@ import { SearchSyntaxError, matches, parseSearch } from './search.ts';
 import { handleToken, type IssuedToken, type SimServiceApp } from './token.ts';
 
 export interface OktaFaultRule {
-  kind: 'server-error' | 'rate-limit' | 'truncated' | 'reset';
+  /**
+   * `foreign-link`: the page is served with its next link on another origin; `repeat-link`:
+   * with a next link to itself (a server that pages in a loop).
+   */
+  kind: 'server-error' | 'rate-limit' | 'truncated' | 'reset' | 'foreign-link' | 'repeat-link';
   route: OktaBucket;
   /** 1-based page of a listing (from the `after` cursor's position); any page when absent. */
   page?: number;
@@ -317,9 +321,13 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
     const p = page(items, url, route);
     entry.page = p.page;
     const f = takeFault(route, p.page);
-    if (f) return fault(f);
     const self = `<${base}${url.pathname}${url.search}>; rel="self"`;
-    send({ status: 200, json: p.slice.map((x) => renderOne(x as never)) }, { link: p.next ? `${self}, <${p.next}>; rel="next"` : self });
+    let next = p.next;
+    if (f?.kind === 'foreign-link' || f?.kind === 'repeat-link') {
+      entry.fault = f.kind;
+      next = f.kind === 'repeat-link' ? `${base}${url.pathname}${url.search}` : `http://okta-sim.invalid${url.pathname}${url.search}`;
+    } else if (f) return fault(f);
+    send({ status: 200, json: p.slice.map((x) => renderOne(x as never)) }, { link: next ? `${self}, <${next}>; rel="next"` : self });
 
     function fault(f: OktaFaultRule): void {
       entry.fault = f.kind;

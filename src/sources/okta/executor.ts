@@ -56,6 +56,8 @@ export interface PacingEvent {
 }
 
 export interface ExecutorOptions {
+  /** The org's origin: the SDK follows `Link` headers, and credentials never go anywhere else. */
+  origin: string;
   policy: RetryPolicy;
   /** Requests kept in hand per bucket before waiting for the reset. */
   reserve: number;
@@ -103,6 +105,8 @@ export class PacedRequestExecutor extends RequestExecutor {
   private readonly buckets = new Map<string, BucketState>();
   /** Successful responses by path: a failure names the page it happened on. */
   private readonly pages = new Map<string, number>();
+  /** GET URLs already answered: a page link seen twice is a loop, not more data. */
+  private readonly fetched = new Set<string>();
 
   constructor(o: ExecutorOptions) {
     super();
@@ -120,6 +124,19 @@ export class PacedRequestExecutor extends RequestExecutor {
         return url;
       }
     })();
+    let origin: string | undefined;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      origin = undefined;
+    }
+    const refuse = (why: string): never => {
+      const err = new OktaCallError({ path, attempts: 1, network: why });
+      err.page = this.pages.get(path) ?? 1;
+      throw err;
+    };
+    if (origin !== this.o.origin) refuse(`the server sent a page link to another origin (${origin ?? 'unparsable'}); not followed`);
+    if (method === 'GET' && this.fetched.has(url)) refuse('the server repeated a page link (a paging loop)');
     for (let attempt = 1; ; attempt++) {
       this.o.signal?.throwIfAborted();
       await this.pace(bucket);
@@ -148,6 +165,7 @@ export class PacedRequestExecutor extends RequestExecutor {
           if (body === undefined) failure = { reason: 'truncated', status: res.status, headers };
           else {
             this.pages.set(path, (this.pages.get(path) ?? 0) + 1);
+            if (method === 'GET') this.fetched.add(url);
             return new Response(text, { status: res.status, headers }) as never;
           }
         } else {

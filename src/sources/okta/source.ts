@@ -247,6 +247,7 @@ export class OktaSource implements Source {
   private executorOptions(signal: AbortSignal | undefined, stats: Record<string, number>): ExecutorOptions {
     const c = this.config;
     return {
+      origin: new URL(c.orgUrl).origin,
       policy: {
         maxAttempts: c.retry.maxAttempts,
         baseDelayMs: c.retry.baseDelayMs,
