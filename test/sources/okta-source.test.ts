@@ -146,6 +146,19 @@ describe('Okta source', () => {
     expect(org.sim.requests.filter((q) => q.fault !== undefined).map((q) => q.fault)).toEqual(['rate-limit', 'truncated', 'reset']);
   });
 
+  it('a service app token that expires mid-read is renewed and the read completes', async () => {
+    org.sim.setFaults([{ kind: 'expire-tokens', route: 'group-users', times: 1 }]);
+    org.sim.requests.length = 0;
+    const r = await source(org.appSource()).read();
+    org.sim.setFaults([]);
+    expect(r.users).toHaveLength(451);
+    const log = org.sim.requests.map((q) => `${q.route} ${q.status}`);
+    const at = log.indexOf('group-users 401');
+    expect(at).toBeGreaterThan(0);
+    // Every member list in flight with the old token renews it (the SDK's one retry on a 401).
+    expect(log.filter((x) => x === 'token 200').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('a page that keeps failing fails the whole read, naming the page', async () => {
     org.sim.setFaults([{ kind: 'server-error', route: 'users', page: 2 }]);
     const e = await failure(source(org.tokenSource()).read());

@@ -19,9 +19,10 @@ import { handleToken, type IssuedToken, type SimServiceApp } from './token.ts';
 export interface OktaFaultRule {
   /**
    * `foreign-link`: the page is served with its next link on another origin; `repeat-link`:
-   * with a next link to itself (a server that pages in a loop).
+   * with a next link to itself (a server that pages in a loop); `expire-tokens`: every issued
+   * access token expires just before the request is authenticated (matched by route and count).
    */
-  kind: 'server-error' | 'rate-limit' | 'truncated' | 'reset' | 'foreign-link' | 'repeat-link';
+  kind: 'server-error' | 'rate-limit' | 'truncated' | 'reset' | 'foreign-link' | 'repeat-link' | 'expire-tokens';
   route: OktaBucket;
   /** 1-based page of a listing (from the `after` cursor's position); any page when absent. */
   page?: number;
@@ -241,6 +242,12 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
       return send(r, { 'cache-control': 'no-cache, no-store', pragma: 'no-cache' });
     }
 
+    const expire = faults.find((r) => r.kind === 'expire-tokens' && r.route === route && (r.times === undefined || r.used < r.times));
+    if (expire) {
+      expire.used++;
+      entry.fault = 'expire-tokens';
+      issued.clear();
+    }
     // Authentication, then authorization: scope (OAuth) and admin role.
     const auth = req.headers.authorization ?? '';
     let role: string | undefined;
@@ -346,7 +353,11 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
 
   const takeFault = (route: OktaBucket, pageNo: number | undefined): OktaFaultRule | undefined => {
     const f = faults.find(
-      (r) => r.route === route && (r.page === undefined || r.page === pageNo) && (r.times === undefined || r.used < r.times),
+      (r) =>
+        r.kind !== 'expire-tokens' &&
+        r.route === route &&
+        (r.page === undefined || r.page === pageNo) &&
+        (r.times === undefined || r.used < r.times),
     );
     if (f) f.used++;
     return f;
