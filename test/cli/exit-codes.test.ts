@@ -89,8 +89,8 @@ describe('program', () => {
     expect(await names(['status', '--tenant', 'audit'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
     expect(await names(['ledger', 'import', '--config', 'c.yaml'])).toEqual(['ledger']);
     expect(await names(['log', '--user', 'alice'])).toEqual(['log']);
-    expect(await names(['frobnicate'])).toHaveLength(14);
-    expect(await names(['--help'])).toHaveLength(14);
+    expect(await names(['frobnicate'])).toHaveLength(15);
+    expect(await names(['--help'])).toHaveLength(15);
   });
 
   it('turns usage errors into CommanderError instead of exiting, for subcommands too', async () => {
