@@ -1,11 +1,12 @@
 /**
  * Source read cost, in one run:
- * 1. Side by side: the same directory (default 50,000 users, 2,000 groups, every user in
+ * 1. Side by side: the same directory (default 100,000 users, 2,000 groups, every user in
  *    ≥2 groups, 5 groups with 5,000+ members) read by the file source, the LDAP source
  *    (private slapd, paged, 1,000-entry size limit) and the google-workspace source (the
  *    real Google clients against the Directory API simulator: 500 users and 200 members
- *    per page) and the entra-id source (the real @azure/identity credential and Graph
- *    over HTTPS against the Entra simulator: 999 users and members per page).
+ *    per page), the entra-id source (the real @azure/identity credential and Graph
+ *    over HTTPS against the Entra simulator: 999 users and members per page) and the okta
+ *    source (the Okta SDK against the Okta simulator: 200 users and 1,000 members per page).
  * 2. The file source at scale: the bench:reconcile directory (bench/lib/directory.ts:
  *    100,000 users, 5,000 groups of 40 members; 1,000,000 + 50,000 with
  *    BENCH_SOURCES_1M=1) read streamed against the read before streaming (JSON.parse of
@@ -14,7 +15,7 @@
  * Each read runs in its own child process, so its time and peak RSS are its own; the
  * servers run elsewhere.
  *
- *   node bench/sources.ts [--users 50000] [--groups 2000] [--file-only]   (npm run bench:sources)
+ *   node bench/sources.ts [--users 100000] [--groups 2000] [--file-only]   (npm run bench:sources)
  *
  * Needs slapd + ldap-utils for the LDAP row. Writes a section of bench/RESULTS.md.
  */
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
     options: {
       child: { type: 'string' },
       config: { type: 'string' },
-      users: { type: 'string', default: '50000' },
+      users: { type: 'string', default: '100000' },
       groups: { type: 'string', default: '2000' },
       'file-only': { type: 'boolean', default: false },
     },
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
   const { startSlapd, slapdAvailable } = await import('../test/helpers/slapd.ts');
   const { generateServiceAccount, startGoogleSimulator } = await import('../src/simulator/google/index.ts');
   const { SCOPES } = await import('../src/sources/google/schema.ts');
+  const { startOktaSimulator } = await import('../src/simulator/okta/index.ts');
   const dir = mkdtempSync(join(tmpdir(), 'bench-sources-'));
   const sa = generateServiceAccount({ delegatedScopes: Object.values(SCOPES) });
   let googleRequests = 0;
@@ -192,6 +194,32 @@ async function main(): Promise<void> {
       members: groupMembers(g, users, groups).map((i) => ({ key: `user${i}@${DOMAIN}` })),
     });
   const entra = await startEntraBench(users, groups);
+  // Okta: the same users and groups; rate limits out of the way (this measures the read, not Okta's quota).
+  const oktaToken = 'bench-okta-token';
+  let oktaRequests = 0;
+  const osim = await startOktaSimulator({
+    apiTokens: [{ token: oktaToken, adminRole: 'READ_ONLY_ADMIN' }],
+    rateLimits: { users: 1e9, groups: 1e9, 'group-users': 1e9 },
+    recordRequests: true,
+  });
+  const oktaIds: string[] = [];
+  for (let i = 0; i < users; i++)
+    oktaIds.push(
+      osim.org.addUser({
+        login: `user${i}@${DOMAIN}`,
+        email: `user${i}@${DOMAIN}`,
+        firstName: 'User',
+        lastName: `N${i}`,
+        department: `d${i % 50}`,
+      }).id,
+    );
+  for (let g = 0; g < groups; g++) {
+    const og = osim.org.addGroup(`group${g}`);
+    osim.org.setMembers(
+      og.id,
+      groupMembers(g, users, groups).map((i) => oktaIds[i] as string),
+    );
+  }
   const ldapOk = slapdAvailable();
   const sl = ldapOk ? await startSlapd({ entries: ldapEntries(users, groups), sizeLimit: 1000 }) : undefined;
   try {
@@ -239,6 +267,12 @@ async function main(): Promise<void> {
     );
     rows.push(google);
     rows.push(await runChild('entra-id', write('entra.yaml', entra.source(dir))));
+    writeFileSync(join(dir, 'okta-token'), oktaToken, { mode: 0o600 });
+    osim.requests.length = 0;
+    rows.push(
+      await runChild('okta', write('okta.yaml', { type: 'okta', orgUrl: osim.url, apiTokenFile: 'okta-token', allowInsecureHttp: true })),
+    );
+    oktaRequests = osim.requests.length;
     const file = rows[0] as ChildResult;
     const row = (r: ChildResult): string =>
       `| ${r.label} | ${r.users} | ${r.groups} | ${r.memberships} | ${(r.readMs / 1000).toFixed(2)} | ×${(r.readMs / file.readMs).toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} | ${r.peakRssMB.toFixed(0)} | ×${(r.peakRssMB / file.peakRssMB).toFixed(2)} |`;
@@ -246,7 +280,7 @@ async function main(): Promise<void> {
     const section = [
       '## Source reads side by side (`npm run bench:sources`)',
       '',
-      `${users} users, ${groups} groups (every user in ≥2 groups, 5 groups with ${Math.ceil(users / 10)}+ members), the same directory in each source; the Google workspace has one more user (the admin the service account acts as). Each read in its own child process (Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}); slapd and the Google simulator run outside it. LDAP: pages of 1,000 under a 1,000-entry size limit. Google: the real google-auth-library + @googleapis/admin clients, users 500 per page, members 200 per page, 4 member lists in parallel: ${googleRequests} HTTP requests. Entra ID: the real @azure/identity ClientSecretCredential and Graph requests over HTTPS (the simulator), users and members 999 per page, 4 member lists in parallel: ${entra.requests()} HTTP requests.${sl ? '' : ' (slapd not installed: no LDAP row.)'}`,
+      `${users} users, ${groups} groups (every user in ≥2 groups, 5 groups with ${Math.ceil(users / 10)}+ members), the same directory in each source; the Google workspace has one more user (the admin the service account acts as). Each read in its own child process (Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}); slapd and the Google simulator run outside it. LDAP: pages of 1,000 under a 1,000-entry size limit. Google: the real google-auth-library + @googleapis/admin clients, users 500 per page, members 200 per page, 4 member lists in parallel: ${googleRequests} HTTP requests. Entra ID: the real @azure/identity ClientSecretCredential and Graph requests over HTTPS (the simulator), users and members 999 per page, 4 member lists in parallel: ${entra.requests()} HTTP requests. Okta: the real @okta/okta-sdk-nodejs client, users 200 per page, members 1,000 per page, 4 member lists in parallel, rate limits lifted: ${oktaRequests} HTTP requests.${sl ? '' : ' (slapd not installed: no LDAP row.)'}`,
       '',
       '| source | users | groups | memberships | read (s) | read ÷ file | CPU of the reader (s) | peak RSS (MB) | RSS ÷ file |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -261,6 +295,7 @@ async function main(): Promise<void> {
   } finally {
     await gsim.close();
     await entra.close();
+    await osim.close();
     await sl?.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -39,6 +39,7 @@ const MODULES: readonly CommandModule[] = [
   { names: ['simulate'], load: async () => [(await import('./simulate.ts')).simulateCommand] },
   { names: ['simulate-google'], load: async () => [(await import('./simulate-google.ts')).simulateGoogleCommand] },
   { names: ['simulate-entra'], load: async () => [(await import('./simulate-entra.ts')).simulateEntraCommand] },
+  { names: ['simulate-okta'], load: async () => [(await import('./simulate-okta.ts')).simulateOktaCommand] },
   { names: ['ledger'], load: async () => [(await import('./ledger.ts')).ledgerCommand] },
   { names: ['daemon'], load: async () => [(await import('./daemon.ts')).daemonCommand] },
   { names: ['log'], load: async () => [(await import('./log.ts')).logCommand] },

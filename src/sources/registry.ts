@@ -33,6 +33,8 @@ export async function createSource(config: SourceConfig, ctx: SourceContext): Pr
       return new (await import('./google/source.ts')).GoogleWorkspaceSource(config, ctx);
     case 'entra-id':
       return new (await import('./entra/source.ts')).EntraIdSource(config, ctx);
+    case 'okta':
+      return new (await import('./okta/source.ts')).OktaSource(config, ctx);
     default: {
       const unknown: never = type;
       throw new Error(`unknown source type ${String(unknown)}`);

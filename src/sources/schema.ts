@@ -5,6 +5,7 @@ import { csvSourceSchema } from './csv/schema.ts';
 import { scimSourceSchema } from './scim/schema.ts';
 import { googleWorkspaceSourceSchema } from './google/schema.ts';
 import { entraIdSourceSchema } from './entra/schema.ts';
+import { oktaSourceSchema } from './okta/schema.ts';
 
 /** Every source type's config, chosen by `type`. Add a source: add its schema here and a factory in registry.ts. */
 export const sourceSchema = z.discriminatedUnion('type', [
@@ -14,5 +15,6 @@ export const sourceSchema = z.discriminatedUnion('type', [
   scimSourceSchema,
   googleWorkspaceSourceSchema,
   entraIdSourceSchema,
+  oktaSourceSchema,
 ]);
 export type SourceConfig = z.infer<typeof sourceSchema>;

@@ -68,6 +68,7 @@ describe('program', () => {
       'simulate',
       'simulate-google',
       'simulate-entra',
+      'simulate-okta',
       'ledger',
       'daemon',
       'log',
@@ -89,8 +90,8 @@ describe('program', () => {
     expect(await names(['status', '--tenant', 'audit'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
     expect(await names(['ledger', 'import', '--config', 'c.yaml'])).toEqual(['ledger']);
     expect(await names(['log', '--user', 'alice'])).toEqual(['log']);
-    expect(await names(['frobnicate'])).toHaveLength(15);
-    expect(await names(['--help'])).toHaveLength(15);
+    expect(await names(['frobnicate'])).toHaveLength(16);
+    expect(await names(['--help'])).toHaveLength(16);
   });
 
   it('turns usage errors into CommanderError instead of exiting, for subcommands too', async () => {
