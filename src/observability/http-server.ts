@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Registry } from 'prom-client';
 import { closeServer, listenServer } from './server-lifecycle.ts';
 import type { Logger } from './logger.ts';
+import { publicStatus } from './status-document.ts';
 import { registry as sharedRegistry } from './metrics.ts';
 
 export interface ReadyResult {
@@ -73,7 +74,7 @@ export function buildObservabilityHandler(opts: Omit<ObservabilityServerOptions,
       const r = await withTimeout(opts.ready, timeoutMs, 'readiness check');
       return json(r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not_ready', checks: r.checks });
     },
-    '/status': async () => json(200, await withTimeout(opts.status, timeoutMs, 'status')),
+    '/status': async () => json(200, publicStatus(await withTimeout(opts.status, timeoutMs, 'status'))),
     '/metrics': async () => ({
       status: 200,
       type: reg.contentType,

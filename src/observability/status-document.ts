@@ -31,3 +31,29 @@ export function statusDocument(extra: Record<string, TenantExtra> = {}, now: num
     })),
   };
 }
+
+/** Keys whose text may quote a person (an error message, a failed change's ref, an attribute error). */
+const FREE_TEXT_KEYS = new Set(['message', 'reason', 'ref', 'name', 'userName', 'externalId', 'value', 'values']);
+
+/**
+ * The /status document as the metrics port serves it, to anyone who can reach that port:
+ * counts, results, codes and times only. Free text that may quote a person (error messages,
+ * failed changes' refs, quarantine reasons) is reduced to its error code or dropped; the
+ * signed-in status page and the logs keep it.
+ */
+export function publicStatus(doc: unknown): unknown {
+  if (Array.isArray(doc)) return doc.map(publicStatus);
+  if (doc === null || typeof doc !== 'object') return doc;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if (FREE_TEXT_KEYS.has(k) && typeof v === 'string') {
+      // A message that starts with its error code keeps the code.
+      const code = /^E_[A-Z_]+/.exec(v)?.[0];
+      if (code !== undefined) out[k] = code;
+      continue;
+    }
+    if (FREE_TEXT_KEYS.has(k) && Array.isArray(v)) continue;
+    out[k] = publicStatus(v);
+  }
+  return out;
+}

@@ -37,6 +37,43 @@ describe('observability HTTP server', () => {
     expect(await res.text()).toContain('scimsync_test_hits_total{tenant="acme"} 3');
   });
 
+  it('serves /status without anything that may quote a person: failed refs, messages and reasons become codes or go', async () => {
+    const doc = {
+      tenants: [
+        {
+          tenant: 'acme',
+          quarantine: { quarantined: true, failures: 3, reason: 'E_CONFLICT: alice@example.com is held by emp-100' },
+          heldDeletes: { count: 8, reasons: ['8 deactivations exceed maxDeletes (5)'] },
+          runs: {
+            reconcile: [
+              {
+                result: 'partial',
+                detail: {
+                  failed: 1,
+                  firstFailures: [
+                    { action: 'user.update', ref: 'alice@example.com', code: 'E_REJECTED', message: 'alice@example.com: bad title' },
+                  ],
+                  attributeErrors: [{ name: 'clearance', message: 'alice@example.com: secret' }],
+                },
+              },
+            ],
+            audit: [{ result: 'failed', detail: { code: 'E_EXPORT_NOT_CSV', message: 'login page for alice@example.com' } }],
+          },
+        },
+      ],
+    };
+    const { url } = await start({ status: async () => doc });
+    const body = await (await fetch(`${url}/status`)).text();
+    expect(body).not.toContain('alice@example.com');
+    expect(body).not.toContain('emp-100');
+    const parsed = JSON.parse(body) as typeof doc;
+    const t = parsed.tenants[0]!;
+    expect(t.quarantine).toEqual({ quarantined: true, failures: 3, reason: 'E_CONFLICT' });
+    expect(t.heldDeletes.reasons).toEqual(['8 deactivations exceed maxDeletes (5)']);
+    expect(t.runs.reconcile[0]!.detail.firstFailures).toEqual([{ action: 'user.update', code: 'E_REJECTED' }]);
+    expect(t.runs.audit[0]!.detail).toEqual({ code: 'E_EXPORT_NOT_CSV' });
+  });
+
   it('answers /healthz without calling any dependency', async () => {
     let calls = 0;
     const failing = async (): Promise<never> => {
