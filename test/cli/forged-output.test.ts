@@ -35,49 +35,53 @@ function expectNoRawControls(text: string): void {
 }
 
 describe('a name holding control characters in the plan', () => {
-  it('a displayName with an OSC title, a clear-screen, a CR/LF line and bidi overrides is shown escaped; --json keeps it exact', async () => {
+  it('source entries holding them are rejected, and the plan shows them and a platform value holding them escaped; --json keeps it exact', async () => {
+    // A value the platform holds (an admin's edit) reaches the plan as the before-value.
+    await s.directory([{ externalId: 'u-9', userName: 'pat@example.com', displayName: 'Pat' }]);
+    expect((await runCli(['apply', '-c', s.configPath])).code).toBe(0);
+    const pat = s.sim.store.getUserByUserName('pat@example.com')!;
+    s.sim.store.updateUser(pat.id, { displayName: TITLE_AND_CLEAR });
     await s.directory(
       [
+        { externalId: 'u-9', userName: 'pat@example.com', displayName: 'Pat' },
         { externalId: 'u-1', userName: 'eve@example.com', displayName: TITLE_AND_CLEAR },
         { externalId: 'u-2', userName: 'mallory@example.com', displayName: FAKE_LINE },
         { externalId: 'u-3', userName: 'trudy@example.com', displayName: BIDI },
         { externalId: 'u-4', userName: 'oscar@example.com', displayName: NEL },
       ],
-      [{ externalId: 'g-1', displayName: 'Ops\r\nDELETION GUARD: none', members: ['u-1'] }],
+      [{ externalId: 'g-1', displayName: 'Ops\r\nDELETION GUARD: none', members: ['u-9'] }],
     );
     const plan = await runCli(['plan', '-c', s.configPath]);
     expect(plan.code, plan.stderr).toBe(0);
     expectNoRawControls(plan.stdout);
-    expect(plan.stdout).toContain('Eve\\x1b]0;pwned\\x07\\x1b[2J');
-    expect(plan.stdout).toContain('Mallory\\r\\nDELETION GUARD: none');
-    expect(plan.stdout).toContain('Trudy \\u202egpj.exe\\u2066x\\u2069\\u200f');
-    expect(plan.stdout).toContain('Oscar\\x85\\u2028\\u2029\\x7f\\x9b31m');
-    expect(plan.stdout).toContain('Ops\\r\\nDELETION GUARD: none');
+    expect(plan.stdout).toContain('displayName: "Eve\\u001b]0;pwned\\u0007\\u001b[2J" → "Pat"');
+    expect(plan.stdout).toContain('displayName "Mallory\\u{D}\\u{A}DELETION GUARD: none": contains a control character (U+000D)');
+    expect(plan.stdout).toMatch(/5 entries rejected by the source/);
     // No line of its own: the forged text stays inside the row that carries it.
     expect(plan.stdout).not.toMatch(/^\s*DELETION GUARD: none/m);
 
     const json = await runCli(['plan', '-c', s.configPath, '--json']);
-    const parsed = JSON.parse(json.stdout) as { users: { create: Array<{ resource: { displayName?: string } }> } };
-    expect(parsed.users.create.map((c) => c.resource.displayName).sort()).toEqual([TITLE_AND_CLEAR, FAKE_LINE, BIDI, NEL].sort());
+    const parsed = JSON.parse(json.stdout) as { users: { update: Array<{ changes: Array<{ before: unknown }> }> } };
+    expect(parsed.users.update.flatMap((u) => u.changes.map((c) => c.before))).toContain(TITLE_AND_CLEAR);
   });
 
-  it('the apply summary and the provisioning log (`log`) show the same names escaped', async () => {
+  it('the apply summary and the provisioning log (`log`) show a platform value holding them escaped', async () => {
     await s.directory([{ externalId: 'u-1', userName: 'eve@example.com', displayName: 'Eve' }]);
     expect((await runCli(['apply', '-c', s.configPath])).code).toBe(0);
-    await s.directory([{ externalId: 'u-1', userName: 'eve@example.com', displayName: FAKE_LINE + TITLE_AND_CLEAR + BIDI }]);
+    const eve = s.sim.store.getUserByUserName('eve@example.com')!;
+    s.sim.store.updateUser(eve.id, { displayName: FAKE_LINE + TITLE_AND_CLEAR + BIDI });
     const apply = await runCli(['apply', '-c', s.configPath]);
     expect(apply.code, apply.stderr).toBe(0);
     expectNoRawControls(apply.stdout);
-    expect(apply.stdout).toContain('"Mallory\\r\\nDELETION GUARD: none');
 
     const log = await runCli(['log', '-c', s.configPath, '--store', 'file']);
     expect(log.code, log.stderr).toBe(0);
     expectNoRawControls(log.stdout);
-    expect(log.stdout).toContain('displayName: Eve → Mallory\\r\\nDELETION GUARD: none');
+    expect(log.stdout).toContain('displayName: Mallory\\r\\nDELETION GUARD: none');
     expect(log.stdout).not.toMatch(/^\s*DELETION GUARD: none/m);
     const logJson = await runCli(['log', '-c', s.configPath, '--store', 'file', '--json']);
-    const records = JSON.parse(logJson.stdout) as Array<{ changes?: Array<{ after: unknown }> }>;
-    expect(records.flatMap((r) => r.changes ?? []).map((c) => c.after)).toContain(FAKE_LINE + TITLE_AND_CLEAR + BIDI);
+    const records = JSON.parse(logJson.stdout) as Array<{ changes?: Array<{ before: unknown }> }>;
+    expect(records.flatMap((r) => r.changes ?? []).map((c) => c.before)).toContain(FAKE_LINE + TITLE_AND_CLEAR + BIDI);
   });
 
   it('an error message quoting a value is escaped too', async () => {

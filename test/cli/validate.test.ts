@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AUTH_MESSAGES } from '../../src/errors.ts';
 import { runCli, startFakePlatform, type FakePlatform } from './run-cli.ts';
@@ -190,14 +190,25 @@ describe('validate --check-connectivity', () => {
     expect(platform.seen).toHaveLength(2);
   });
 
-  it('reports a source that cannot be read, still checking the platform', async () => {
-    platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 200, body: {} });
+  it('refuses a source file that does not exist before any probe (exit 2, the key named)', async () => {
     const file = config(
       `platform:\n  baseUrl: ${platform.url}\n  token: x\n  allowInsecureHttp: true\nprovisioning:\n  source: { type: file, path: nowhere.yaml }\n`,
     );
     const r = await runCli(['validate', '--check-connectivity', '-c', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/provisioning\.source\.path: .*nowhere\.yaml does not exist/);
+    expect(platform.seen).toHaveLength(0);
+  });
+
+  it('reports a source that cannot be read, still checking the platform', async () => {
+    platform.routes.set('/api/scim/v2/ServiceProviderConfig', { status: 200, body: {} });
+    const file = config(
+      `platform:\n  baseUrl: ${platform.url}\n  token: x\n  allowInsecureHttp: true\nprovisioning:\n  source: { type: file, path: broken.yaml }\n`,
+    );
+    writeFileSync(join(dirname(file), 'broken.yaml'), 'users: [ { userName: a@example.com\n');
+    const r = await runCli(['validate', '--check-connectivity', '-c', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/platform +ok/);
-    expect(r.stdout).toMatch(/source +failed +\[E_SOURCE_FAILED\] file:nowhere\.yaml: cannot read .*nowhere\.yaml \(no such file\)/);
+    expect(r.stdout).toMatch(/source +failed +\[E_SOURCE_FAILED\] file:broken\.yaml/);
   });
 });

@@ -250,6 +250,7 @@ const REF: Record<string, (i: number) => string> = {
   ldap: (i) => `employeeNumber=${i},${PEOPLE}`,
   scim: (i) => `Users/${scimIds[i]}`,
   'google-workspace': (i) => (PEOPLE_IN[i] as Person).userName.normalize('NFC'),
+  'entra-id': (i) => (PEOPLE_IN[i] as Person).userName.normalize('NFC'),
 };
 
 describe('duplicates in every source', () => {

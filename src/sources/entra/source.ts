@@ -13,7 +13,7 @@ import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { validateUser } from '../../identity/validate-user.ts';
+import { admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { createDispatcher } from '../../platform/dispatcher.ts';
 import type { Source } from '../source.ts';
@@ -85,22 +85,20 @@ export class EntraIdSource implements Source {
               continue;
             }
             const m = mapGraphUser(raw, c.users.select);
-            const checked = m.ok ? validateUser(m.value) : m;
-            const reason = checked.ok ? index.reason(checked.value.externalId, checked.value.userName) : checked.reason;
-            if (reason !== undefined || !checked.ok) {
+            const checked = m.ok ? admitUser(m.value, index, users.length) : m;
+            if (!checked.ok) {
               const upn = typeof raw['userPrincipalName'] === 'string' ? raw['userPrincipalName'].trim() : '';
               // With the identity still readable, so the planner protects that account (reconcile.md).
               rejected.push({
                 kind: 'user',
                 ref: upn || id || '(unknown user)',
-                reason: reason ?? 'unreadable',
+                reason: checked.reason,
                 ...(id !== undefined && id !== '' ? { externalId: id } : {}),
                 ...(upn !== '' ? { userName: upn } : {}),
               });
               if (id !== undefined) rejectedIds.add(id);
               continue;
             }
-            index.add(checked.value.externalId, checked.value.userName, users.length);
             users.push(checked.value);
             if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
           }
