@@ -3,6 +3,7 @@
  * A listing returns every item or throws: a page that stays throttled or failing, or that
  * comes back cut short, fails the whole read (the source never returns a partial directory).
  */
+import { ErrorCodes, SyncError } from '../../errors.ts';
 import { backoffDelay, sleep, type RetryPolicy } from '../../platform/retry.ts';
 import { TruncatedPageError, googleError, googleErrorInfo, isRetryable, type ClassifyContext } from './classify.ts';
 
@@ -41,6 +42,17 @@ export async function callApi(what: string, fn: () => Promise<{ data: unknown }>
 }
 
 /**
+ * What one listing may cost, whatever the server hands out: page requests (a server that never
+ * stops handing out new page tokens) and time for the whole listing, every page and backoff
+ * included. The same defaults as the platform's SCIM listings (docs/reconcile.md#listing-bounds).
+ */
+export interface ListingLimits {
+  maxPages: number;
+  deadlineMs: number;
+}
+export const GOOGLE_LISTING_LIMITS: ListingLimits = { maxPages: 200_000, deadlineMs: 3_600_000 };
+
+/**
  * Every page of a list call. `fetchPage(pageToken)` performs one request; `key` is the
  * array property (`users`, `groups`, `members`), absent when a page is empty, as Google does.
  */
@@ -50,10 +62,24 @@ export async function listAll<T>(
   fetchPage: (pageToken: string | undefined) => Promise<{ data: unknown }>,
   env: CallEnv,
   onItems: (items: T[]) => void,
+  limits: ListingLimits = GOOGLE_LISTING_LIMITS,
 ): Promise<number> {
   let token: string | undefined;
   const seen = new Set<string>();
+  const deadline = Date.now() + limits.deadlineMs;
   for (let page = 1; ; page++) {
+    if (page > limits.maxPages)
+      throw new SyncError(
+        ErrorCodes.LISTING_TOO_LARGE,
+        'fatal',
+        `${what}: more than ${limits.maxPages} pages; refusing to return a partial directory`,
+      );
+    if (Date.now() > deadline)
+      throw new SyncError(
+        ErrorCodes.LISTING_DEADLINE,
+        'transient',
+        `${what}: not complete after ${Math.round(limits.deadlineMs / 1000)} s (page ${page}); refusing to return a partial directory`,
+      );
     const data = await callApi(`${what} page ${page}`, () => fetchPage(token), env);
     const items = data[key];
     if (items !== undefined && !Array.isArray(items))
