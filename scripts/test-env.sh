@@ -3,8 +3,9 @@
 # tests need. `npm test` runs it before vitest; .ci/run runs `npm test`.
 #
 # It installs what is missing with Debian's apt-get (as root) and starts Redis on
-# 127.0.0.1:6379 when nothing answers there. Without root, a missing piece fails with one line
-# saying what to run. Nothing is downloaded from anywhere but Debian's archive.
+# 127.0.0.1:6379 when nothing answers there. Without root, or with TEST_ENV_NO_INSTALL=1, a
+# missing piece fails with one line saying what to run. Nothing is downloaded from anywhere but
+# Debian's archive.
 #
 #   redis-server          Redis on 127.0.0.1:6379; Cluster and Sentinel tests start their own
 #   slapd, ldap-utils     the LDAP tests start their own slapd in a temp dir
@@ -21,7 +22,7 @@ SYSLOG_NG_ROOT="${SYSLOG_NG_ROOT:-/opt/syslog-ng}"
 log() { printf '[test-env] %s\n' "$*" >&2; }
 fail() { printf '[test-env] %s\n' "$*" >&2; exit 1; }
 
-is_root() { [ "$(id -u)" = 0 ]; }
+is_root() { [ "$(id -u)" = 0 ] && [ "${TEST_ENV_NO_INSTALL:-}" != 1 ]; }
 apt_updated=0
 apt_install() {
   is_root || fail "missing: $*. Run as root: apt-get update && apt-get install -y $*"

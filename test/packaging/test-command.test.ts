@@ -3,7 +3,7 @@
  * scripts/test-env.sh before vitest, .ci/run calls `npm test`, and the script stops with one
  * line saying what to run when it cannot install a missing piece itself.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,10 +42,9 @@ describe('the README test command', () => {
 
   it('stops with one line naming the fix when it may not install what is missing', () => {
     const empty = mkdtempSync(join(tmpdir(), 'no-syslog-ng-'));
-    execFileSync('chmod', ['755', empty]);
-    const run = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'bash', script], {
+    const run = spawnSync('bash', [script], {
       encoding: 'utf8',
-      env: { ...process.env, SYSLOG_NG_ROOT: empty },
+      env: { ...process.env, SYSLOG_NG_ROOT: empty, TEST_ENV_NO_INSTALL: '1' },
     });
     expect(run.status).toBe(1);
     const lines = run.stderr.trim().split('\n');
