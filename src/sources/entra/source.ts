@@ -16,7 +16,7 @@ import type { DesiredState, NormalizedUser, SourceRejection } from '../../identi
 import { admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { createDispatcher } from '../../platform/dispatcher.ts';
-import type { Source } from '../source.ts';
+import { logDirectoryRead, type Source } from '../source.ts';
 import type { EntraContext } from './classify.ts';
 import { createCredential, graphScope } from './credential.ts';
 import { decodeCursor, encodeCursor, readDelta, startDelta, type DeltaInput, type EntraChanges } from './delta.ts';
@@ -127,18 +127,7 @@ export class EntraIdSource implements Source {
       this.lastNested = g.nestedGroupIds;
       Object.assign(stats, g.stats);
     }
-    this.ctx.logger?.info(
-      {
-        source: this.describe,
-        users: users.length,
-        groups: groups.length,
-        rejected: rejected.length,
-        stats,
-        ms: Math.round(performance.now() - started),
-      },
-      'Entra ID directory read',
-    );
-    return { users, groups, rejected, stats };
+    return logDirectoryRead(this.ctx.logger, this.describe, 'Entra ID directory read', started, { users, groups, rejected, stats });
   }
 
   /**

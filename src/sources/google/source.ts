@@ -15,7 +15,7 @@ import type { DesiredState, NormalizedUser, SourceRejection } from '../../identi
 import { admitUser } from '../../identity/admit.ts';
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
-import type { Source } from '../source.ts';
+import { logDirectoryRead, type Source } from '../source.ts';
 import { DELEGATION_PATH, googleError } from './classify.ts';
 import { createDirectory, createJwt, parseServiceAccountKey, type ServiceAccountKey } from './client.ts';
 import { readGroups } from './groups.ts';
@@ -133,18 +133,7 @@ export class GoogleWorkspaceSource implements Source {
           'group members outside the user scope skipped',
         );
     }
-    this.ctx.logger?.info(
-      {
-        source: this.describe,
-        users: users.length,
-        groups: groups.length,
-        rejected: rejected.length,
-        stats,
-        ms: Math.round(performance.now() - started),
-      },
-      'Google Workspace directory read',
-    );
-    return { users, groups, rejected, stats };
+    return logDirectoryRead(this.ctx.logger, this.describe, 'Google Workspace directory read', started, { users, groups, rejected, stats });
   }
 
   /** A token for the delegated admin (all scopes), then one user: proves key, delegation, scopes, subject, API. */

@@ -14,7 +14,7 @@ import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { admitGroup, admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
-import type { Source } from '../source.ts';
+import { logDirectoryRead, type Source } from '../source.ts';
 import { ldapError } from './classify.ts';
 import { errorContext, openLdap, type LdapCredentials } from './connect.ts';
 import { dnKey } from './dn.ts';
@@ -65,18 +65,7 @@ export class LdapSource implements Source {
       const client = await openLdap(this.settings, await this.credentials(), signal);
       try {
         const state = await this.readAll(client, signal);
-        this.ctx.logger?.info(
-          {
-            source: this.describe,
-            users: state.users.length,
-            groups: state.groups.length,
-            rejected: state.rejected.length,
-            stats: state.stats,
-            ms: Math.round(performance.now() - started),
-          },
-          'LDAP directory read',
-        );
-        return state;
+        return logDirectoryRead(this.ctx.logger, this.describe, 'LDAP directory read', started, state);
       } finally {
         await client.unbind().catch(() => undefined);
       }

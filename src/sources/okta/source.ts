@@ -18,7 +18,7 @@ import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { validateUser } from '../../identity/validate-user.ts';
 import { ErrorCodes, SourceError, SyncError } from '../../errors.ts';
-import type { Source } from '../source.ts';
+import { logDirectoryRead, type Source } from '../source.ts';
 import { ROLE_PATH, SCOPE_PATH, oktaError, type OktaClassifyContext } from './classify.ts';
 import { checkPrivateKey, createOktaClient, type OktaCredential } from './client.ts';
 import { OktaCallError, type ExecutorOptions } from './executor.ts';
@@ -95,18 +95,7 @@ export class OktaSource implements Source {
           'group members outside the user scope skipped',
         );
     }
-    this.ctx.logger?.info(
-      {
-        source: this.describe,
-        users: users.length,
-        groups: groups.length,
-        rejected: rejected.length,
-        stats,
-        ms: Math.round(performance.now() - started),
-      },
-      'Okta directory read',
-    );
-    return { users, groups, rejected, stats };
+    return logDirectoryRead(this.ctx.logger, this.describe, 'Okta directory read', started, { users, groups, rejected, stats });
   }
 
   /**
