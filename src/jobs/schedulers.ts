@@ -20,45 +20,18 @@ export async function registerSchedulers(queues: { reconcile: Queue; audit: Queu
   for (const rt of tenants) {
     const cfg = rt.loaded.config;
     const attempts = cfg.daemon.jobAttempts;
-    const rec = cfg.schedules.reconcile;
-    if (cfg.provisioning && rec.enabled) {
-      await upsertIfChanged(
-        queues.reconcile,
-        schedulerId('reconcile', rt.id),
-        rec.pattern,
-        'reconcile',
-        { tenant: rt.id, trigger: 'schedule' },
-        attempts,
-      );
-    } else {
-      await queues.reconcile.removeJobScheduler(schedulerId('reconcile', rt.id));
-    }
-    const aud = cfg.schedules.audit;
-    if (cfg.audit && aud.enabled) {
-      await upsertIfChanged(
-        queues.audit,
-        schedulerId('audit', rt.id),
-        aud.pattern,
-        'audit',
-        { tenant: rt.id, trigger: 'schedule' },
-        attempts,
-      );
-    } else {
-      await queues.audit.removeJobScheduler(schedulerId('audit', rt.id));
-    }
-    // `audit verify` of the recent past, on the audit queue (job name 'audit-verify'); off by default.
-    const ver = cfg.schedules.auditVerify;
-    if (cfg.audit && ver.enabled) {
-      await upsertIfChanged(
-        queues.audit,
-        schedulerId('audit-verify', rt.id),
-        ver.pattern,
-        'audit-verify',
-        { tenant: rt.id, trigger: 'schedule' },
-        attempts,
-      );
-    } else {
-      await queues.audit.removeJobScheduler(schedulerId('audit-verify', rt.id));
+    // One scheduler per job a tenant runs on a schedule: upserted when enabled, removed when not.
+    // `audit-verify` (verify of the recent past) runs on the audit queue and is off by default.
+    const jobs = [
+      { queue: queues.reconcile, name: 'reconcile', schedule: cfg.schedules.reconcile, wanted: Boolean(cfg.provisioning) },
+      { queue: queues.audit, name: 'audit', schedule: cfg.schedules.audit, wanted: Boolean(cfg.audit) },
+      { queue: queues.audit, name: 'audit-verify', schedule: cfg.schedules.auditVerify, wanted: Boolean(cfg.audit) },
+    ] as const;
+    for (const j of jobs) {
+      const id = schedulerId(j.name, rt.id);
+      if (j.wanted && j.schedule.enabled)
+        await upsertIfChanged(j.queue, id, j.schedule.pattern, j.name, { tenant: rt.id, trigger: 'schedule' }, attempts);
+      else await j.queue.removeJobScheduler(id);
     }
   }
 }
