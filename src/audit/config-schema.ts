@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { sinksConfigSchema } from './sinks/schema.ts';
 import { isValidTimeZone } from './timestamp.ts';
+import type { RetryPolicy } from '../platform/retry.ts';
 
 const DAY_MINUTES = 1440;
 
@@ -125,3 +126,13 @@ export const auditSchema = z
 
 export type AuditConfig = z.infer<typeof auditSchema>;
 export type AuditConfigInput = z.input<typeof auditSchema>;
+
+/** The backoff between attempts of one export window (`audit.retry`), as the retry helpers take it. */
+export function windowRetryPolicy(retry: AuditConfig['retry']): RetryPolicy {
+  return {
+    maxAttempts: retry.windowAttempts,
+    baseDelayMs: retry.baseDelayMs,
+    maxDelayMs: retry.maxDelayMs,
+    maxRetryAfterMs: retry.maxDelayMs,
+  };
+}

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { isSyncError } from '../errors.ts';
 import { backoffDelay, sleep } from '../platform/retry.ts';
 import { isFatalExportError } from '../platform/audit-export.ts';
-import { parseInstant } from './config-schema.ts';
+import { parseInstant, windowRetryPolicy } from './config-schema.ts';
 import { DedupeSet } from './dedupe-set.ts';
 import { SinkFailedError, type SinkLane } from './fan-out.ts';
 import { ignoreAuditEvents } from './observer.ts';
@@ -68,12 +68,7 @@ async function commitDelivered(ctx: RunContext, w: ExportWindow, startMs: number
 /** Retry a window after a transient failure, starting again at the committed cursor − overlap. */
 async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow): Promise<void> {
   const { retry } = ctx.config;
-  const policy = {
-    maxAttempts: retry.windowAttempts,
-    baseDelayMs: retry.baseDelayMs,
-    maxDelayMs: retry.maxDelayMs,
-    maxRetryAfterMs: retry.maxDelayMs,
-  };
+  const policy = windowRetryPolicy(retry);
   for (let attempt = 1; ; attempt++) {
     // Progress committed by an earlier attempt is not redone (keys ≥ cursor − overlap are known).
     const startMs = ctx.cursorMs === null ? w.startMs : Math.max(w.startMs, Math.min(w.endMs, ctx.cursorMs - ctx.overlapMs));

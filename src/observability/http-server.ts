@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { closeServer, listenServer } from './server-lifecycle.ts';
+import { boundClients, closeServer, listenServer } from './server-lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { publicStatus } from './status-document.ts';
 import { registry as sharedRegistry } from './metrics.ts';
@@ -113,14 +113,7 @@ export function buildObservabilityHandler(opts: Omit<ObservabilityServerOptions,
 
 export function createObservabilityServer(opts: ObservabilityServerOptions): ObservabilityServer {
   const server = createServer(buildObservabilityHandler(opts));
-  // Probes and scrapes are tiny: slow or idle clients do not get to hold sockets.
-  server.headersTimeout = 10_000; // ms
-  server.requestTimeout = 15_000; // ms
-  server.keepAliveTimeout = 5_000; // ms
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  boundClients(server);
 
   return {
     server,

@@ -7,6 +7,20 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './logger.ts';
 
+/**
+ * Requests to these servers are tiny (probes, scrapes, a page): slow or idle clients do not get
+ * to hold sockets, and a malformed request is answered 400 instead of surfacing as an error.
+ */
+export function boundClients(server: Server): void {
+  server.headersTimeout = 10_000; // ms
+  server.requestTimeout = 15_000; // ms
+  server.keepAliveTimeout = 5_000; // ms
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+}
+
 /** How long open connections may finish their requests on close, ms. */
 const CLOSE_GRACE_MS = 2_000;
 

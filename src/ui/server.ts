@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Secret } from '../config/secret.ts';
 import { ConfigError } from '../errors.ts';
-import { closeServer, listenServer } from '../observability/server-lifecycle.ts';
+import { boundClients, closeServer, listenServer } from '../observability/server-lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
 import { MIN_TOKEN_LENGTH } from './actions.ts';
 import { uiAuth } from './auth.ts';
@@ -85,13 +85,7 @@ export function createStatusPageServer(o: StatusPageOptions): StatusPageServer {
       } else res.destroy();
     });
   });
-  server.headersTimeout = 10_000; // ms
-  server.requestTimeout = 15_000; // ms
-  server.keepAliveTimeout = 5_000; // ms
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  boundClients(server);
   return {
     server,
     listen() {

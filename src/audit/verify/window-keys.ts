@@ -10,7 +10,7 @@ import type { PlatformClient } from '../../platform/http-client.ts';
 import { backoffDelay, sleep } from '../../platform/retry.ts';
 import { EventBuilder } from '../build-event.ts';
 import { COLUMN_CANDIDATES, uniqueColumnNames } from '../columns.ts';
-import type { AuditConfig } from '../config-schema.ts';
+import { type AuditConfig, windowRetryPolicy } from '../config-schema.ts';
 import { readCsv } from '../csv/read-csv.ts';
 import { DigestAccumulator, ZERO_HASH, type WindowDigest } from '../digest/window-digest.ts';
 import { PassKeys } from '../event-key.ts';
@@ -86,12 +86,7 @@ export async function exportWindowKeys(
   opts: { gridMs: number; collect: boolean; signal?: AbortSignal | undefined },
 ): Promise<WindowKeys> {
   const { retry } = config;
-  const policy = {
-    maxAttempts: retry.windowAttempts,
-    baseDelayMs: retry.baseDelayMs,
-    maxDelayMs: retry.maxDelayMs,
-    maxRetryAfterMs: retry.maxDelayMs,
-  };
+  const policy = windowRetryPolicy(retry);
   for (let attempt = 1; ; attempt++) {
     try {
       return await readWindow(platform, config, w, opts.gridMs, opts.collect, opts.signal);
