@@ -56,8 +56,7 @@ export class FileSource implements ChangeSource {
 
   /** The file at the path, or through a handle already open on it (read from its start). */
   private async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
-    const state =
-      extname(this.path).toLowerCase() === '.json' ? await this.readJson(handle, signal) : await this.readYaml(handle, signal);
+    const state = extname(this.path).toLowerCase() === '.json' ? await this.readJson(handle, signal) : await this.readYaml(handle, signal);
     this.logger?.debug({ source: this.describe, ...state.stats, rejected: state.rejected.length }, 'file source read');
     return state;
   }
