@@ -21,6 +21,7 @@ interface StreamStatus {
   mechanism: string | null;
   owner: string | null;
   cursor: string | null;
+  lastPollAt: string | null;
   lastResult: string | null;
   lastDeferred: { reason: string } | null;
   heldBurst: { destructive: number } | null;
@@ -58,5 +59,83 @@ describe('change stream', () => {
     const st = await streamOf(d);
     expect(st).toMatchObject({ state: 'running', mechanism: 'file-poll' });
     expect((await d.stop()).code).toBe(0);
+  });
+});
+
+describe('change stream across replicas', () => {
+  it('two replicas run one change stream per tenant, and the other takes it over when the holder stops', async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    await startedWith(ws, 2);
+    ws.writeConfig({ ...CHANGES, daemon: { jobLockSeconds: 3 } });
+    const daemons = await Promise.all([ws.spawnDaemon(), ws.spawnDaemon()]);
+    await waitFor(() => s.store.users().length === 2, 'the first full reconcile', 20_000);
+    const running = (ds: DaemonProcess[]): DaemonProcess[] => ds.filter((d) => d.logs.some((l) => l.msg === 'change stream running on this replica'));
+    await waitFor(() => running(daemons).length === 1, 'one replica running the stream');
+    // Long enough for the other replica to have tried the stream's lease many times.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(running(daemons)).toHaveLength(1);
+    const holder = running(daemons)[0]!;
+    const other = daemons.find((d) => d !== holder)!;
+    const gauges = await Promise.all(daemons.map(async (d) => metricValue((await httpGet(`${d.url}/metrics`)).body, 'scimsync_change_stream_running', { tenant: 'acme' })));
+    expect(gauges.sort()).toEqual([0, 1]);
+    const st = await streamOf(other);
+    expect(st.state).toBe('running');
+    expect(st.owner).toContain(`:${holder.pid}:`);
+
+    expect((await holder.stop()).code).toBe(0);
+    await waitFor(() => other.logs.some((l) => l.msg === 'change stream running on this replica'), 'the other replica taking the stream over', 10_000);
+    ws.writeDirectory({ users: people(1, 3), groups: [] });
+    await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'a joiner applied after the takeover', 20_000);
+    expect((await streamOf(other)).owner).toContain(`:${other.pid}:`);
+  });
+});
+
+describe('change stream and the reconcile lease', () => {
+  it('a batch waits while a full reconcile holds the lease, and is applied once it is released', async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    await startedWith(ws, 2);
+    const d = await ws.spawnDaemon();
+    await waitFor(() => s.store.users().length === 2, 'the first full reconcile', 20_000);
+    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const cursor = (await streamOf(d)).cursor;
+    // A full reconcile (of another replica) holds the tenant's reconcile lease.
+    const redis = ws.redis();
+    const leaseKey = `${ws.keyPrefix}:{acme}:lease:reconcile`;
+    await redis.set(leaseKey, '999999 job:full-run-elsewhere', 'PX', 60_000);
+    ws.writeDirectory({ users: people(1, 3), groups: [] });
+    await waitFor(async () => (await streamOf(d)).lastResult === 'busy', 'the batch waiting for the lease');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(usersNamed(s, 'user3@example.com')).toBe(0);
+    // Not advanced past changes that were not applied: a crash now would read them again.
+    expect((await streamOf(d)).cursor).toBe(cursor);
+    await redis.del(leaseKey);
+    await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'the joiner applied after the lease was released', 20_000);
+    expect((await streamOf(d)).cursor).not.toBe(cursor);
+  });
+});
+
+describe('change stream cursor', () => {
+  it('the cursor survives a restart: the stream resumes from it without a full read', async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    await startedWith(ws, 2);
+    const first = await ws.spawnDaemon();
+    await waitFor(() => s.store.users().length === 2, 'the first full reconcile', 20_000);
+    // Settled: the file's mtime is old enough for its metadata alone to be trusted.
+    await new Promise((r) => setTimeout(r, 2_200));
+    await waitFor(async () => (await streamOf(first)).lastResult === 'idle', 'the stream polling from its cursor');
+    const before = (await streamOf(first)).cursor;
+    expect(before).not.toBeNull();
+    expect((await first.stop()).code).toBe(0);
+    const second = await ws.spawnDaemon();
+    await waitFor(() => second.logs.some((l) => l.msg === 'change stream running on this replica'), 'the stream on the restarted daemon');
+    await waitFor(async () => (await streamOf(second)).lastPollAt !== null && (await streamOf(second)).lastResult === 'idle', 'a poll after the restart');
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await streamOf(second)).cursor).toBe(before);
+    // No full read answered, no full reconcile requested by the restarted stream.
+    expect(second.logs.filter((l) => l.msg === 'change stream: full reconcile requested')).toHaveLength(0);
+    expect(runsFinished([second], 'reconcile')).toHaveLength(0);
   });
 });

@@ -86,6 +86,7 @@ export class ChangeLoop {
   private cursor: string | undefined;
   private loaded = false;
   private batches = 0;
+  private pending: { delta: SourceDelta; detectedAt: number } | undefined;
 
   constructor(deps: ChangeLoopDeps) {
     this.deps = deps;
@@ -112,9 +113,14 @@ export class ChangeLoop {
     // A saved cursor without a cache (a restart): the deltas since the cursor need the whole
     // state to be planned against; a complete read gives it (records are current either way).
     if (this.cursor !== undefined && this.desired === undefined) this.desired = await source.read(signal);
-    const detectedAt = this.now();
-    let answer: SourceChanges = await source.changes(this.cursor, signal);
-    if (answer.kind === 'delta' && !isEmptyDelta(answer) && config.changes.coalesceMs > 0) {
+    const detectedAt = this.pending?.detectedAt ?? this.now();
+    // A batch that could not be applied yet (busy, quarantined, failed) is kept and merged with
+    // what changed since: the source is asked from the batch's cursor, the saved one stays put.
+    const pending = this.pending?.delta;
+    this.pending = undefined;
+    let answer: SourceChanges = await source.changes(pending?.cursor ?? this.cursor, signal);
+    if (answer.kind === 'delta' && pending) answer = mergeDeltas(pending, answer);
+    if (answer.kind === 'delta' && !isEmptyDelta(answer) && config.changes.coalesceMs > 0 && !pending) {
       await sleep(config.changes.coalesceMs, signal);
       const more = await source.changes(answer.cursor, signal);
       answer = more.kind === 'full' ? more : mergeDeltas(answer, more);
@@ -131,7 +137,15 @@ export class ChangeLoop {
       if (answer.cursor !== this.cursor) await this.saveCursor(answer.cursor);
       return { kind: 'idle' };
     }
-    return this.applyDelta(answer, detectedAt, signal);
+    const delta = answer;
+    try {
+      const result = await this.applyDelta(delta, detectedAt, signal);
+      if (result.kind === 'busy' || result.kind === 'quarantined') this.pending = { delta, detectedAt };
+      return result;
+    } catch (e) {
+      this.pending = { delta, detectedAt };
+      throw e;
+    }
   }
 
   private async saveCursor(cursor: string): Promise<void> {
