@@ -14,7 +14,7 @@ import { Ledger } from '../../../src/reconcile/ledger.ts';
 import type { Plan } from '../../../src/reconcile/plan-types.ts';
 import { applyDelta, DesiredCache, type AffectedSet } from '../../../src/reconcile/targeted/desired-cache.ts';
 import { planTargeted } from '../../../src/reconcile/targeted/plan.ts';
-import type { TargetedOutcome } from '../../../src/reconcile/targeted/types.ts';
+import type { TargetedInput, TargetedOutcome } from '../../../src/reconcile/targeted/types.ts';
 import type { SourceDelta } from '../../../src/sources/changes.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
 import type { Directory, Workspace } from '../../helpers/reconcile-harness.ts';
@@ -96,9 +96,11 @@ export async function targeted(
   ctx: BuiltReconcileContext,
   path: ChangePath,
   affected: AffectedSet,
+  opts: Partial<Pick<TargetedInput, 'maxGroupMembers' | 'maxIdentities'>> = {},
 ): Promise<{ outcome: TargetedOutcome; ledger: Ledger }> {
   const ledger = await Ledger.load(ctx.ledgerStore);
   const outcome = await planTargeted({
+    ...opts,
     tenant: ctx.tenant,
     source: ctx.source.describe,
     config: ctx.config,
