@@ -115,8 +115,8 @@ async function watch(opts: WatchOptions, cmd: Command): Promise<number> {
           return { writes, failed: result.failed.length };
         },
       },
-      requestFull: async (reason) => {
-        fullWanted ??= reason;
+      requestFull: async (code) => {
+        fullWanted ??= code;
       },
       logger,
     });

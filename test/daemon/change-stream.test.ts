@@ -6,9 +6,10 @@
  * simulator, Redis the real one.
  */
 import { describe, expect, it } from 'vitest';
-import { people, usersNamed } from '../helpers/reconcile-harness.ts';
+import { people, person, usersNamed } from '../helpers/reconcile-harness.ts';
 import { getJson, metricValue, httpGet, waitFor, type DaemonProcess, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
 import { closingAfterEach, runsFinished } from './support.ts';
+import { merge } from '../helpers/reconcile-harness.ts';
 
 const TOKEN = 'change-stream-token-7c2e91ab';
 const { sim, workspace } = closingAfterEach();
@@ -23,7 +24,7 @@ interface StreamStatus {
   cursor: string | null;
   lastPollAt: string | null;
   lastResult: string | null;
-  lastDeferred: { reason: string } | null;
+  lastDeferred: { code: string } | null;
   heldBurst: { destructive: number } | null;
 }
 
@@ -44,7 +45,7 @@ describe('change stream', () => {
     await startedWith(ws, 3);
     const d = await ws.spawnDaemon();
     // No cursor yet: the first answer is a full read, applied by the full reconcile it requests.
-    await waitFor(() => s.store.users().length === 3, 'the first full reconcile', 20_000);
+    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 3, 'the first full reconcile', 20_000);
     await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
     const fullRuns = runsFinished([d], 'reconcile').length;
     ws.writeDirectory({ users: people(1, 4), groups: [] });
@@ -112,7 +113,9 @@ describe('change stream and the reconcile lease', () => {
     expect((await streamOf(d)).cursor).toBe(cursor);
     await redis.del(leaseKey);
     await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'the joiner applied after the lease was released', 20_000);
-    expect((await streamOf(d)).cursor).not.toBe(cursor);
+    // Saved once the batch's writes were acknowledged.
+    await waitFor(async () => (await streamOf(d)).cursor !== cursor, 'the cursor advanced past the applied batch');
+    expect(d.logs.some((l) => l.msg === 'change stream: changes applied')).toBe(true);
   });
 });
 
@@ -137,5 +140,68 @@ describe('change stream cursor', () => {
     // No full read answered, no full reconcile requested by the restarted stream.
     expect(second.logs.filter((l) => l.msg === 'change stream: full reconcile requested')).toHaveLength(0);
     expect(runsFinished([second], 'reconcile')).toHaveLength(0);
+  });
+});
+
+/** Whether the platform account of `externalId` is active (undefined: none). */
+const activeOf = (s: { store: { users(): Array<{ externalId?: string; active?: boolean }> } }, externalId: string): boolean | undefined =>
+  s.store.users().find((u) => u.externalId === externalId)?.active;
+
+describe('change stream and the deletion guard', () => {
+  it('a burst of leavers over the limit is held, and applied after approve-deletes', async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    ws.writeDirectory({ users: people(1, 10), groups: [] });
+    ws.writeConfig(merge(CHANGES, { provisioning: { guards: { maxDeletes: 2, maxDeletePercent: 100 } } }));
+    const d = await ws.spawnDaemon();
+    await waitFor(() => s.store.users().length === 10, 'the first full reconcile', 20_000);
+    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    // Leavers one at a time: each batch alone is far under the guard.
+    for (const n of [1, 2]) {
+      ws.writeDirectory({ users: people(n + 1, 10), groups: [] });
+      await waitFor(() => activeOf(s, `u-${n}`) === false, `leaver u-${n} deactivated by the change path`, 15_000);
+    }
+    const runsBefore = runsFinished([d], 'reconcile').length;
+    expect(runsBefore).toBe(1);
+    // The third leaver within the window: 3 deactivations exceed guards.maxDeletes (2).
+    ws.writeDirectory({ users: people(4, 10), groups: [] });
+    const held = await waitFor(async () => (await streamOf(d)).heldBurst, 'the burst held', 15_000);
+    expect(held.destructive).toBe(3);
+    // The full reconcile it requested holds the leaver exactly like a held full plan.
+    const run = await waitFor(() => runsFinished([d], 'reconcile').slice(runsBefore).find((l) => l['result'] === 'guard_held'), 'a held full reconcile', 20_000);
+    expect(run).toBeDefined();
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(activeOf(s, 'u-3')).toBe(true);
+    const status = await getJson<{ tenants: Array<{ heldDeletes: { count: number } | null }> }>(`${d.url}/status`);
+    expect(status.body.tenants[0]!.heldDeletes?.count).toBe(1);
+
+    const approved = await ws.cli(['approve-deletes', '--config', ws.configPath]);
+    expect(approved.code, approved.stderr).toBe(0);
+    await waitFor(() => activeOf(s, 'u-3') === false, 'the held leaver deactivated after approve-deletes', 20_000);
+    await waitFor(async () => (await streamOf(d)).heldBurst === null, 'the burst hold ended');
+    // The others stay: only what was held was applied.
+    expect(s.store.users().filter((u) => u.active !== false)).toHaveLength(7);
+  });
+
+  it('a change the targeted reconcile cannot decide alone (a recycled userName) triggers a full reconcile', async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    await startedWith(ws, 10);
+    const d = await ws.spawnDaemon();
+    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 10, 'the first full reconcile', 20_000);
+    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const runsBefore = runsFinished([d], 'reconcile').length;
+    // u-1 leaves and a newcomer gets the leaver's userName: the account is never handed over locally.
+    ws.writeDirectory({ users: [...people(2, 10), person(19, { userName: 'user1@example.com' })], groups: [] });
+    await waitFor(() => runsFinished([d], 'reconcile').length > runsBefore, 'the full reconcile the change asked for', 20_000);
+    const st = await streamOf(d);
+    expect(st.lastDeferred?.code).toBe('name-held');
+    const metrics = (await httpGet(`${d.url}/metrics`)).body;
+    expect(metricValue(metrics, 'scimsync_changes_deferred_total', { tenant: 'acme', reason: 'name-held' })).toBe(1);
+    expect(metricValue(metrics, 'scimsync_changes_total', { tenant: 'acme', outcome: 'deferred' })).toBeGreaterThanOrEqual(1);
+    // The full reconcile decided: the leaver is deactivated, the newcomer held by the identity conflict.
+    await waitFor(() => activeOf(s, 'u-1') === false, 'the leaver deactivated by the full reconcile');
+    expect(s.store.users().filter((u) => u.externalId === 'u-19')).toEqual([]);
+    expect(runsFinished([d], 'reconcile').at(-1)?.['result']).toBe('success');
   });
 });

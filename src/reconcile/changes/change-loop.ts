@@ -60,8 +60,11 @@ export interface ChangeLoopDeps {
   cursor: CursorStore;
   burst: BurstStore;
   writer: ChangeWriter;
-  /** Asks for a full reconcile (the daemon queues one; `watch` runs one). */
-  requestFull(reason: string, detail?: string): Promise<void>;
+  /**
+   * Asks for a full reconcile (the daemon queues one; `watch` runs one). `code` is stable (a
+   * defer reason, a full-read reason in kebab case, or `burst-held`); `detail` may name people.
+   */
+  requestFull(code: string, detail?: string): Promise<void>;
   logger: Logger;
   planTargeted?: (input: TargetedInput) => Promise<TargetedOutcome>;
   now?: () => number;
@@ -122,8 +125,9 @@ export class ChangeLoop {
     if (answer.kind === 'full') {
       this.desired = DesiredCache.from(answer.state);
       logger.info({ reason: answer.reason, detail: answer.detail }, 'change stream: the source answered with a full read; a full reconcile applies it');
-      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: answer.reason.replaceAll(' ', '-') });
-      await this.deps.requestFull(answer.reason, answer.detail);
+      const code = answer.reason.replaceAll(' ', '-');
+      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: code });
+      await this.deps.requestFull(code, answer.detail);
       await this.saveCursor(answer.cursor);
       return { kind: 'full', reason: answer.reason, detail: answer.detail };
     }
@@ -190,7 +194,7 @@ export class ChangeLoop {
       changeMetrics.changes.inc({ tenant, outcome: 'deferred' }, identities);
       changeMetrics.deferred.inc({ tenant, reason: outcome.reason });
       logger.info({ reason: outcome.reason, detail: outcome.detail, identities }, 'change stream: a change is left to a full reconcile');
-      await this.deps.requestFull(`deferred: ${outcome.reason}`, outcome.detail);
+      await this.deps.requestFull(outcome.reason, outcome.detail);
       await this.saveCursor(delta.cursor);
       return { kind: 'deferred', reason: outcome.reason, detail: outcome.detail, identities };
     }
@@ -198,7 +202,7 @@ export class ChangeLoop {
     if (outcome.held.length > 0) {
       changeMetrics.changes.inc({ tenant, outcome: 'held' }, identities);
       logger.warn({ reasons: outcome.held, identities }, 'change stream: destructive changes held by the guard (rolling window) until approve-deletes');
-      await this.deps.requestFull('burst held', outcome.held.join('; '));
+      await this.deps.requestFull('burst-held', outcome.held.join('; '));
     } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
     for (const id of [...affected.users, ...affected.groups])
       changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
