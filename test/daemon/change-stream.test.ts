@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { people, person, usersNamed } from '../helpers/reconcile-harness.ts';
-import { getJson, metricValue, httpGet, waitFor, type DaemonProcess, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
+import { daemonSharedConfig, getJson, metricValue, httpGet, tenantConfig, waitFor, type DaemonProcess, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
+import { loadAllTenants } from '../../src/config/load.ts';
+import { openControl } from '../../src/jobs/control.ts';
 import { closingAfterEach, runsFinished } from './support.ts';
 import { merge } from '../helpers/reconcile-harness.ts';
 
@@ -203,5 +205,32 @@ describe('change stream and the deletion guard', () => {
     await waitFor(() => activeOf(s, 'u-1') === false, 'the leaver deactivated by the full reconcile');
     expect(s.store.users().filter((u) => u.externalId === 'u-19')).toEqual([]);
     expect(runsFinished([d], 'reconcile').at(-1)?.['result']).toBe('success');
+  });
+});
+
+describe('change stream and the full reconcile schedule', () => {
+  it("a tenant whose changes flow has its full reconcile every 6 hours by default; one with changes off keeps every 30 minutes", async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    ws.writeDirectory({ users: people(1, 2), groups: [] });
+    const unscheduled = (t: Record<string, unknown>): Record<string, unknown> => ({ ...t, schedules: { audit: { enabled: false } } });
+    ws.writeConfigObject({
+      ...daemonSharedConfig(ws),
+      tenants: [
+        unscheduled(merge(tenantConfig('flowing'), CHANGES)),
+        unscheduled(merge(tenantConfig('polled'), { provisioning: { changes: { enabled: false } } })),
+      ],
+    });
+    const d = await ws.spawnDaemon();
+    await waitFor(async () => (await streamOf(d, 'flowing')).state === 'running', 'the stream of the tenant whose changes flow');
+    expect((await streamOf(d, 'polled')).state).toBe('off');
+    const control = openControl(await loadAllTenants(ws.configPath, ws.env));
+    try {
+      expect((await control.queues.reconcile.getJobScheduler('reconcile:flowing'))?.pattern).toBe('0 */6 * * *');
+      expect((await control.queues.reconcile.getJobScheduler('reconcile:polled'))?.pattern).toBe('*/30 * * * *');
+    } finally {
+      await control.close();
+    }
+    expect(d.logs.filter((l) => l.msg === 'change stream running on this replica').map((l) => l['tenant'])).toEqual(['flowing']);
   });
 });
