@@ -16,8 +16,8 @@ import { merge } from '../helpers/reconcile-harness.ts';
 const TOKEN = 'change-stream-token-7c2e91ab';
 const { sim, workspace } = closingAfterEach();
 
-/** Fast polling for tests: the file is stat'ed every 200 ms, changes coalesced for 100 ms. */
-const CHANGES = { provisioning: { changes: { pollIntervalMs: 200, coalesceMs: 100 } } };
+/** The change stream on (the harness turns it off), the file stat'ed every 200 ms, changes coalesced for 100 ms. */
+const CHANGES = { provisioning: { changes: { enabled: true, pollIntervalMs: 200, coalesceMs: 100 } } };
 
 interface StreamStatus {
   state: string;
