@@ -109,7 +109,8 @@ export class RedisChangeState implements CursorStore {
     const h = await this.redis.hgetall(this.key);
     const num = (k: string): number | undefined => (h[k] !== undefined ? Number(h[k]) : undefined);
     const out: ChangeStreamState = {};
-    for (const k of ['cursor', 'lastResult', 'owner', 'mechanism', 'lastDeferCode', 'lastError'] as const) if (h[k] !== undefined) out[k] = h[k];
+    for (const k of ['cursor', 'lastResult', 'owner', 'mechanism', 'lastDeferCode', 'lastError'] as const)
+      if (h[k] !== undefined) out[k] = h[k];
     for (const k of ['cursorSavedAt', 'lastPollAt', 'lastBatchAt', 'lastDeferAt'] as const) {
       const v = num(k);
       if (v !== undefined) out[k] = v;

@@ -75,11 +75,20 @@ export class ChangeStream {
     await this.deps.source.close?.().catch(() => undefined);
   }
 
+  private running = false;
+
+  /** Lag and cursor age, exported by the replica that runs the stream only (summing replicas stays meaningful). */
   private async refreshGauges(): Promise<void> {
     const tenant = this.deps.rt.id;
+    if (!this.running) {
+      changeMetrics.cursorAge.remove({ tenant });
+      changeMetrics.streamLag.remove({ tenant });
+      return;
+    }
     const s = await this.state.read().catch(() => undefined);
     if (s?.cursorSavedAt !== undefined) changeMetrics.cursorAge.set({ tenant }, (Date.now() - s.cursorSavedAt) / 1000);
-    if (s?.lastPollAt !== undefined) changeMetrics.streamLag.set({ tenant }, (Date.now() - Math.max(s.lastPollAt, this.lastProgressAt)) / 1000);
+    if (s?.lastPollAt !== undefined)
+      changeMetrics.streamLag.set({ tenant }, (Date.now() - Math.max(s.lastPollAt, this.lastProgressAt)) / 1000);
   }
 
   private async run(): Promise<void> {
@@ -96,11 +105,13 @@ export class ChangeStream {
       const mechanism = this.deps.source.changeMechanism();
       await this.state.note({ owner: this.owner, mechanism: mechanism?.name ?? '' }).catch(() => undefined);
       changeMetrics.streamRunning.set({ tenant: rt.id }, 1);
+      this.running = true;
       logger.info({ mechanism: mechanism?.name, owner: this.owner }, 'change stream running on this replica');
       try {
         await this.runWhileHeld(lease, logger);
       } finally {
         changeMetrics.streamRunning.set({ tenant: rt.id }, 0);
+        this.running = false;
         await lease.release().catch(() => undefined);
       }
       if (lease.signal.aborted && !stop.aborted) logger.warn('change stream lease lost: another replica runs the stream now');

@@ -91,6 +91,8 @@ async function changeStreamStatus(redis: RedisClient, keyPrefix: string, tenant:
     lastBatchAt: iso(s.lastBatchAt),
     lastResult: s.lastResult ?? null,
     lastDeferred: s.lastDeferCode !== undefined ? { code: s.lastDeferCode, at: iso(s.lastDeferAt) } : null,
-    heldBurst: hold ? { destructive: hold.destructive, memberRemovals: hold.memberRemovals, reasons: hold.reasons, at: iso(hold.at) } : null,
+    heldBurst: hold
+      ? { destructive: hold.destructive, memberRemovals: hold.memberRemovals, reasons: hold.reasons, at: iso(hold.at) }
+      : null,
   };
 }

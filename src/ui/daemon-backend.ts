@@ -89,8 +89,7 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         schedules: (['reconcile', 'audit'] as const).map((kind) => ({
           kind,
           configured: kind === 'reconcile' ? cfg.provisioning !== undefined : cfg.audit !== undefined,
-          pattern:
-            kind === 'reconcile' ? reconcilePattern(cfg, str(obj(t['changes'])['mechanism']) !== null) : cfg.schedules.audit.pattern,
+          pattern: kind === 'reconcile' ? reconcilePattern(cfg, str(obj(t['changes'])['mechanism']) !== null) : cfg.schedules.audit.pattern,
           enabled: cfg.schedules[kind].enabled,
           next: str(next[kind]),
         })),

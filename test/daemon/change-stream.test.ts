@@ -7,7 +7,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { people, person, usersNamed } from '../helpers/reconcile-harness.ts';
-import { daemonSharedConfig, getJson, metricValue, httpGet, tenantConfig, waitFor, type DaemonProcess, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
+import {
+  daemonSharedConfig,
+  getJson,
+  metricValue,
+  httpGet,
+  tenantConfig,
+  waitFor,
+  type DaemonProcess,
+  type DaemonWorkspace,
+} from '../helpers/daemon-harness.ts';
 import { loadAllTenants } from '../../src/config/load.ts';
 import { openControl } from '../../src/jobs/control.ts';
 import { closingAfterEach, runsFinished } from './support.ts';
@@ -73,21 +82,28 @@ describe('change stream across replicas', () => {
     ws.writeConfig({ ...CHANGES, daemon: { jobLockSeconds: 3 } });
     const daemons = await Promise.all([ws.spawnDaemon(), ws.spawnDaemon()]);
     await waitFor(() => s.store.users().length === 2, 'the first full reconcile', 20_000);
-    const running = (ds: DaemonProcess[]): DaemonProcess[] => ds.filter((d) => d.logs.some((l) => l.msg === 'change stream running on this replica'));
+    const running = (ds: DaemonProcess[]): DaemonProcess[] =>
+      ds.filter((d) => d.logs.some((l) => l.msg === 'change stream running on this replica'));
     await waitFor(() => running(daemons).length === 1, 'one replica running the stream');
     // Long enough for the other replica to have tried the stream's lease many times.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(running(daemons)).toHaveLength(1);
     const holder = running(daemons)[0]!;
     const other = daemons.find((d) => d !== holder)!;
-    const gauges = await Promise.all(daemons.map(async (d) => metricValue((await httpGet(`${d.url}/metrics`)).body, 'scimsync_change_stream_running', { tenant: 'acme' })));
+    const gauges = await Promise.all(
+      daemons.map(async (d) => metricValue((await httpGet(`${d.url}/metrics`)).body, 'scimsync_change_stream_running', { tenant: 'acme' })),
+    );
     expect(gauges.sort()).toEqual([0, 1]);
     const st = await streamOf(other);
     expect(st.state).toBe('running');
     expect(st.owner).toContain(`:${holder.pid}:`);
 
     expect((await holder.stop()).code).toBe(0);
-    await waitFor(() => other.logs.some((l) => l.msg === 'change stream running on this replica'), 'the other replica taking the stream over', 10_000);
+    await waitFor(
+      () => other.logs.some((l) => l.msg === 'change stream running on this replica'),
+      'the other replica taking the stream over',
+      10_000,
+    );
     ws.writeDirectory({ users: people(1, 3), groups: [] });
     await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'a joiner applied after the takeover', 20_000);
     expect((await streamOf(other)).owner).toContain(`:${other.pid}:`);
@@ -136,7 +152,10 @@ describe('change stream cursor', () => {
     expect((await first.stop()).code).toBe(0);
     const second = await ws.spawnDaemon();
     await waitFor(() => second.logs.some((l) => l.msg === 'change stream running on this replica'), 'the stream on the restarted daemon');
-    await waitFor(async () => (await streamOf(second)).lastPollAt !== null && (await streamOf(second)).lastResult === 'idle', 'a poll after the restart');
+    await waitFor(
+      async () => (await streamOf(second)).lastPollAt !== null && (await streamOf(second)).lastResult === 'idle',
+      'a poll after the restart',
+    );
     await new Promise((r) => setTimeout(r, 600));
     expect((await streamOf(second)).cursor).toBe(before);
     // No full read answered, no full reconcile requested by the restarted stream.
@@ -170,7 +189,14 @@ describe('change stream and the deletion guard', () => {
     const held = await waitFor(async () => (await streamOf(d)).heldBurst, 'the burst held', 15_000);
     expect(held.destructive).toBe(3);
     // The full reconcile it requested holds the leaver exactly like a held full plan.
-    const run = await waitFor(() => runsFinished([d], 'reconcile').slice(runsBefore).find((l) => l['result'] === 'guard_held'), 'a held full reconcile', 20_000);
+    const run = await waitFor(
+      () =>
+        runsFinished([d], 'reconcile')
+          .slice(runsBefore)
+          .find((l) => l['result'] === 'guard_held'),
+      'a held full reconcile',
+      20_000,
+    );
     expect(run).toBeDefined();
     await new Promise((r) => setTimeout(r, 1_000));
     expect(activeOf(s, 'u-3')).toBe(true);
@@ -209,7 +235,7 @@ describe('change stream and the deletion guard', () => {
 });
 
 describe('change stream and the full reconcile schedule', () => {
-  it("a tenant whose changes flow has its full reconcile every 6 hours by default; one with changes off keeps every 30 minutes", async () => {
+  it('a tenant whose changes flow has its full reconcile every 6 hours by default; one with changes off keeps every 30 minutes', async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     ws.writeDirectory({ users: people(1, 2), groups: [] });

@@ -76,7 +76,12 @@ export function fixedBackend(withActions = false): UiBackend & { calls: string[]
       cursorAgeSeconds: 4,
       lastResult: 'applied',
       lastDeferred: { code: 'name-held', at: '2026-11-28T03:05:00.000Z' },
-      heldBurst: { destructive: 3, memberRemovals: 0, reasons: ['3 deactivations/deletions within 60 min exceed guards.maxDeletes (2)'], at: '2026-11-28T03:06:00.000Z' },
+      heldBurst: {
+        destructive: 3,
+        memberRemovals: 0,
+        reasons: ['3 deactivations/deletions within 60 min exceed guards.maxDeletes (2)'],
+        at: '2026-11-28T03:06:00.000Z',
+      },
     },
   };
   return {

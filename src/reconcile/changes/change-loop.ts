@@ -124,7 +124,10 @@ export class ChangeLoop {
     }
     if (answer.kind === 'full') {
       this.desired = DesiredCache.from(answer.state);
-      logger.info({ reason: answer.reason, detail: answer.detail }, 'change stream: the source answered with a full read; a full reconcile applies it');
+      logger.info(
+        { reason: answer.reason, detail: answer.detail },
+        'change stream: the source answered with a full read; a full reconcile applies it',
+      );
       const code = answer.reason.replaceAll(' ', '-');
       changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: code });
       await this.deps.requestFull(code, answer.detail);
@@ -201,15 +204,30 @@ export class ChangeLoop {
     const ackAt = this.now();
     if (outcome.held.length > 0) {
       changeMetrics.changes.inc({ tenant, outcome: 'held' }, identities);
-      logger.warn({ reasons: outcome.held, identities }, 'change stream: destructive changes held by the guard (rolling window) until approve-deletes');
+      logger.warn(
+        { reasons: outcome.held, identities },
+        'change stream: destructive changes held by the guard (rolling window) until approve-deletes',
+      );
       await this.deps.requestFull('burst-held', outcome.held.join('; '));
     } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
-    for (const id of [...affected.users, ...affected.groups])
-      changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
-    changeMetrics.requestsPerChange.observe({ tenant }, (outcome.reads + outcome.applied.writes + outcome.applied.failed) / Math.max(1, identities));
+    // Timed for what reached the platform: a held batch's removals have not.
+    if (outcome.held.length === 0)
+      for (const id of [...affected.users, ...affected.groups])
+        changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
+    changeMetrics.requestsPerChange.observe(
+      { tenant },
+      (outcome.reads + outcome.applied.writes + outcome.applied.failed) / Math.max(1, identities),
+    );
     await this.saveCursor(delta.cursor);
     logger.info(
-      { runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, reads: outcome.reads, held: outcome.held.length > 0 },
+      {
+        runId,
+        identities,
+        writes: outcome.applied.writes,
+        failed: outcome.applied.failed,
+        reads: outcome.reads,
+        held: outcome.held.length > 0,
+      },
       'change stream: changes applied',
     );
     return { kind: 'applied', runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, held: outcome.held };

@@ -92,12 +92,21 @@ const delta = (over: Partial<SourceDelta>): SourceDelta => ({
   changedAt: {},
   ...over,
 });
-const user = (externalId: string, givenName: string) => ({ externalId, userName: `${externalId}@example.com`, givenName, active: true }) as never;
+const user = (externalId: string, givenName: string) =>
+  ({ externalId, userName: `${externalId}@example.com`, givenName, active: true }) as never;
 
 describe('coalescing', () => {
   it('the latest complete record of each identity wins; a removal after an upsert removes it; the first change time is kept', () => {
-    const a = delta({ cursor: 'c1', users: { upserted: [user('u-1', 'Ann'), user('u-2', 'Bo')], removed: ['u-3'] }, changedAt: { 'u-1': 10 } });
-    const b = delta({ cursor: 'c2', users: { upserted: [user('u-1', 'Anne'), user('u-3', 'Cy')], removed: ['u-2'] }, changedAt: { 'u-1': 20, 'u-3': 21 } });
+    const a = delta({
+      cursor: 'c1',
+      users: { upserted: [user('u-1', 'Ann'), user('u-2', 'Bo')], removed: ['u-3'] },
+      changedAt: { 'u-1': 10 },
+    });
+    const b = delta({
+      cursor: 'c2',
+      users: { upserted: [user('u-1', 'Anne'), user('u-3', 'Cy')], removed: ['u-2'] },
+      changedAt: { 'u-1': 20, 'u-3': 21 },
+    });
     const m = mergeDeltas(a, b);
     expect(m.cursor).toBe('c2');
     expect(m.users.upserted.map((u) => [u.externalId, u.givenName])).toEqual([
