@@ -218,9 +218,15 @@ export async function openChangeSources(tenants: Map<string, TenantRuntime>, log
   for (const rt of tenants.values()) {
     const p = rt.loaded.config.provisioning;
     if (!p?.changes.enabled) continue;
-    const source = await createSource(p.source, sourceContext(rt.loaded, logger.child({ tenant: rt.id })));
-    if (supportsChanges(source)) out.set(rt.id, source);
-    else await source.close?.();
+    const log = logger.child({ tenant: rt.id });
+    try {
+      const source = await createSource(p.source, sourceContext(rt.loaded, log));
+      if (supportsChanges(source)) out.set(rt.id, source);
+      else await source.close?.();
+    } catch (e) {
+      // The full reconcile reports a source that cannot be set up; the tenant runs without a stream.
+      log.warn({ err: e instanceof Error ? e.message : String(e) }, 'change stream not started: the source could not be set up');
+    }
   }
   return out;
 }
