@@ -67,7 +67,7 @@ export async function fullReconcile(
   const planned = await planReconcile(ctx, { allowDeletes: false });
   const result = await applyPlan(
     planned.plan,
-    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     { concurrency: 4, requestsPerSecond: 0, adoptExisting: ctx.config.matching.adoptExisting },
   );
   const desired = await ctx.source.read();
@@ -105,6 +105,7 @@ export async function targeted(
     source: ctx.source.describe,
     config: ctx.config,
     target: ctx.target,
+    attributes: ctx.attributes,
     ledger,
     desired: path.cache.state,
     affected,
@@ -123,7 +124,7 @@ export function planOf(outcome: TargetedOutcome): Plan {
 export async function applyTargeted(ctx: BuiltReconcileContext, plan: Plan, ledger: Ledger): Promise<ApplyResult> {
   const result = await applyPlan(
     plan,
-    { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     { concurrency: 4, requestsPerSecond: 0, adoptExisting: ctx.config.matching.adoptExisting },
   );
   expect(result.failed).toEqual([]);
