@@ -60,6 +60,8 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
         allowDeletes: input.allowDeletes,
         now: input.now,
         signal: input.signal,
+        // The users a full plan syncs are the source's users matched to a managed account: the valid users are their measure.
+        guardUsers: Math.max(lookup.state.users.length, 1),
       });
     }
     const deferral = deferralOf(plan) ?? outsideNeighbourhood(plan, n);

@@ -17,6 +17,30 @@ function directory(regionOfTwo: string): Directory {
   };
 }
 
+describe('targeted reconcile: the attribute guard takes its percentage against the whole tenant', () => {
+  it("one of ten users' access-relevant value replaced is within maxAttributeClearPercent 20: planned, not deferred", async () => {
+    const sim = await startSim();
+    const many = (changed: string): Directory => ({
+      users: Array.from({ length: 10 }, (_, i) => staff(i + 1, { l: i === 4 ? changed : 'eu' })),
+      groups: [],
+    });
+    const ws = createWorkspace(sim, { directory: many('us'), config: attributeConfig({}, { maxAttributeClearPercent: 20 }) });
+    const ctx = await ws.context();
+    try {
+      const path = (await fullReconcile(ctx)).path;
+      const { affected } = await edit(ws, ctx, path, many('apac'));
+      const out = await targeted(ctx, path, affected);
+      const plan = planOf(out.outcome);
+      expect(plan.guard.attributes).toMatchObject({ attributeClearUsers: 1, attributeUsers: 10 });
+      await applyTargeted(ctx, plan, out.ledger);
+      expect(valuesOf(sim, 'user5@example.com')).toMatchObject({ region: 'APAC' });
+    } finally {
+      await ctx.close();
+      await sim.close();
+    }
+  });
+});
+
 describe('targeted reconcile: user attributes', () => {
   let sim: Simulator;
   let ws: Workspace;
