@@ -73,7 +73,8 @@ export async function fullReconcile(
   const desired = await ctx.source.read();
   const next: ChangePath = path ?? { cache: DesiredCache.from(desired), managed: 0 };
   if (path !== undefined) next.cache = DesiredCache.from(desired);
-  next.managed = planned.plan.guard.managed;
+  const ledger = await Ledger.load(ctx.ledgerStore);
+  next.managed = ledger.count('user') + ledger.count('group');
   return { plan: planned.plan, result, path: next };
 }
 
@@ -136,4 +137,11 @@ export async function counted<T>(sim: Simulator, run: () => Promise<T>): Promise
   const from = sim.requests.length;
   const value = await run();
   return { value, requests: sim.requests.slice(from).filter((r) => /\/(Users|Groups)/.test(r.path)) };
+}
+
+/** Requests that page through a whole collection (no filter): a targeted run sends none. */
+export function fullListings(requests: Simulator['requests']): string[] {
+  return requests
+    .filter((r) => r.method === 'GET' && /\/(Users|Groups)$/.test(r.path) && r.query['filter'] === undefined)
+    .map((r) => r.path);
 }
