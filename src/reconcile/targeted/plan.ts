@@ -66,6 +66,12 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
     }
     const deferral = deferralOf(plan) ?? outsideNeighbourhood(plan, n);
     if (deferral !== undefined) throw deferral;
+    // Every rejection of the source was planned with (it protects what it names); the plan
+    // reports those of the identities it covers, as a full plan reports its source's.
+    plan.rejected = plan.rejected.filter(
+      (r) => r.externalId !== undefined && (n.userIdentities.has(r.externalId) || n.groupIdentities.has(r.externalId)),
+    );
+    plan.summary.rejected = plan.rejected.length;
     return {
       kind: 'plan',
       plan,

@@ -70,6 +70,7 @@ export type DeferReason =
 export type TargetedOutcome =
   | {
       kind: 'plan';
+      /** A plan as a full reconcile makes it, over the neighbourhood; `rejected` lists the rejections of the identities it covers. */
       plan: Plan;
       /** Platform requests spent on reading the neighbourhood (GET and filtered lists). */
       reads: number;
