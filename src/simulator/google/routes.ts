@@ -14,6 +14,8 @@ import type { GoogleWorkspace } from './workspace.ts';
 export const DIRECTORY_PREFIX = '/admin/directory/v1';
 const SCOPE = 'https://www.googleapis.com/auth/admin.directory.';
 
+type DirectoryRoute = Exclude<GoogleRoute, 'token' | 'activities'>;
+
 /** Google's documented maxResults ranges and defaults. */
 export const PAGE_LIMITS = {
   users: { max: 500, default: 100 },
@@ -22,7 +24,7 @@ export const PAGE_LIMITS = {
 } as const;
 
 /** Any one of these scopes lets a token call the route. */
-const ROUTE_SCOPES: Record<Exclude<GoogleRoute, 'token'>, string[]> = {
+const ROUTE_SCOPES: Record<DirectoryRoute, string[]> = {
   users: ['user.readonly', 'user'].map((s) => SCOPE + s),
   groups: ['group.readonly', 'group'].map((s) => SCOPE + s),
   group: ['group.readonly', 'group'].map((s) => SCOPE + s),
@@ -30,7 +32,7 @@ const ROUTE_SCOPES: Record<Exclude<GoogleRoute, 'token'>, string[]> = {
 };
 
 export interface ParsedRoute {
-  route: Exclude<GoogleRoute, 'token'>;
+  route: DirectoryRoute;
   groupKey?: string;
 }
 
@@ -67,9 +69,9 @@ function decodeToken(raw: string | null): PageToken | undefined {
   }
 }
 
-const bindingOf = (parts: Array<string | null>): string => createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 16);
+export const bindingOf = (parts: Array<string | null>): string => createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 16);
 
-class ApiReply extends Error {
+export class ApiReply extends Error {
   readonly reply: JsonReply;
   constructor(reply: JsonReply) {
     super('api error');
@@ -77,7 +79,7 @@ class ApiReply extends Error {
   }
 }
 
-function page<T>(
+export function page<T>(
   items: readonly T[],
   query: URLSearchParams,
   limit: { max: number; default: number },
@@ -165,9 +167,10 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
           if (e instanceof QuerySyntaxError) return apiError(400, 'Invalid Input', 'invalid');
           throw e;
         }
-        const all = ws.listUsers().filter(match);
+        // showDeleted=true lists the deleted users instead (Google: deleted within the last 20 days).
+        const all = (query.get('showDeleted') === 'true' ? ws.listDeletedUsers() : ws.listUsers()).filter(match);
         const mask = maskRaw ? new Set(maskRaw.split(',').map((s) => s.trim().toLowerCase())) : undefined;
-        const p = page(all, query, PAGE_LIMITS.users, bindingOf(['users', query.get('query'), query.get('customer'), query.get('domain')]));
+        const p = page(all, query, PAGE_LIMITS.users, bindingOf(['users', query.get('query'), query.get('customer'), query.get('domain'), query.get('showDeleted')]));
         const body: Record<string, unknown> = { kind: 'admin#directory#users', etag: `"${bindingOf([String(all.length)])}"` };
         // Google omits an empty list entirely.
         if (p.slice.length > 0) body['users'] = p.slice.map((u) => projectUser(u, projection, mask));
@@ -183,12 +186,14 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
           if (e instanceof QuerySyntaxError) return apiError(400, 'Invalid Input', 'invalid');
           throw e;
         }
-        const all = ws.listGroups().filter(match);
+        const userKey = query.get('userKey');
+        // userKey: the groups that user (or group) is a direct member of.
+        const all = (userKey !== null ? ws.groupsOf(userKey) : ws.listGroups()).filter(match);
         const p = page(
           all,
           query,
           PAGE_LIMITS.groups,
-          bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain')]),
+          bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain'), query.get('userKey')]),
         );
         const body: Record<string, unknown> = { kind: 'admin#directory#groups', etag: `"${bindingOf([String(all.length)])}"` };
         if (p.slice.length > 0) body['groups'] = p.slice;
