@@ -28,7 +28,7 @@ export class AdminActivityLog {
   /** The administrator recorded as the actor. */
   actorEmail: string;
   private readonly customerId: string;
-  private readonly entries: Array<{ visibleAt: number; activity: AdminActivity }> = [];
+  private readonly entries: Array<{ visibleAt: number; at: number; seq: number; activity: AdminActivity }> = [];
   private seq = 0;
 
   constructor(customerId: string, actorEmail: string) {
@@ -49,18 +49,16 @@ export class AdminActivityLog {
       ipAddress: '192.0.2.10',
       events: [{ type, name, parameters: Object.entries(params).map(([k, v]) => ({ name: k, value: v })) }],
     };
-    this.entries.push({ visibleAt: at + this.lagMs, activity });
+    this.entries.push({ visibleAt: at + this.lagMs, at, seq: this.seq, activity });
     return activity;
   }
 
   /** Visible activities in [startMs, endMs), newest first (the Reports API's order). */
   visible(now: number, startMs = 0, endMs = Number.POSITIVE_INFINITY): AdminActivity[] {
-    const out: AdminActivity[] = [];
-    for (const e of this.entries) {
-      const t = Date.parse(e.activity.id.time);
-      if (e.visibleAt <= now && t >= startMs && t < endMs) out.push(e.activity);
-    }
-    return out.sort((a, b) => (a.id.time < b.id.time ? 1 : a.id.time > b.id.time ? -1 : b.id.uniqueQualifier.localeCompare(a.id.uniqueQualifier)));
+    return this.entries
+      .filter((e) => e.visibleAt <= now && e.at >= startMs && e.at < endMs)
+      .sort((a, b) => b.at - a.at || b.seq - a.seq)
+      .map((e) => e.activity);
   }
 
   /** Every activity recorded, visible or not (tests). */

@@ -72,7 +72,7 @@ export interface SimServiceAccount {
 }
 
 /** Which request a fault applies to. */
-export type GoogleRoute = 'token' | 'users' | 'groups' | 'group' | 'members' | 'activities';
+export type GoogleRoute = 'token' | 'users' | 'user' | 'groups' | 'group' | 'members' | 'activities';
 
 export type GoogleFaultKind =
   /** 429 RESOURCE_EXHAUSTED, reason rateLimitExceeded. */

@@ -202,10 +202,12 @@ export class GoogleWorkspace {
   groupsOf(key: string): GoogleGroup[] {
     const target = this.user(key)?.primaryEmail ?? this.group(key)?.email ?? key;
     const k = target.toLowerCase();
-    return this.listGroups().filter((g) => (this.members.get(g.id) ?? []).some((m) => {
-      const mk = m.key.toLowerCase();
-      return mk === k || this.user(m.key)?.primaryEmail.toLowerCase() === k || this.group(m.key)?.email.toLowerCase() === k;
-    }));
+    return this.listGroups().filter((g) =>
+      (this.members.get(g.id) ?? []).some((m) => {
+        const mk = m.key.toLowerCase();
+        return mk === k || this.user(m.key)?.primaryEmail.toLowerCase() === k || this.group(m.key)?.email.toLowerCase() === k;
+      }),
+    );
   }
 
   user(key: string): GoogleUser | undefined {

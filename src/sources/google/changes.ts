@@ -169,7 +169,10 @@ export async function readGoogleDelta(d: DeltaInput, events: AdminChanges): Prom
           `groups.list userKey=${email}`,
           'groups',
           (pageToken) =>
-            d.directory.groups.list({ userKey: email, ...(pageToken ? { pageToken } : {}), fields: 'nextPageToken,groups(id)' }, d.callOptions),
+            d.directory.groups.list(
+              { userKey: email, ...(pageToken ? { pageToken } : {}), fields: 'nextPageToken,groups(id)' },
+              d.callOptions,
+            ),
           d.env,
           (page) => parents.push(...page),
         );
@@ -202,7 +205,13 @@ async function listDeleted(d: DeltaInput): Promise<GoogleUser[]> {
     'users',
     (pageToken) =>
       d.directory.users.list(
-        { ...d.where, showDeleted: 'true', maxResults: 500, ...(pageToken ? { pageToken } : {}), fields: 'nextPageToken,users(id,primaryEmail)' },
+        {
+          ...d.where,
+          showDeleted: 'true',
+          maxResults: 500,
+          ...(pageToken ? { pageToken } : {}),
+          fields: 'nextPageToken,users(id,primaryEmail)',
+        },
         d.callOptions,
       ),
     d.env,

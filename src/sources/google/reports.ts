@@ -98,7 +98,14 @@ export async function startCursor(r: ReportsInput, nowMs: number): Promise<strin
 export async function readAdminChanges(r: ReportsInput, cursor: ReportsCursor): Promise<AdminChanges> {
   const listed = await listAdminActivities(r, cursor.newest - r.overlapMs);
   const seen = new Set(cursor.seen);
-  const out: AdminChanges = { users: new Map(), deletedUsers: new Map(), groups: new Map(), deletedGroups: new Map(), events: 0, cursor: '' };
+  const out: AdminChanges = {
+    users: new Map(),
+    deletedUsers: new Map(),
+    groups: new Map(),
+    deletedGroups: new Map(),
+    events: 0,
+    cursor: '',
+  };
   const note = (m: Map<string, number>, email: string | undefined, at: number): void => {
     if (email === undefined || email === '') return;
     const k = email.toLowerCase();

@@ -172,7 +172,10 @@ export class GoogleWorkspaceSource implements ChangeSource {
       overlapMs: (ch === false ? 0 : ch.overlapSeconds) * 1000,
     });
     const r = reportsInput(await createReports(s.jwt, this.config.rootUrl));
-    const full = async (reason: 'no cursor' | 'cursor expired' | 'cannot apply alone' | 'mechanism unavailable', detail?: string): Promise<SourceChanges> => {
+    const full = async (
+      reason: 'no cursor' | 'cursor expired' | 'cannot apply alone' | 'mechanism unavailable',
+      detail?: string,
+    ): Promise<SourceChanges> => {
       const next = ch === false ? '' : await startCursor(r, Date.now());
       return { kind: 'full', reason, ...(detail ? { detail } : {}), state: await this.read(signal), cursor: next };
     };
@@ -182,9 +185,23 @@ export class GoogleWorkspaceSource implements ChangeSource {
     if (decoded === undefined) return await full('cursor expired', 'not a Reports API cursor');
     const events = await readAdminChanges(r, decoded);
     if (events.events === 0)
-      return { kind: 'delta', cursor, users: { upserted: [], removed: [] }, groups: { upserted: [], removed: [] }, rejected: [], changedAt: {} };
+      return {
+        kind: 'delta',
+        cursor,
+        users: { upserted: [], removed: [] },
+        groups: { upserted: [], removed: [] },
+        rejected: [],
+        changedAt: {},
+      };
     const d = await readGoogleDelta(
-      { directory: s.directory, env: s.env, config: this.config, where: this.where(), callOptions: this.callOptions(signal), scope: this.scope },
+      {
+        directory: s.directory,
+        env: s.env,
+        config: this.config,
+        where: this.where(),
+        callOptions: this.callOptions(signal),
+        scope: this.scope,
+      },
       events,
     );
     if (d.kind === 'delta') return d.delta;
