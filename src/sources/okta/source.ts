@@ -24,6 +24,7 @@ import { ROLE_PATH, SCOPE_PATH, oktaError, type OktaClassifyContext } from './cl
 import { checkPrivateKey, createOktaClient, type OktaCredential } from './client.ts';
 import { OktaCallError, type ExecutorOptions } from './executor.ts';
 import { readGroups } from './groups.ts';
+import { decodeOktaCursor, encodeOktaCursor, nextOktaCursor, OKTA_OVERLAP_MS } from './cursor.ts';
 import { isoOf, mapOktaUser, type OktaUserLike } from './map.ts';
 import { oktaScopesFor, type OktaSourceConfig } from './schema.ts';
 
@@ -123,15 +124,25 @@ export class OktaSource implements ChangeSource {
   async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
     const full = async (reason: 'no cursor' | 'cursor expired' | 'cannot apply alone', detail?: string): Promise<SourceChanges> => {
       const started = new Date(Date.now() - OKTA_CLOCK_SKEW_MS).toISOString();
-      return { kind: 'full', reason, ...(detail ? { detail } : {}), state: await this.read(signal), cursor: started };
+      return {
+        kind: 'full',
+        reason,
+        ...(detail ? { detail } : {}),
+        state: await this.read(signal),
+        cursor: encodeOktaCursor({ since: started, seen: [] }),
+      };
     };
     if (cursor === undefined) return await full('no cursor');
-    if (Number.isNaN(Date.parse(cursor))) return await full('cursor expired', 'not an ISO 8601 instant');
+    const decoded = decodeOktaCursor(cursor);
+    if (decoded === undefined) return await full('cursor expired', 'not an Okta change cursor');
     const stats: Record<string, number> = { usersRead: 0, usersInactive: 0, retries: 0, paced: 0 };
     const { client, classify } = await this.open(signal, stats);
     const rejected: SourceRejection[] = [];
     const removed: string[] = [];
-    const r = await this.guard(classify, 'GET /api/v1/users', () => this.readUsers(client, cursor, rejected, stats, removed));
+    const seen = new Set(decoded.seen);
+    // Okta's search index trails writes by a few seconds: re-read behind the cursor, skip what was reported.
+    const from = new Date(Date.parse(decoded.since) - OKTA_OVERLAP_MS).toISOString();
+    const r = await this.guard(classify, 'GET /api/v1/users', () => this.readUsers(client, from, rejected, stats, { removed, seen }));
     const scope = this.scope;
     if (scope) {
       for (const u of r.users) {
@@ -141,24 +152,24 @@ export class OktaSource implements ChangeSource {
       for (const id of removed) scope.userIds.delete(id);
       for (const x of rejected) if (x.externalId !== undefined) scope.rejectedUserIds.add(x.externalId);
     }
-    let latest = r.latest;
+    const versions = [...r.versions];
     let groups: NormalizedGroup[] = [];
     const c = this.config;
     if (c.groups !== false) {
-      const spec = { types: c.groups.types, search: c.groups.search, concurrency: c.groups.concurrency, changedSince: cursor };
+      const spec = { types: c.groups.types, search: c.groups.search, concurrency: c.groups.concurrency, changedSince: from, skip: seen };
       const g = await this.guard(classify, 'GET /api/v1/groups', () =>
         readGroups(client, spec, scope?.userIds ?? new Set(), scope?.rejectedUserIds ?? new Set(), rejected),
       );
       if (g.groups.length > 0 && scope === undefined)
         return await full('cannot apply alone', 'a group changed and the user scope of the last read is not in memory');
       groups = g.groups;
-      if (g.latest !== undefined && (latest === undefined || Date.parse(g.latest) > Date.parse(latest))) latest = g.latest;
+      versions.push(...g.versions);
     }
     const changedAt: Record<string, number> = {};
     for (const u of r.users) if (r.updated.has(u.externalId)) changedAt[u.externalId] = r.updated.get(u.externalId) as number;
     return {
       kind: 'delta',
-      cursor: latest ?? cursor,
+      cursor: versions.length === 0 ? cursor : nextOktaCursor(decoded, versions),
       users: { upserted: r.users, removed },
       groups: { upserted: groups, removed: [] },
       rejected,
@@ -201,9 +212,15 @@ export class OktaSource implements ChangeSource {
     since: string | undefined,
     rejected: SourceRejection[],
     stats: Record<string, number>,
-    /** Change reads: ids of users listed with a status outside users.statuses. */
-    removed?: string[],
-  ): Promise<{ users: NormalizedUser[]; rejectedIds: Set<string>; latest: string | undefined; updated: Map<string, number> }> {
+    /** Change reads: ids of users listed with a status outside users.statuses go to `removed`; versions in `seen` are skipped. */
+    change?: { removed: string[]; seen: ReadonlySet<string> },
+  ): Promise<{
+    users: NormalizedUser[];
+    rejectedIds: Set<string>;
+    latest: string | undefined;
+    updated: Map<string, number>;
+    versions: Array<{ key: string; at: number }>;
+  }> {
     const users: NormalizedUser[] = [];
     const rejectedIds = new Set<string>();
     const index = new DuplicateIndex<number>('userName', (at) => {
@@ -212,6 +229,7 @@ export class OktaSource implements ChangeSource {
     });
     let latest: string | undefined;
     const updated = new Map<string, number>();
+    const versions: Array<{ key: string; at: number }> = [];
     const statuses = new Set<string>(this.config.users.statuses);
     const coll = await client.userApi.listUsers({ search: this.userSearch(since), limit: PAGE });
     for await (const item of coll) {
@@ -220,9 +238,14 @@ export class OktaSource implements ChangeSource {
       stats['usersRead'] = (stats['usersRead'] ?? 0) + 1;
       const t = isoOf(raw.lastUpdated);
       if (t !== undefined && (latest === undefined || Date.parse(t) > Date.parse(latest))) latest = t;
+      if (change !== undefined) {
+        const key = `${raw.id ?? ''}@${t ?? ''}`;
+        if (change.seen.has(key)) continue;
+        versions.push({ key, at: Date.parse(t ?? '') || 0 });
+      }
       if (t !== undefined && typeof raw.id === 'string') updated.set(raw.id, Date.parse(t));
-      if (removed !== undefined && typeof raw.id === 'string' && !statuses.has(String(raw.status))) {
-        removed.push(raw.id);
+      if (change !== undefined && typeof raw.id === 'string' && !statuses.has(String(raw.status))) {
+        change.removed.push(raw.id);
         continue;
       }
       const m = mapOktaUser(raw, this.active);
@@ -246,7 +269,7 @@ export class OktaSource implements ChangeSource {
       users.push(checked.value);
       if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
     }
-    return { users, rejectedIds, latest, updated };
+    return { users, rejectedIds, latest, updated, versions };
   }
 
   /** Run one listing; any failure leaves classified, naming the page it happened on. */
