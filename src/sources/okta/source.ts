@@ -51,6 +51,7 @@ export const OKTA_CHANGE_MECHANISM: ChangeMechanism = {
     'deleted users and groups (a deleted object is no longer listed)',
     'a user who stops matching users.search (found only by the full reconcile)',
     'a clock difference with Okta larger than one minute, for the first poll after a full read',
+    "a change Okta's search index lists more than 10 s after it happened",
   ],
 };
 
