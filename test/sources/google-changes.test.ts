@@ -49,6 +49,16 @@ describe('Google Workspace changes from the admin audit log', () => {
     expect(supportsChanges(plain)).toBe(false);
   });
 
+  it('check() proves the admin audit log is readable; without the reports scope it fails naming it', async () => {
+    expect(await source().check()).toMatch(/admin audit log readable$/);
+    t.sim.setServiceAccounts([{ ...t.sa.account, delegatedScopes: READ_SCOPES }]);
+    try {
+      await expect(source().check()).rejects.toThrow(/admin\.reports\.audit\.readonly/);
+    } finally {
+      t.sim.setServiceAccounts([t.sa.account]);
+    }
+  });
+
   it('the first call reads in full; the events already listed are taken as seen', async () => {
     s = source();
     expect(s.changeMechanism()).toMatchObject({ name: 'google-reports', pollIntervalMs: 60_000 });

@@ -220,7 +220,16 @@ export class GoogleWorkspaceSource implements ChangeSource {
     const first = (data['users'] as Array<{ primaryEmail?: string }> | undefined)?.[0]?.primaryEmail;
     if (first === undefined && !this.config.allowEmpty)
       throw new SourceError(`${this.describe}: token obtained, but users.list returned no users: check customer/domain`);
-    return `token for ${this.config.subject} via ${s.key.clientEmail} (scopes: ${this.scopes.map((x) => x.split('/').pop()).join(', ')}); users.list returned ${first ?? 'no users'}`;
+    if (this.config.changes !== false) {
+      // Change detection reads the admin audit log: prove the Reports API answers this subject.
+      const reports = await createReports(s.jwt, this.config.rootUrl);
+      await callApi(
+        'activities.list admin (probe)',
+        () => reports.activities.list({ userKey: 'all', applicationName: 'admin', maxResults: 1 }, this.callOptions(signal)),
+        s.env,
+      );
+    }
+    return `token for ${this.config.subject} via ${s.key.clientEmail} (scopes: ${this.scopes.map((x) => x.split('/').pop()).join(', ')}); users.list returned ${first ?? 'no users'}${this.config.changes !== false ? '; admin audit log readable' : ''}`;
   }
 
   private where(): { customer: string } | { domain: string } {
