@@ -17,11 +17,15 @@ import { deltaSize, type ChangeSource, type SourceChanges, type SourceDelta } fr
 import { Ledger, type LedgerStore } from '../ledger.ts';
 import type { Plan } from '../plan-types.ts';
 import type { ScimTarget } from '../target.ts';
-import { planTargeted as defaultPlanTargeted } from '../targeted/plan.ts';
-import type { TargetedInput, TargetedOutcome } from '../targeted/types.ts';
+import {
+  applyDelta,
+  DesiredCache,
+  planTargeted as defaultPlanTargeted,
+  type TargetedInput,
+  type TargetedOutcome,
+} from '../targeted/index.ts';
 import { checkBurst, destructiveCounts, holdDestructive, type BurstStore } from './burst-guard.ts';
 import { mergeDeltas } from './coalesce.ts';
-import { applyDelta, DesiredCache } from '../targeted/desired-cache.ts';
 import { changeMetrics } from './metrics.ts';
 
 /** What a batch may do while it writes: stop when `signal` aborts; `assertHeld` throws once the right to write is lost. */
