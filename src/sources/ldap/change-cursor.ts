@@ -91,5 +91,8 @@ export function parseGeneralizedTime(text: string | undefined): number | undefin
 
 /** Epoch ms → generalized time in whole seconds, UTC (`20261128061500Z`). */
 export function formatGeneralizedTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return new Date(Math.floor(ms / 1000) * 1000)
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }

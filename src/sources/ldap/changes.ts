@@ -103,7 +103,9 @@ export function changeMechanismOf(s: LdapSettings, deletesVisible: boolean): Cha
       blindSpots: [
         ...(c.deletedObjects && deletesVisible
           ? []
-          : ['deleted users and groups (the Show Deleted control is off or not allowed for the bind account): the periodic full reconcile removes them']),
+          : [
+              'deleted users and groups (the Show Deleted control is off or not allowed for the bind account): the periodic full reconcile removes them',
+            ]),
         'changes made on another domain controller until they replicate to the one polled',
         'membership through primaryGroupID (as in read())',
         ...common,
@@ -135,7 +137,8 @@ export class LdapChangeReader {
   async changes(client: Client, cursorText: string | undefined, signal: AbortSignal | undefined): Promise<SourceChanges> {
     const s = this.host.settings;
     const mechanism = s.changes.mechanism;
-    if (mechanism === undefined) throw new SourceError(`${this.host.describe}: change detection is off (provisioning.source.changes.mechanism)`);
+    if (mechanism === undefined)
+      throw new SourceError(`${this.host.describe}: change detection is off (provisioning.source.changes.mechanism)`);
     const root = await this.rootDse(client);
     const roots = changeRoots(s, root);
     const scope = cursorScope(s);
@@ -146,7 +149,8 @@ export class LdapChangeReader {
         return {
           kind: 'full',
           reason: 'mechanism unavailable',
-          detail: 'the server publishes no highestCommittedUSN in its root DSE (not Active Directory): use changes.mechanism: modify-timestamp',
+          detail:
+            'the server publishes no highestCommittedUSN in its root DSE (not Active Directory): use changes.mechanism: modify-timestamp',
           state,
           cursor: 'unavailable',
         };
@@ -157,7 +161,13 @@ export class LdapChangeReader {
       if (!prior.ok) return this.full(client, prior.reason, prior.why, mark, signal);
       const cur = prior.cursor as UsnCursor;
       if (cur.dc !== dc)
-        return this.full(client, 'cursor expired', `the cursor was taken on another domain controller (invocationId ${cur.dc}, now ${dc})`, mark, signal);
+        return this.full(
+          client,
+          'cursor expired',
+          `the cursor was taken on another domain controller (invocationId ${cur.dc}, now ${dc})`,
+          mark,
+          signal,
+        );
       if (mark.usn <= cur.usn) return emptyDelta(cursorText as string);
       const filter = `(uSNChanged>=${cur.usn + 1})`;
       const changed = await this.scan(client, roots, filter, USN_ATTRS, signal);
@@ -175,8 +185,18 @@ export class LdapChangeReader {
     const changed = await this.scan(client, roots, filter, TIMESTAMP_ATTRS, signal);
     const fresh = new Map([...changed].filter(([key, c]) => c.csn === undefined || cur.seen[key] !== c.csn));
     if (fresh.size === 0) return emptyDelta(cursorText as string);
-    const latest = Math.max(parseGeneralizedTime(cur.t) as number, root.currentTime ?? -Infinity, ...[...changed.values()].map((c) => c.stampTime ?? -Infinity));
-    const next: TimestampCursor = { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(latest), seen: seenWithin(changed, latest - overlapMs) };
+    const latest = Math.max(
+      parseGeneralizedTime(cur.t) as number,
+      root.currentTime ?? -Infinity,
+      ...[...changed.values()].map((c) => c.stampTime ?? -Infinity),
+    );
+    const next: TimestampCursor = {
+      v: 1,
+      mechanism: 'modify-timestamp',
+      scope,
+      t: formatGeneralizedTime(latest),
+      seen: seenWithin(changed, latest - overlapMs),
+    };
     return this.classify(client, filter, fresh, new Map(), encodeCursor(next), signal);
   }
 
@@ -189,8 +209,14 @@ export class LdapChangeReader {
     if (text === undefined) return { ok: false, reason: 'no cursor' };
     const d = decodeCursor(text);
     if (!d.ok) return { ok: false, reason: 'cursor expired', why: d.why };
-    if (d.cursor.mechanism !== mechanism) return { ok: false, reason: 'cursor expired', why: `the cursor is for ${d.cursor.mechanism}, the source now uses ${mechanism}` };
-    if (d.cursor.scope !== scope) return { ok: false, reason: 'cursor expired', why: 'the source configuration (server, bases, filters or ids) changed since the cursor was taken' };
+    if (d.cursor.mechanism !== mechanism)
+      return { ok: false, reason: 'cursor expired', why: `the cursor is for ${d.cursor.mechanism}, the source now uses ${mechanism}` };
+    if (d.cursor.scope !== scope)
+      return {
+        ok: false,
+        reason: 'cursor expired',
+        why: 'the source configuration (server, bases, filters or ids) changed since the cursor was taken',
+      };
     return { ok: true, cursor: d.cursor };
   }
 
@@ -210,8 +236,15 @@ export class LdapChangeReader {
    * The server's time before a full read: its published clock, else the latest modify or create
    * timestamp in the naming contexts (one search of two attributes per entry). Never the local clock.
    */
-  private async timestampMark(client: Client, root: RootDse, roots: string[], scope: string, signal: AbortSignal | undefined): Promise<TimestampCursor> {
-    if (root.currentTime !== undefined) return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(root.currentTime), seen: {} };
+  private async timestampMark(
+    client: Client,
+    root: RootDse,
+    roots: string[],
+    scope: string,
+    signal: AbortSignal | undefined,
+  ): Promise<TimestampCursor> {
+    if (root.currentTime !== undefined)
+      return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(root.currentTime), seen: {} };
     const all = await this.scan(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal);
     const latest = Math.max(0, ...[...all.values()].map((c) => c.stampTime ?? 0));
     return {
@@ -261,7 +294,14 @@ export class LdapChangeReader {
       await pagedSearch(
         client,
         s,
-        { baseDn, filter, scope: 'sub', attributes: [...new Set([...idAttrs, ...timeAttrs])], what: `changed entries under ${baseDn}`, ...(controls ? { controls } : {}) },
+        {
+          baseDn,
+          filter,
+          scope: 'sub',
+          attributes: [...new Set([...idAttrs, ...timeAttrs])],
+          what: `changed entries under ${baseDn}`,
+          ...(controls ? { controls } : {}),
+        },
         (entries) => {
           for (const raw of entries) {
             const e = new EntryView(raw);
@@ -275,15 +315,25 @@ export class LdapChangeReader {
   }
 
   /** Tombstones changed since `from` (Show Deleted); an empty map, remembered as a blind spot, when the server refuses the control. */
-  private async deletedSince(client: Client, roots: string[], from: number, signal: AbortSignal | undefined): Promise<Map<string, Changed>> {
+  private async deletedSince(
+    client: Client,
+    roots: string[],
+    from: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Map<string, Changed>> {
     const { Control } = await import('ldapts');
     try {
-      return await this.scan(client, roots, `(&(isDeleted=TRUE)(uSNChanged>=${from}))`, USN_ATTRS, signal, [new Control(SHOW_DELETED_OID, { critical: true })]);
+      return await this.scan(client, roots, `(&(isDeleted=TRUE)(uSNChanged>=${from}))`, USN_ATTRS, signal, [
+        new Control(SHOW_DELETED_OID, { critical: true }),
+      ]);
     } catch (e) {
       const code = (e as { cause?: { code?: unknown } }).cause?.code;
       if (typeof code !== 'number' || !CONTROL_REFUSED.has(code)) throw e;
       if (this.deletesVisible)
-        this.logger?.warn({ source: this.host.describe, resultCode: code }, 'Show Deleted refused: deleted users and groups are left to the full reconcile');
+        this.logger?.warn(
+          { source: this.host.describe, resultCode: code },
+          'Show Deleted refused: deleted users and groups are left to the full reconcile',
+        );
       this.deletesVisible = false;
       return new Map();
     }
@@ -368,7 +418,8 @@ export class LdapChangeReader {
       const at = changed.get(dnKey(u.attributes['dn'] as string))?.at;
       if (at !== undefined) changedAt[u.externalId] = at;
     }
-    for (const c of changed.values()) if (c.groupId !== undefined && changedGroupIds.has(c.groupId) && c.at !== undefined) changedAt[c.groupId] = c.at;
+    for (const c of changed.values())
+      if (c.groupId !== undefined && changedGroupIds.has(c.groupId) && c.at !== undefined) changedAt[c.groupId] = c.at;
 
     const delta: SourceDelta = {
       kind: 'delta',
@@ -396,7 +447,14 @@ export class LdapChangeReader {
 }
 
 function emptyDelta(cursor: string): SourceDelta {
-  return { kind: 'delta', cursor, users: { upserted: [], removed: [] }, groups: { upserted: [], removed: [] }, rejected: [], changedAt: {} };
+  return {
+    kind: 'delta',
+    cursor,
+    users: { upserted: [], removed: [] },
+    groups: { upserted: [], removed: [] },
+    rejected: [],
+    changedAt: {},
+  };
 }
 
 function changedEntry(e: EntryView, s: LdapSettings): Changed {

@@ -123,7 +123,11 @@ export class MembershipResolver {
     });
     const nested = new Map<string, string[]>();
     children.forEach((kids, i) => {
-      if (kids.length > 0) nested.set((this.groups[i] as RawGroup).externalId, kids.map((k) => (this.groups[k] as RawGroup).externalId));
+      if (kids.length > 0)
+        nested.set(
+          (this.groups[i] as RawGroup).externalId,
+          kids.map((k) => (this.groups[k] as RawGroup).externalId),
+        );
     });
     return { groups, stats, nested };
   }

@@ -46,15 +46,19 @@ export async function pagedSearch(
   let references = 0;
   const referenceUris: string[] = [];
   try {
-    const pagesIter: AsyncGenerator<SearchResult> = client.searchPaginated(req.baseDn, {
-      scope: req.scope,
-      filter: req.filter,
-      attributes: req.attributes,
-      // ldapts matches these names case-sensitively against the server's spelling.
-      explicitBufferAttributes: s.binaryAttributes.flatMap((a) => [a, a.toLowerCase()]),
-      paged: { pageSize: s.pageSize },
-      timeLimit: Math.ceil(s.timeoutSeconds),
-    }, req.controls);
+    const pagesIter: AsyncGenerator<SearchResult> = client.searchPaginated(
+      req.baseDn,
+      {
+        scope: req.scope,
+        filter: req.filter,
+        attributes: req.attributes,
+        // ldapts matches these names case-sensitively against the server's spelling.
+        explicitBufferAttributes: s.binaryAttributes.flatMap((a) => [a, a.toLowerCase()]),
+        paged: { pageSize: s.pageSize },
+        timeLimit: Math.ceil(s.timeoutSeconds),
+      },
+      req.controls,
+    );
     let next = pagesIter.next();
     for (;;) {
       const r = await next;

@@ -14,7 +14,7 @@ import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, SourceRejection } from '../../identity/model.ts';
 import { admitGroup } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
-import { logDirectoryRead, type Source } from '../source.ts';
+import { logDirectoryRead } from '../source.ts';
 import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
 import { changeMechanismOf, LdapChangeReader } from './changes.ts';
 import { ldapError } from './classify.ts';
