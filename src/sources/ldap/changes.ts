@@ -117,6 +117,7 @@ export function changeMechanismOf(s: LdapSettings, deletesVisible: boolean): Cha
     pollIntervalMs: c.pollMs,
     blindSpots: [
       'deleted entries (LDAP servers keep no tombstones; OpenLDAP would need accesslog/syncrepl): the periodic full reconcile removes them',
+      'a change replicated to the polled server more than overlapSeconds after it was made elsewhere (multi-provider replication lag)',
       'a group nested in a deleted group keeps reaching the parent until the full reconcile',
       ...common,
     ],
