@@ -252,6 +252,15 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
     expect(junk).toMatchObject({ kind: 'full', reason: 'cursor expired' });
   });
 
+  it('a refused bind or a server that went away fails the poll with the same classified errors as read()', async () => {
+    await expect(source({ bindPassword: 'wrong' }).changes(cursor)).rejects.toMatchObject({
+      code: 'E_AUTH_INVALID',
+      message: expect.stringMatching(/invalid credentials/),
+    });
+    const gone = source({ url: 'ldap://127.0.0.1:1' });
+    await expect(gone.changes(cursor)).rejects.toMatchObject({ code: 'E_SOURCE_FAILED', message: expect.stringMatching(/ECONNREFUSED/) });
+  });
+
   it('changes.mechanism: off leaves the source without a change reader', () => {
     const off = source({ changes: { mechanism: 'off' } });
     expect(off.changeMechanism()).toBeUndefined();
