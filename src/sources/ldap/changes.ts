@@ -186,11 +186,7 @@ export class LdapChangeReader {
     const changed = await this.scan(client, roots, filter, TIMESTAMP_ATTRS, signal);
     const fresh = new Map([...changed].filter(([key, c]) => c.csn === undefined || cur.seen[key] !== c.csn));
     if (fresh.size === 0) return emptyDelta(cursorText as string);
-    const latest = Math.max(
-      parseGeneralizedTime(cur.t) as number,
-      root.currentTime ?? -Infinity,
-      ...[...changed.values()].map((c) => c.stampTime ?? -Infinity),
-    );
+    const latest = latestStamp(changed, Math.max(parseGeneralizedTime(cur.t) as number, root.currentTime ?? -Infinity));
     const next: TimestampCursor = {
       v: 1,
       mechanism: 'modify-timestamp',
@@ -246,15 +242,18 @@ export class LdapChangeReader {
   ): Promise<TimestampCursor> {
     if (root.currentTime !== undefined)
       return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(root.currentTime), seen: {} };
-    const all = await this.scan(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal);
-    const latest = Math.max(0, ...[...all.values()].map((c) => c.stampTime ?? 0));
-    return {
-      v: 1,
-      mechanism: 'modify-timestamp',
-      scope,
-      t: formatGeneralizedTime(latest),
-      seen: seenWithin(all, latest - this.host.settings.changes.overlapSeconds * 1000),
-    };
+    // The whole naming context streams past; only the entries near the latest time are kept.
+    const overlapMs = this.host.settings.changes.overlapSeconds * 1000;
+    let latest = 0;
+    let recent = new Map<string, Changed>();
+    await this.scanEach(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal, (key, c) => {
+      if (c.stampTime === undefined) return;
+      if (c.stampTime > latest) latest = c.stampTime;
+      if (c.stampTime < latest - overlapMs) return;
+      recent.set(key, c);
+      if (recent.size > 10_000) recent = new Map([...recent].filter(([, r]) => (r.stampTime as number) >= latest - overlapMs));
+    });
+    return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(latest), seen: seenWithin(recent, latest - overlapMs) };
   }
 
   private async rootDse(client: Client): Promise<RootDse> {
@@ -288,9 +287,23 @@ export class LdapChangeReader {
     signal: AbortSignal | undefined,
     controls?: Control[],
   ): Promise<Map<string, Changed>> {
+    const out = new Map<string, Changed>();
+    await this.scanEach(client, roots, filter, timeAttrs, signal, (key, c) => out.set(key, c), controls);
+    return out;
+  }
+
+  /** Each entry matching `filter` under the change roots, handed over page by page and not kept. */
+  private async scanEach(
+    client: Client,
+    roots: string[],
+    filter: string,
+    timeAttrs: string[],
+    signal: AbortSignal | undefined,
+    onEntry: (key: string, c: Changed) => void,
+    controls?: Control[],
+  ): Promise<void> {
     const s = this.host.settings;
     const idAttrs = [s.userMap.externalId, ...(s.groups ? [s.groups.map.externalId] : [])];
-    const out = new Map<string, Changed>();
     for (const baseDn of roots) {
       await pagedSearch(
         client,
@@ -306,13 +319,12 @@ export class LdapChangeReader {
         (entries) => {
           for (const raw of entries) {
             const e = new EntryView(raw);
-            out.set(dnKey(e.dn), changedEntry(e, s));
+            onEntry(dnKey(e.dn), changedEntry(e, s));
           }
         },
         signal,
       );
     }
-    return out;
   }
 
   /** Tombstones changed since `from` (Show Deleted); an empty map, remembered as a blind spot, when the server refuses the control. */
@@ -472,6 +484,13 @@ function changedEntry(e: EntryView, s: LdapSettings): Changed {
     stampTime: stamps.length > 0 ? Math.max(...stamps) : undefined,
     csn: e.first('entryCSN'),
   };
+}
+
+/** The latest modify/create time among `changed`, at least `floor` (a loop: a directory scan can hold millions). */
+function latestStamp(changed: ReadonlyMap<string, Changed>, floor: number): number {
+  let latest = floor;
+  for (const c of changed.values()) if (c.stampTime !== undefined && c.stampTime > latest) latest = c.stampTime;
+  return latest;
 }
 
 /** Entries changed at or after `from` that carry an entryCSN: what the next poll may skip. */
