@@ -11,6 +11,8 @@ import {
   parseGeneralizedTime,
 } from '../../src/sources/ldap/change-cursor.ts';
 import { changeRoots } from '../../src/sources/ldap/changes.ts';
+import { dnKey, inSearchScope } from '../../src/sources/ldap/dn.ts';
+import { escapeFilterValue } from '../../src/sources/ldap/filter.ts';
 import { ancestorGroups } from '../../src/sources/ldap/flatten.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { resolveLdapSettings } from '../../src/sources/ldap/settings.ts';
@@ -91,5 +93,20 @@ describe('nesting ancestors', () => {
     expect(ancestorGroups(nested, ['backend'])).toEqual(new Set(['eng', 'all', 'backend']));
     expect(ancestorGroups(nested, ['ops'])).toEqual(new Set(['all']));
     expect(ancestorGroups(nested, ['all'])).toEqual(new Set());
+  });
+});
+
+describe('member lookups', () => {
+  it('a DN is in a search scope by its key, an escaped comma separating nothing', () => {
+    const base = dnKey('ou=People,dc=example,dc=org');
+    expect(inSearchScope(dnKey('uid=a,ou=people,dc=example,dc=org'), base, 'one')).toBe(true);
+    expect(inSearchScope(dnKey('uid=a,ou=x,ou=people,dc=example,dc=org'), base, 'one')).toBe(false);
+    expect(inSearchScope(dnKey('uid=a,ou=x,ou=people,dc=example,dc=org'), base, 'sub')).toBe(true);
+    expect(inSearchScope(dnKey('cn=a\\,ou=people,dc=example,dc=org'), base, 'sub')).toBe(false);
+    expect(inSearchScope(dnKey('uid=a,ou=other,dc=example,dc=org'), base, 'sub')).toBe(false);
+  });
+
+  it('filter values escape the characters RFC 4515 reserves', () => {
+    expect(escapeFilterValue('cn=a(b)*\\c,dc=org')).toBe('cn=a\\28b\\29\\2a\\5cc,dc=org');
   });
 });

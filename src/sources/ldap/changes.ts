@@ -33,11 +33,13 @@ import { UserCollector } from './collect-users.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { ancestorGroups } from './flatten.ts';
+import { resolveChangedGroups } from './changed-groups.ts';
 import { decodeObjectGuid } from './guid.ts';
 import { readId } from './map.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import type { LdapSettings } from './settings.ts';
-import { wrap, type DirectoryRead, type SourceLogger } from './source.ts';
+import { wrap } from './filter.ts';
+import type { DirectoryRead, SourceLogger } from './source.ts';
 
 /** Active Directory LDAP_SERVER_SHOW_DELETED_OID: tombstones are returned by searches. */
 export const SHOW_DELETED_OID = '1.2.840.113556.1.4.417';
@@ -386,17 +388,19 @@ export class LdapChangeReader {
       rejected,
     );
 
-    // Groups: which changed ones are in the group scope; their members come from a full
-    // resolution (every user and group), so the flattened lists are exactly read()'s.
+    // Groups: the changed ones in the group scope, with their complete flattened member lists
+    // and every group they are nested in: looked up entry by entry within a bound, else from a
+    // full resolution (every user and group), exactly as read() flattens.
     const inGroupScope = new Set<string>();
     const changedGroupIds = new Set<string>();
+    const changedGroups: Entry[] = [];
     let groups: NormalizedGroup[] = [];
     const g = s.groups;
     if (g) {
       await this.host.searchAll(
         client,
         { ...g, filter: `(&${wrap(g.filter)}${wrap(changedFilter)})` },
-        [g.map.externalId, g.map.displayName],
+        g.attributes,
         'changed groups',
         stats,
         signal,
@@ -404,16 +408,26 @@ export class LdapChangeReader {
           const key = dnKey(raw.dn);
           if (!changed.has(key)) return;
           inGroupScope.add(key);
+          changedGroups.push(raw);
           const id = readId(new EntryView(raw), g.map.externalId, g.map.externalIdFormat);
           if (id.ok) changedGroupIds.add(id.value);
         },
         rejected,
       );
-      if (inGroupScope.size > 0) {
-        const dir = await this.host.readDirectory(client, signal);
-        const wanted = new Set([...changedGroupIds, ...(s.flattenNested ? ancestorGroups(dir.nested, changedGroupIds) : [])]);
-        groups = dir.state.groups.filter((x) => wanted.has(x.externalId));
-        for (const r of dir.state.rejected) if (r.kind === 'group' && r.dn !== undefined && inGroupScope.has(dnKey(r.dn))) rejected.push(r);
+      if (changedGroups.length > 0) {
+        const groupRejections: SourceRejection[] = [];
+        const looked = await resolveChangedGroups(client, this.host, changedGroups, s.changes.maxMemberLookups, groupRejections, signal);
+        if (looked !== undefined) {
+          groups = looked.groups;
+          rejected.push(...groupRejections);
+        } else {
+          const dir = await this.host.readDirectory(client, signal);
+          const wanted = new Set([...changedGroupIds, ...(s.flattenNested ? ancestorGroups(dir.nested, changedGroupIds) : [])]);
+          groups = dir.state.groups.filter((x) => wanted.has(x.externalId));
+          for (const r of dir.state.rejected)
+            if (r.kind === 'group' && r.dn !== undefined && inGroupScope.has(dnKey(r.dn))) rejected.push(r);
+        }
+        stats.memberResolution = looked === undefined ? 0 : 1;
       }
     }
 
@@ -452,6 +466,7 @@ export class LdapChangeReader {
         groupsUpserted: delta.groups.upserted.length,
         groupsRemoved: delta.groups.removed.length,
         rejected: rejected.length,
+        membersFrom: stats.memberResolution === undefined ? 'none' : stats.memberResolution === 1 ? 'lookups' : 'full read',
       },
       'LDAP changes read',
     );
