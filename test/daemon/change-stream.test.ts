@@ -50,7 +50,7 @@ async function startedWith(ws: DaemonWorkspace, users: number): Promise<void> {
 }
 
 describe('change stream', () => {
-  it('a joiner edited into the file source reaches the platform without a scheduled run', async () => {
+  it('a joiner edited into the file source reaches the platform without a scheduled run', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     await startedWith(ws, 3);
@@ -75,7 +75,7 @@ describe('change stream', () => {
 });
 
 describe('change stream across replicas', () => {
-  it('two replicas run one change stream per tenant, and the other takes it over when the holder stops', async () => {
+  it('two replicas run one change stream per tenant, and the other takes it over when the holder stops', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     await startedWith(ws, 2);
@@ -111,7 +111,7 @@ describe('change stream across replicas', () => {
 });
 
 describe('change stream and the reconcile lease', () => {
-  it('a batch waits while a full reconcile holds the lease, and is applied once it is released', async () => {
+  it('a batch waits while a full reconcile holds the lease, and is applied once it is released', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     await startedWith(ws, 2);
@@ -138,7 +138,7 @@ describe('change stream and the reconcile lease', () => {
 });
 
 describe('change stream cursor', () => {
-  it('the cursor survives a restart: the stream resumes from it without a full read', async () => {
+  it('the cursor survives a restart: the stream resumes from it without a full read', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     await startedWith(ws, 2);
@@ -169,7 +169,7 @@ const activeOf = (s: { store: { users(): Array<{ externalId?: string; active?: b
   s.store.users().find((u) => u.externalId === externalId)?.active;
 
 describe('change stream and the deletion guard', () => {
-  it('a burst of leavers over the limit is held, and applied after approve-deletes', async () => {
+  it('a burst of leavers over the limit is held, and applied after approve-deletes', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     ws.writeDirectory({ users: people(1, 10), groups: [] });
@@ -211,7 +211,9 @@ describe('change stream and the deletion guard', () => {
     expect(s.store.users().filter((u) => u.active !== false)).toHaveLength(7);
   });
 
-  it('a change the targeted reconcile cannot decide alone (a recycled userName) triggers a full reconcile', async () => {
+  it('a change the targeted reconcile cannot decide alone (a recycled userName) triggers a full reconcile', {
+    timeout: 90_000,
+  }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     await startedWith(ws, 10);
@@ -235,7 +237,9 @@ describe('change stream and the deletion guard', () => {
 });
 
 describe('change stream and the full reconcile schedule', () => {
-  it('a tenant whose changes flow has its full reconcile every 6 hours by default; one with changes off keeps every 30 minutes', async () => {
+  it('a tenant whose changes flow has its full reconcile every 6 hours by default; one with changes off keeps every 30 minutes', {
+    timeout: 90_000,
+  }, async () => {
     const s = await sim(TOKEN);
     const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
     ws.writeDirectory({ users: people(1, 2), groups: [] });
