@@ -152,6 +152,20 @@ export function statusCommand(): Command {
               r && r[0] ? printable(`${r[0].result} at ${r[0].finishedAt}`) : 'never';
             lines.push(`  reconcile: last ${last(runs?.reconcile)}; next ${next?.reconcile ?? 'not scheduled'}`);
             lines.push(`  audit:     last ${last(runs?.audit)}; next ${next?.audit ?? 'not scheduled'}`);
+            const changes = t['changes'] as
+              | {
+                  state: string;
+                  mechanism: string | null;
+                  owner: string | null;
+                  lagSeconds: number | null;
+                  lastDeferred: { code: string } | null;
+                }
+              | null
+              | undefined;
+            if (changes && changes.state !== 'off')
+              lines.push(
+                `  changes:   ${changes.state === 'running' ? `running on ${printable(changes.owner ?? '?')}` : paint('yellow', changes.state)} (${printable(changes.mechanism ?? '?')}); last poll ${changes.lagSeconds === null ? 'never' : `${changes.lagSeconds} s ago`}${changes.lastDeferred ? `; last full reconcile asked: ${printable(changes.lastDeferred.code)}` : ''}`,
+              );
             const managed = t['managed'] as { users: number; groups: number } | undefined;
             const unmanaged = t['unmanagedSkipped'] as { users: number; groups: number } | null | undefined;
             if (managed) {

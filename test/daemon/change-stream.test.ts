@@ -70,6 +70,9 @@ describe('change stream', () => {
     expect(metricValue(metrics, 'scimsync_changes_total', { tenant: 'acme', outcome: 'applied' })).toBe(1);
     const st = await streamOf(d);
     expect(st).toMatchObject({ state: 'running', mechanism: 'file-poll' });
+    // `status` names the stream, the replica that runs it and its mechanism.
+    const printed = await ws.cli(['status', '--config', ws.configPath]);
+    expect(printed.stdout).toMatch(new RegExp(`changes: +running on [^ ]+:${d.pid}:[0-9a-f]+ \\(file-poll\\); last poll \\d+ s ago`));
     expect((await d.stop()).code).toBe(0);
   });
 });
