@@ -140,6 +140,32 @@ describe('change stream and the reconcile lease', () => {
   });
 });
 
+describe('change stream and quarantine', () => {
+  it('a quarantined tenant gets no batches; its changes are applied once the quarantine ends', { timeout: 90_000 }, async () => {
+    const s = await sim(TOKEN);
+    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+    await startedWith(ws, 2);
+    const d = await ws.spawnDaemon();
+    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 2, 'the first full reconcile', 20_000);
+    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const redis = ws.redis();
+    const quarantine = `${ws.keyPrefix}:{acme}:quarantine`;
+    await redis.hset(quarantine, {
+      failures: '3',
+      until: String(Date.now() + 3_600_000),
+      reason: 'E_TRANSIENT: test',
+      since: String(Date.now()),
+    });
+    ws.writeDirectory({ users: people(1, 3), groups: [] });
+    await waitFor(async () => (await streamOf(d)).lastResult === 'quarantined', 'the batch held back by the quarantine');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(usersNamed(s, 'user3@example.com')).toBe(0);
+    // The quarantine ends (as `resume` ends it): the kept batch goes through.
+    await redis.del(quarantine);
+    await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'the joiner applied after the quarantine', 20_000);
+  });
+});
+
 describe('change stream cursor', () => {
   it('the cursor survives a restart: the stream resumes from it without a full read', { timeout: 90_000 }, async () => {
     const s = await sim(TOKEN);
