@@ -66,7 +66,8 @@ export interface ChangeLoopDeps {
   writer: ChangeWriter;
   /**
    * Asks for a full reconcile (the daemon queues one; `watch` runs one). `code` is stable (a
-   * defer reason, a full-read reason in kebab case, or `burst-held`); `detail` may name people.
+   * defer reason, a full-read reason in kebab case, `burst-held` or `apply-failed`); `detail`
+   * may name people.
    */
   requestFull(code: string, detail?: string): Promise<void>;
   logger: Logger;
@@ -214,6 +215,8 @@ export class ChangeLoop {
       );
       await this.deps.requestFull('burst-held', outcome.held.join('; '));
     } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
+    // A write that failed is not retried batch after batch: the full reconcile plans it again.
+    if (outcome.applied.failed > 0) await this.deps.requestFull('apply-failed', `${outcome.applied.failed} writes failed`);
     // Timed for what reached the platform: a held batch's removals have not.
     if (outcome.held.length === 0)
       for (const id of [...affected.users, ...affected.groups])
