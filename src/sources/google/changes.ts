@@ -39,6 +39,12 @@ export interface DeltaInput {
   scope: GoogleScope | undefined;
 }
 
+/**
+ * Users named by events that are read one by one (1–3 requests each) before a full read is
+ * cheaper: a full read lists 500 users a request.
+ */
+export const MAX_USERS_READ_ALONE = 1_000;
+
 export type GoogleDeltaResult = { kind: 'delta'; delta: SourceDelta } | { kind: 'cannot apply alone'; detail: string };
 
 /** A Directory search clause matching one address (quoted as the search syntax wants). */
@@ -64,7 +70,10 @@ export async function readGoogleDelta(d: DeltaInput, events: AdminChanges): Prom
   const rejected: SourceRejection[] = [];
   let deletedUsers: GoogleUser[] | undefined;
 
-  for (const [email, at] of new Map([...events.users, ...events.deletedUsers])) {
+  const named = new Map([...events.users, ...events.deletedUsers]);
+  if (named.size > MAX_USERS_READ_ALONE)
+    return { kind: 'cannot apply alone', detail: `${named.size} users changed: one full read costs less than reading each` };
+  for (const [email, at] of named) {
     const inScope: GoogleUser[] = [];
     await listAll<GoogleUser>(
       `users.list ${email}`,
