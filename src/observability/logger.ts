@@ -99,6 +99,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       formatters: { level: (_label, number) => ({ level: number }) },
       // trace_id/span_id of the active span (tracing on): a line found in the logs leads to its trace.
       mixin: activeTraceFields,
+      // The line's own fields win; without a span (tracing off) the line is left as it is.
+      mixinMergeStrategy: (fields: object, trace: object) => ('trace_id' in trace ? Object.assign(trace, fields) : fields),
     },
     destination,
   );
