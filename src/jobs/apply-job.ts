@@ -177,7 +177,11 @@ export interface ChunkDeps {
 }
 
 /** Processor of one chunk job (runs on any replica); `token` is the worker's lock token of this job. */
-export function processChunk(job: Job<ChunkJobData>, token: string | undefined, deps: ChunkDeps): Promise<{ done: number; failed: number }> {
+export function processChunk(
+  job: Job<ChunkJobData>,
+  token: string | undefined,
+  deps: ChunkDeps,
+): Promise<{ done: number; failed: number }> {
   const { tenant, phase, index } = job.data;
   const attrs = { 'scimsync.tenant': tenant, 'scimsync.phase': phase, 'scimsync.chunk': index, 'scimsync.attempt': job.attemptsMade + 1 };
   const parent = contextFromCarrier(job.data.trace);

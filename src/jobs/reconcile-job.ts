@@ -64,7 +64,12 @@ export function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobD
   );
 }
 
-async function reconcileRun(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token: string | undefined, traceId: string): Promise<RunRecord> {
+async function reconcileRun(
+  job: Job<ReconcileJobData>,
+  deps: ReconcileJobDeps,
+  token: string | undefined,
+  traceId: string,
+): Promise<RunRecord> {
   const { tenant } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);

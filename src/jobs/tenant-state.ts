@@ -43,7 +43,11 @@ export function runRecorder(
 }
 
 /** Counts of a run's detail that its root span carries, by attribute name. */
-const SPAN_COUNTS = { failed: 'scimsync.failed', eventsRead: 'scimsync.events_read', duplicatesSkipped: 'scimsync.duplicates_skipped' } as const;
+const SPAN_COUNTS = {
+  failed: 'scimsync.failed',
+  eventsRead: 'scimsync.events_read',
+  duplicatesSkipped: 'scimsync.duplicates_skipped',
+} as const;
 
 /** A finished run's outcome on its root span: the result and counts, nothing else of the detail. */
 export function runSpanAttributes(r: RunRecord): Record<string, string | number> {

@@ -107,7 +107,10 @@ describe('tracing in one process', () => {
   });
 
   it('a headers file in the OTEL_EXPORTER_OTLP_HEADERS format is parsed, and a malformed one names the variable, not the value', () => {
-    expect(parseHeaderList('Authorization=Basic%20YWJj, x-tenant=acme\n', 'f')).toEqual({ authorization: 'Basic YWJj', 'x-tenant': 'acme' });
+    expect(parseHeaderList('Authorization=Basic%20YWJj, x-tenant=acme\n', 'f')).toEqual({
+      authorization: 'Basic YWJj',
+      'x-tenant': 'acme',
+    });
     expect(() => parseHeaderList('just-a-secret-value', 'OTEL_EXPORTER_OTLP_HEADERS_FILE (f)')).toThrow(
       /OTEL_EXPORTER_OTLP_HEADERS_FILE \(f\): each entry must be key=value/,
     );

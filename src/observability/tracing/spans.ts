@@ -72,16 +72,21 @@ export async function withSpan<T>(
 ): Promise<T> {
   if (!enabled) return fn(NO_SPAN);
   const parent = opts.root ? ROOT_CONTEXT : (opts.parent ?? context.active());
-  return tracer().startActiveSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: attrs, root: opts.root === true }, parent, async (span) => {
-    try {
-      return await fn(handle(span));
-    } catch (e) {
-      failSpan(span, e);
-      throw e;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(
+    name,
+    { kind: opts.kind ?? SpanKind.INTERNAL, attributes: attrs, root: opts.root === true },
+    parent,
+    async (span) => {
+      try {
+        return await fn(handle(span));
+      } catch (e) {
+        failSpan(span, e);
+        throw e;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 function failSpan(span: Span, e: unknown): void {

@@ -83,7 +83,10 @@ export async function startTracing(logger: Logger, env: Env = process.env): Prom
   sdk.start();
   markTracingEnabled(true);
   // The endpoint's origin and path only: a URL may carry credentials in its user part.
-  logger.info({ endpoint: describeEndpoint(endpoint), version: VERSION, headersFile: headers !== undefined }, 'tracing: OTLP/HTTP exporter started');
+  logger.info(
+    { endpoint: describeEndpoint(endpoint), version: VERSION, headersFile: headers !== undefined },
+    'tracing: OTLP/HTTP exporter started',
+  );
   return {
     async shutdown() {
       markTracingEnabled(false);
