@@ -11,6 +11,7 @@
  * Only traces: no metrics or logs pipeline is started (those have their own paths).
  */
 import { readFile } from 'node:fs/promises';
+import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ConfigError } from '../../errors.ts';
 import type { Logger } from '../logger.ts';
 import { VERSION } from '../../version.ts';
@@ -63,11 +64,50 @@ async function headersFromFile(env: Env): Promise<Record<string, string> | undef
   return parseHeaderList(text, `OTEL_EXPORTER_OTLP_HEADERS_FILE (${file})`);
 }
 
+/** Between two warnings of the exporter (a collector that is down would warn at every export), ms. */
+const DIAG_INTERVAL_MS = 60_000;
+
+/** A diagnostic's text as a log field: header values scrubbed, cut short. */
+function scrubbed(parts: unknown[], secrets: string[]): string {
+  let text = parts
+    .map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : ''))
+    .join(' ')
+    .trim();
+  for (const s of secrets) if (s.length > 0) text = text.split(s).join('[redacted]');
+  return text.slice(0, 300);
+}
+
+/**
+ * The SDK's own warnings and errors (an unreachable or refusing collector) as log lines, at
+ * most one a minute.
+ */
+function bridgeDiagnostics(logger: Logger, secrets: string[]): void {
+  let last = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
+  const log = (message: string, ...args: unknown[]): void => {
+    const now = Date.now();
+    if (now - last < DIAG_INTERVAL_MS) {
+      suppressed++;
+      return;
+    }
+    last = now;
+    logger.warn({ detail: scrubbed([message, ...args], secrets), suppressed }, 'tracing: the OTLP exporter reports a problem');
+    suppressed = 0;
+  };
+  const quiet = (): void => undefined;
+  diag.setLogger(
+    { error: log, warn: log, info: quiet, debug: quiet, verbose: quiet },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
+}
+
 /** Starts tracing if configured; undefined (nothing loaded) otherwise. */
 export async function startTracing(logger: Logger, env: Env = process.env): Promise<Tracing | undefined> {
   const endpoint = tracingEndpoint(env);
   if (endpoint === undefined) return undefined;
   const headers = await headersFromFile(env);
+  const secrets = Object.values(headers ?? {});
+  bridgeDiagnostics(logger, secrets);
   const [{ NodeSDK }, { OTLPTraceExporter }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/exporter-trace-otlp-http'),
@@ -90,7 +130,7 @@ export async function startTracing(logger: Logger, env: Env = process.env): Prom
   return {
     async shutdown() {
       markTracingEnabled(false);
-      await sdk.shutdown().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'tracing: flushing the last spans failed'));
+      await sdk.shutdown().catch((e: unknown) => logger.warn({ err: scrubbed([e], secrets) }, 'tracing: flushing the last spans failed'));
     },
   };
 }
