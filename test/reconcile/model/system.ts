@@ -39,7 +39,7 @@ export interface AdminAccount {
   active: boolean;
 }
 
-interface Snapshot {
+export interface Snapshot {
   users: Map<string, ScimUser>;
   groups: Map<string, ScimGroup>;
 }
@@ -231,7 +231,8 @@ export class RealSystem {
     return n;
   }
 
-  private checkPlan(model: DirectoryModel, before: Snapshot, plan: Plan): void {
+  /** The promises of one plan against the model: no admin account written, no handover, nobody present deprovisioned or removed from a group listing them. */
+  checkPlan(model: DirectoryModel, before: Snapshot, plan: Plan): void {
     const touched = [
       ...plan.users.update.map((u) => u.id),
       ...plan.users.reactivate.map((u) => u.id),
@@ -460,7 +461,8 @@ export class RealSystem {
     }
   }
 
-  private remember(after: Snapshot): void {
+  /** Takes the platform as it is now as the last reconciled state (owners of accounts and groups). */
+  remember(after: Snapshot): void {
     for (const u of after.users.values()) {
       if (this.admin.has(u.id) || u.externalId === undefined) continue;
       this.owner.set(u.id, u.externalId);
