@@ -2,7 +2,7 @@
  * Traces of real daemon processes, exported over OTLP/HTTP to a receiver on a loopback port:
  * a reconcile fanned out over two replicas is one trace (its chunk jobs continue it on either
  * replica, through the trace context in their job data), an audit export is one trace with
- * its windows and sink batches, requests carry W3C `traceparent`, log lines and the run history
+ * its windows and sink batches, a change batch is one trace, requests carry W3C `traceparent`, log lines and the run history
  * carry the ids, and no span holds a credential or a person's name. With tracing off, the
  * daemon loads neither the SDK nor the exporter.
  */
@@ -214,6 +214,35 @@ describe('traces of the daemon', () => {
     const emails = [...new Set(delivered.match(/[\w.+-]+@example\.com/g) ?? [])];
     expect(emails.length).toBeGreaterThan(0);
     expectNothingPersonal(otlp, [TOKEN, SINK_TOKEN, COLLECTOR_KEY, ...emails]);
+  });
+
+  it('a change batch is its own trace: the batch at the root, its apply phase and chunk under it, the create under the chunk', async () => {
+    const platform = await sim(TOKEN);
+    const otlp = await otlpReceiver();
+    const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN });
+    Object.assign(ws.env, tracedEnv(ws, otlp));
+    ws.writeDirectory({ users: people(1, 2), groups: [] });
+    ws.writeConfig({ provisioning: { changes: { pollIntervalMs: 200, coalesceMs: 100 } } });
+    const d = await ws.spawnDaemon();
+    await waitFor(() => platform.store.users().length === 2, 'the first full reconcile', 20_000);
+    await waitFor(() => d.logs.some((l) => l.msg === 'change stream running on this replica'), 'the change stream');
+    await new Promise((r) => setTimeout(r, 500));
+    ws.writeDirectory({ users: people(1, 3), groups: [] });
+    await waitFor(() => d.logs.find((l) => l.msg === 'change stream: changes applied'), 'the batch', 15_000);
+    expect((await d.stop()).code).toBe(0);
+
+    const batch = otlp.spans.find((s) => s.name === 'change batch' && s.attributes['scimsync.result'] === 'applied');
+    expect(batch?.parentSpanId).toBe('');
+    expect(batch?.attributes['scimsync.writes']).toBe(1);
+    const t = traceOf(otlp.spans, batch!.traceId);
+    expect(t.unparented()).toEqual([batch]);
+    const [create, ...others] = t.spans.filter((s) => s.name === `POST ${SCIM}/Users`);
+    expect(others).toEqual([]);
+    const chunk = t.parentOf(create!);
+    expect(chunk?.name).toBe('reconcile apply chunk');
+    expect(t.parentOf(chunk!)?.name).toBe('reconcile apply phase');
+    expect(t.parentOf(t.parentOf(chunk!)!)).toBe(batch);
+    expectNothingPersonal(otlp, [TOKEN, COLLECTOR_KEY, 'user3@example.com', 'Given3']);
   });
 
   it('with tracing off, the daemon runs a reconcile without loading the OpenTelemetry SDK or any exporter', async () => {
