@@ -140,14 +140,15 @@ describe('traces of the daemon', () => {
     for (const d of daemons) expect(d.output()).not.toContain(COLLECTOR_KEY);
   });
 
-  it('an audit export is one trace: each window under the run, each sink batch under its window, the sink request with its traceparent', async () => {
+  it('an audit export is one trace, flushed at the stop: each window under the run, each sink batch under its window, the sink request with its traceparent', async () => {
     const startMs = Math.floor((Date.now() - 15 * 60_000) / HOUR) * HOUR - 2 * HOUR;
     const platform = await sim(TOKEN, { audit: { startAt: new Date(startMs).toISOString(), eventsPerHour: 120, idColumn: true } });
     const otlp = await otlpReceiver();
     const siem = await startHttpReceiver(() => ({ status: 200, body: {} }));
     receivers.push(siem);
     const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN });
-    Object.assign(ws.env, tracedEnv(ws, otlp));
+    // Spans wait in the batch processor for a minute: only the flush at the stop sends them.
+    Object.assign(ws.env, tracedEnv(ws, otlp), { OTEL_BSP_SCHEDULE_DELAY: '60000' });
     writeFileSync(join(ws.dir, 'sink-token'), SINK_TOKEN);
     ws.writeDirectory({ users: [], groups: [] });
     ws.writeConfig({
@@ -174,6 +175,7 @@ describe('traces of the daemon', () => {
     const finished = await d.waitForLog((l) => l.msg === 'audit run finished', 30_000);
     expect(finished['result']).toBe('success');
     const history = (await httpGet(`${d.url}/status`)).body;
+    expect(otlp.requests).toEqual([]);
     expect((await d.stop()).code).toBe(0);
 
     const root = otlp.spans.find((s) => s.name === 'audit export run');
