@@ -66,7 +66,8 @@ export function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobD
       span.set(runSpanAttributes(r));
       return r;
     },
-    { root: true },
+    // Waiting for a running reconcile of the tenant is not a failure of this one.
+    { root: true, expected: (e) => (e instanceof DelayedError ? 'delayed' : undefined) },
   );
 }
 

@@ -71,6 +71,18 @@ describe('tracing in one process', () => {
         throw Object.assign(new Error('cannot read user ann@example.com'), { code: 'E_SOURCE_UNAVAILABLE' });
       }),
     ).rejects.toThrow(/ann@example.com/);
+    // A job moved back to wait is not a failed run.
+    class Delayed extends Error {}
+    await expect(
+      withSpan(
+        'reconcile run',
+        { 'scimsync.tenant': 'waiting' },
+        async () => {
+          throw new Delayed('waits for the running reconcile');
+        },
+        { root: true, expected: (e) => (e instanceof Delayed ? 'delayed' : undefined) },
+      ),
+    ).rejects.toThrow(Delayed);
     await tracing?.shutdown();
 
     const lines = out.lines();
@@ -90,6 +102,10 @@ describe('tracing in one process', () => {
     const failed = receiver.spans.find((s) => s.name === 'reconcile source read');
     expect(failed?.statusCode).toBe(2);
     expect(failed?.attributes['error.type']).toBe('E_SOURCE_UNAVAILABLE');
+    const waiting = receiver.spans.find((s) => s.attributes['scimsync.tenant'] === 'waiting');
+    expect(waiting?.statusCode).toBe(0);
+    expect(waiting?.attributes['scimsync.result']).toBe('delayed');
+    expect(waiting?.attributes['error.type']).toBeUndefined();
     const sent = receiver.requests.map((r) => r.body.toString('utf8')).join('\n');
     expect(sent).not.toContain('ann@example.com');
     // The collector's key came from the file, and is in no log line.

@@ -38,6 +38,11 @@ export interface SpanOptions {
   /** Parent taken from elsewhere (a job's trace carrier) instead of the active context. */
   parent?: Context;
   kind?: SpanKind;
+  /**
+   * A throw that is not a failure (a job moved back to wait): its result label, recorded as
+   * `scimsync.result` without an error status; undefined for a real failure.
+   */
+  expected?: (e: unknown) => string | undefined;
 }
 
 /** The part of a span the code around it may touch: attributes only (see the vocabulary above). */
@@ -80,7 +85,9 @@ export async function withSpan<T>(
       try {
         return await fn(handle(span));
       } catch (e) {
-        failSpan(span, e);
+        const result = opts.expected?.(e);
+        if (result === undefined) failSpan(span, e);
+        else span.setAttribute('scimsync.result', result);
         throw e;
       } finally {
         span.end();
