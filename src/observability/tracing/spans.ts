@@ -25,13 +25,9 @@ export function markTracingEnabled(on: boolean): void {
   enabled = on;
 }
 
-export function tracingEnabled(): boolean {
-  return enabled;
-}
-
 const tracer = () => trace.getTracer('scim-audit-sync', VERSION);
 
-/** What a span records about its outcome: a stable error code, never the message. */
+/** Where a span sits in its trace, and which throws are not its failure. */
 export interface SpanOptions {
   /** Start a new trace (a run's root) instead of continuing the active one. */
   root?: boolean;
@@ -67,7 +63,8 @@ function handle(span: Span): SpanHandle {
 
 /**
  * Runs `fn` inside a span named `name` (active for everything `fn` awaits: HTTP client spans,
- * nested spans, log lines). A thrown error marks the span failed with its code and is rethrown.
+ * nested spans, log lines). A thrown error marks the span failed with its code (`error.type`,
+ * never the message) and is rethrown.
  */
 export async function withSpan<T>(
   name: string,
@@ -116,9 +113,9 @@ export function contextFromCarrier(carrier: Record<string, string> | undefined):
   return propagation.extract(ROOT_CONTEXT, carrier);
 }
 
-/** trace_id/span_id of the active span, for a log line; empty when none is recording. */
 const NO_FIELDS: { trace_id?: string; span_id?: string } = Object.freeze({});
 
+/** trace_id/span_id of the active span, for a log line; empty when none is recording. */
 export function activeTraceFields(): { trace_id?: string; span_id?: string } {
   if (!enabled) return NO_FIELDS;
   const span = trace.getSpan(context.active());
