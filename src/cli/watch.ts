@@ -71,7 +71,11 @@ async function watch(opts: WatchOptions, cmd: Command): Promise<number> {
     process.once('SIGINT', () => onSignal('SIGINT'));
     process.once('SIGTERM', () => onSignal('SIGTERM'));
     const burst = new MemoryBurstStore();
-    const applyOptions = { concurrency: ctx.config.apply.concurrency, requestsPerSecond: ctx.config.apply.requestsPerSecond, adoptExisting: ctx.config.matching.adoptExisting };
+    const applyOptions = {
+      concurrency: ctx.config.apply.concurrency,
+      requestsPerSecond: ctx.config.apply.requestsPerSecond,
+      adoptExisting: ctx.config.matching.adoptExisting,
+    };
     let fullWanted: string | undefined;
 
     const fullReconcile = async (reason: string): Promise<void> => {
@@ -105,22 +109,29 @@ async function watch(opts: WatchOptions, cmd: Command): Promise<number> {
         apply: async (plan, ledger, scope) => {
           const log = localProvisioningLog(loaded, logger);
           log.planned(plan);
-          const result = await applyPlan(plan, { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes }, {
-            ...applyOptions,
-            signal: scope.signal,
-            onChange: log.onChange,
-          });
+          const result = await applyPlan(
+            plan,
+            { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
+            {
+              ...applyOptions,
+              signal: scope.signal,
+              onChange: log.onChange,
+            },
+          );
           await finishLocalLog(log, loaded, logger);
           const writes = Object.values(result.succeeded).reduce((a, b) => a + (b ?? 0), 0);
           return { writes, failed: result.failed.length };
         },
       },
-      requestFull: async (reason) => {
-        fullWanted ??= reason;
+      requestFull: async (code) => {
+        fullWanted ??= code;
       },
       logger,
     });
-    logger.info({ source: source.describe, mechanism: source.changeMechanism()?.name, pollIntervalMs: loop.pollIntervalMs }, 'watch: started');
+    logger.info(
+      { source: source.describe, mechanism: source.changeMechanism()?.name, pollIntervalMs: loop.pollIntervalMs },
+      'watch: started',
+    );
     while (!stop.signal.aborted) {
       try {
         await loop.pollOnce(stop.signal);

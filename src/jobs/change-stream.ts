@@ -76,8 +76,16 @@ export class ChangeStream {
     await this.deps.source.close?.().catch(() => undefined);
   }
 
+  private running = false;
+
+  /** Lag and cursor age, exported by the replica that runs the stream only (summing replicas stays meaningful). */
   private async refreshGauges(): Promise<void> {
     const tenant = this.deps.rt.id;
+    if (!this.running) {
+      changeMetrics.cursorAge.remove({ tenant });
+      changeMetrics.streamLag.remove({ tenant });
+      return;
+    }
     const s = await this.state.read().catch(() => undefined);
     if (s?.cursorSavedAt !== undefined) changeMetrics.cursorAge.set({ tenant }, (Date.now() - s.cursorSavedAt) / 1000);
     if (s?.lastPollAt !== undefined)
@@ -98,11 +106,13 @@ export class ChangeStream {
       const mechanism = this.deps.source.changeMechanism();
       await this.state.note({ owner: this.owner, mechanism: mechanism?.name ?? '' }).catch(() => undefined);
       changeMetrics.streamRunning.set({ tenant: rt.id }, 1);
+      this.running = true;
       logger.info({ mechanism: mechanism?.name, owner: this.owner }, 'change stream running on this replica');
       try {
         await this.runWhileHeld(lease, logger);
       } finally {
         changeMetrics.streamRunning.set({ tenant: rt.id }, 0);
+        this.running = false;
         await lease.release().catch(() => undefined);
       }
       if (lease.signal.aborted && !stop.aborted) logger.warn('change stream lease lost: another replica runs the stream now');
@@ -123,10 +133,10 @@ export class ChangeStream {
       cursor: this.state,
       burst: new RedisBurstStore(this.deps.redis, this.deps.keyPrefix, rt.id),
       writer: this.writer(signal, logger),
-      requestFull: async (reason) => {
+      requestFull: async (code, detail) => {
         const id = await triggerRun(this.deps.reconcileQueue, 'reconcile', rt.id, cfg.daemon.jobAttempts, 'changes');
-        logger.info({ reason, jobId: id }, 'change stream: full reconcile requested');
-        await this.state.note({ lastDeferReason: reason, lastDeferAt: Date.now() });
+        logger.info({ code, detail, jobId: id }, 'change stream: full reconcile requested');
+        await this.state.note({ lastDeferCode: code, lastDeferAt: Date.now() });
       },
       logger,
     });
@@ -228,9 +238,15 @@ export async function openChangeSources(tenants: Map<string, TenantRuntime>, log
   for (const rt of tenants.values()) {
     const p = rt.loaded.config.provisioning;
     if (!p?.changes.enabled) continue;
-    const source = await createSource(p.source, sourceContext(rt.loaded, logger.child({ tenant: rt.id })));
-    if (supportsChanges(source)) out.set(rt.id, source);
-    else await source.close?.();
+    const log = logger.child({ tenant: rt.id });
+    try {
+      const source = await createSource(p.source, sourceContext(rt.loaded, log));
+      if (supportsChanges(source)) out.set(rt.id, source);
+      else await source.close?.();
+    } catch (e) {
+      // The full reconcile reports a source that cannot be set up; the tenant runs without a stream.
+      log.warn({ err: e instanceof Error ? e.message : String(e) }, 'change stream not started: the source could not be set up');
+    }
   }
   return out;
 }

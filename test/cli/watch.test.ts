@@ -9,7 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { BIN, baseConfig, merge, people, startSim, SIM_TOKEN, usersNamed, type ConfigPatch, type Directory } from '../helpers/reconcile-harness.ts';
+import {
+  BIN,
+  baseConfig,
+  merge,
+  people,
+  startSim,
+  SIM_TOKEN,
+  usersNamed,
+  type ConfigPatch,
+  type Directory,
+} from '../helpers/reconcile-harness.ts';
 import { waitFor } from '../helpers/daemon-harness.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
 
@@ -18,12 +28,20 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function workspace(s: Simulator, config: ConfigPatch = {}): { dir: string; writeDirectory(d: Directory): void; env: Record<string, string> } {
+function workspace(
+  s: Simulator,
+  config: ConfigPatch = {},
+): { dir: string; writeDirectory(d: Directory): void; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'watch-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(
     join(dir, 'config.yaml'),
-    stringify(merge(baseConfig(), merge({ logging: { level: 'info' }, provisioning: { changes: { pollIntervalMs: 200, coalesceMs: 100 } } }, config))),
+    stringify(
+      merge(
+        baseConfig(),
+        merge({ logging: { level: 'info' }, provisioning: { changes: { pollIntervalMs: 200, coalesceMs: 100 } } }, config),
+      ),
+    ),
   );
   return {
     dir,

@@ -112,10 +112,13 @@ export class MemoryBurstStore implements BurstStore {
 
   async appliedSince(sinceMs: number): Promise<BurstCounts> {
     this.applied = this.applied.filter((a) => a.at >= sinceMs);
-    return this.applied.reduce((s, a) => ({ destructive: s.destructive + a.destructive, memberRemovals: s.memberRemovals + a.memberRemovals }), {
-      destructive: 0,
-      memberRemovals: 0,
-    });
+    return this.applied.reduce(
+      (s, a) => ({ destructive: s.destructive + a.destructive, memberRemovals: s.memberRemovals + a.memberRemovals }),
+      {
+        destructive: 0,
+        memberRemovals: 0,
+      },
+    );
   }
 
   async recordApplied(at: number, counts: BurstCounts): Promise<void> {

@@ -17,11 +17,15 @@ import { deltaSize, type ChangeSource, type SourceChanges, type SourceDelta } fr
 import { Ledger, type LedgerStore } from '../ledger.ts';
 import type { Plan } from '../plan-types.ts';
 import type { ScimTarget } from '../target.ts';
-import { planTargeted as defaultPlanTargeted } from '../targeted/plan.ts';
-import type { TargetedInput, TargetedOutcome } from '../targeted/types.ts';
+import {
+  applyDelta,
+  DesiredCache,
+  planTargeted as defaultPlanTargeted,
+  type TargetedInput,
+  type TargetedOutcome,
+} from '../targeted/index.ts';
 import { checkBurst, destructiveCounts, holdDestructive, type BurstStore } from './burst-guard.ts';
 import { mergeDeltas } from './coalesce.ts';
-import { applyDelta, DesiredCache } from '../targeted/desired-cache.ts';
 import { changeMetrics } from './metrics.ts';
 
 /** What a batch may do while it writes: stop when `signal` aborts; `assertHeld` throws once the right to write is lost. */
@@ -60,8 +64,11 @@ export interface ChangeLoopDeps {
   cursor: CursorStore;
   burst: BurstStore;
   writer: ChangeWriter;
-  /** Asks for a full reconcile (the daemon queues one; `watch` runs one). */
-  requestFull(reason: string, detail?: string): Promise<void>;
+  /**
+   * Asks for a full reconcile (the daemon queues one; `watch` runs one). `code` is stable (a
+   * defer reason, a full-read reason in kebab case, or `burst-held`); `detail` may name people.
+   */
+  requestFull(code: string, detail?: string): Promise<void>;
   logger: Logger;
   planTargeted?: (input: TargetedInput) => Promise<TargetedOutcome>;
   now?: () => number;
@@ -121,9 +128,13 @@ export class ChangeLoop {
     }
     if (answer.kind === 'full') {
       this.desired = DesiredCache.from(answer.state);
-      logger.info({ reason: answer.reason, detail: answer.detail }, 'change stream: the source answered with a full read; a full reconcile applies it');
-      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: answer.reason.replaceAll(' ', '-') });
-      await this.deps.requestFull(answer.reason, answer.detail);
+      logger.info(
+        { reason: answer.reason, detail: answer.detail },
+        'change stream: the source answered with a full read; a full reconcile applies it',
+      );
+      const code = answer.reason.replaceAll(' ', '-');
+      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: code });
+      await this.deps.requestFull(code, answer.detail);
       await this.saveCursor(answer.cursor);
       return { kind: 'full', reason: answer.reason, detail: answer.detail };
     }
@@ -190,22 +201,37 @@ export class ChangeLoop {
       changeMetrics.changes.inc({ tenant, outcome: 'deferred' }, identities);
       changeMetrics.deferred.inc({ tenant, reason: outcome.reason });
       logger.info({ reason: outcome.reason, detail: outcome.detail, identities }, 'change stream: a change is left to a full reconcile');
-      await this.deps.requestFull(`deferred: ${outcome.reason}`, outcome.detail);
+      await this.deps.requestFull(outcome.reason, outcome.detail);
       await this.saveCursor(delta.cursor);
       return { kind: 'deferred', reason: outcome.reason, detail: outcome.detail, identities };
     }
     const ackAt = this.now();
     if (outcome.held.length > 0) {
       changeMetrics.changes.inc({ tenant, outcome: 'held' }, identities);
-      logger.warn({ reasons: outcome.held, identities }, 'change stream: destructive changes held by the guard (rolling window) until approve-deletes');
-      await this.deps.requestFull('burst held', outcome.held.join('; '));
+      logger.warn(
+        { reasons: outcome.held, identities },
+        'change stream: destructive changes held by the guard (rolling window) until approve-deletes',
+      );
+      await this.deps.requestFull('burst-held', outcome.held.join('; '));
     } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
-    for (const id of [...affected.users, ...affected.groups])
-      changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
-    changeMetrics.requestsPerChange.observe({ tenant }, (outcome.reads + outcome.applied.writes + outcome.applied.failed) / Math.max(1, identities));
+    // Timed for what reached the platform: a held batch's removals have not.
+    if (outcome.held.length === 0)
+      for (const id of [...affected.users, ...affected.groups])
+        changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
+    changeMetrics.requestsPerChange.observe(
+      { tenant },
+      (outcome.reads + outcome.applied.writes + outcome.applied.failed) / Math.max(1, identities),
+    );
     await this.saveCursor(delta.cursor);
     logger.info(
-      { runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, reads: outcome.reads, held: outcome.held.length > 0 },
+      {
+        runId,
+        identities,
+        writes: outcome.applied.writes,
+        failed: outcome.applied.failed,
+        reads: outcome.reads,
+        held: outcome.held.length > 0,
+      },
       'change stream: changes applied',
     );
     return { kind: 'applied', runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, held: outcome.held };

@@ -18,8 +18,9 @@ function mergeSide<T extends { externalId: string }>(
   for (const id of newer.removed) state.set(id, null);
   const upserted: T[] = [];
   const removed: string[] = [];
-  for (const [id, v] of state) if (v === null) removed.push(id);
-  else upserted.push(v);
+  for (const [id, v] of state)
+    if (v === null) removed.push(id);
+    else upserted.push(v);
   return { upserted, removed };
 }
 

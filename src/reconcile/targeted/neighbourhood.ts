@@ -178,7 +178,11 @@ async function holdersOf<T extends ScimUser | ScimGroup>(
   const spellings = nameSpellings(name);
   let found: T[];
   try {
-    found = await io.query<T>(type, spellings.length === 1 ? eqFilter(attr, name) : orFilter(...spellings.map((s) => eqFilter(attr, s))), bucket);
+    found = await io.query<T>(
+      type,
+      spellings.length === 1 ? eqFilter(attr, name) : orFilter(...spellings.map((s) => eqFilter(attr, s))),
+      bucket,
+    );
   } catch (e) {
     if (spellings.length === 1 || !isSyncError(e) || e.code !== ErrorCodes.REJECTED) throw e;
     found = [];

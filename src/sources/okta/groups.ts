@@ -17,6 +17,13 @@ export interface GroupsSpec {
   concurrency: number;
   /** Only groups whose lastUpdated or lastMembershipUpdated is after this instant (change reads). */
   changedSince?: string | undefined;
+  /** Change reads: groups already reported at these versions (`groupVersionKey`) are skipped. */
+  skip?: ReadonlySet<string> | undefined;
+}
+
+/** A group's version: its id and both timestamps (a change to either is a new version). */
+export function groupVersionKey(g: OktaGroupLike): string {
+  return `${g.id ?? ''}@${isoOf(g.lastUpdated) ?? ''}@${isoOf(g.lastMembershipUpdated) ?? ''}`;
 }
 
 export interface GroupsStats {
@@ -32,6 +39,8 @@ export interface GroupsResult {
   stats: GroupsStats;
   /** The latest lastUpdated / lastMembershipUpdated seen (ISO 8601). */
   latest: string | undefined;
+  /** Change reads: the version of each group returned, with its latest timestamp (ms). */
+  versions: Array<{ key: string; at: number }>;
 }
 
 type RawCollection = new (
@@ -74,7 +83,16 @@ export async function readGroups(
 ): Promise<GroupsResult> {
   const selected: OktaGroupLike[] = [];
   const coll = await client.groupApi.listGroups({ search: groupSearch(spec), limit: 200 });
-  for await (const g of coll) if (g) selected.push(g as unknown as OktaGroupLike);
+  const versions: Array<{ key: string; at: number }> = [];
+  for await (const g of coll) {
+    if (!g) continue;
+    const raw = g as unknown as OktaGroupLike;
+    const key = groupVersionKey(raw);
+    if (spec.skip?.has(key)) continue;
+    const at = Math.max(Date.parse(isoOf(raw.lastUpdated) ?? '') || 0, Date.parse(isoOf(raw.lastMembershipUpdated) ?? '') || 0);
+    if (spec.changedSince !== undefined) versions.push({ key, at });
+    selected.push(raw);
+  }
   let latest: string | undefined;
   const later = (v: Date | string | undefined): void => {
     const t = isoOf(v);
@@ -139,5 +157,5 @@ export async function readGroups(
     }
   };
   await Promise.all(Array.from({ length: Math.min(spec.concurrency, Math.max(1, queue.length)) }, worker));
-  return { groups: accepted.map((a) => a.group), stats, latest };
+  return { groups: accepted.map((a) => a.group), stats, latest, versions };
 }

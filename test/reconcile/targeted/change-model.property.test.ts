@@ -24,10 +24,10 @@ describe('change model: targeted runs never write what a full run would not, and
         ownership,
         deprovision,
         seed: env('TARGETED_MODEL_SEED', seed),
-        numRuns: env('TARGETED_MODEL_RUNS', 8),
+        numRuns: env('TARGETED_MODEL_RUNS', 10),
         maxCommands: env('TARGETED_MODEL_COMMANDS', 10),
       });
-      if (process.env["TARGETED_MODEL_VERBOSE"]) console.log(JSON.stringify(stats));
+      if (process.env['TARGETED_MODEL_VERBOSE']) console.log(JSON.stringify(stats));
       // The targeted path was taken and wrote, not deferred every time.
       expect(stats.targeted).toBeGreaterThan(0);
       expect(stats.writes).toBeGreaterThan(0);

@@ -110,8 +110,7 @@ export class ChangeSystem {
     const read = await this.ctx.source.read();
     const delta = deltaBetween(this.lastRead, read);
     this.lastRead = read;
-    const deliveries: SourceDelta[] =
-      notification === 'deliver' ? [delta] : notification === 'duplicate' ? [delta, delta] : [];
+    const deliveries: SourceDelta[] = notification === 'deliver' ? [delta] : notification === 'duplicate' ? [delta, delta] : [];
     deliveries.push(...this.held);
     this.held = notification === 'hold' ? [delta] : [];
     for (const d of deliveries) {
@@ -163,7 +162,9 @@ export class ChangeSystem {
     const extra = notIn(plan, full);
     if (extra.length > 0)
       violation(
-        `the targeted plan writes what the full plan does not (affected ${JSON.stringify(affected)}):\n  ${extra.join('\n  ')}\nfull plan:\n  ${planOps(full)
+        `the targeted plan writes what the full plan does not (affected ${JSON.stringify(affected)}):\n  ${extra.join('\n  ')}\nfull plan:\n  ${planOps(
+          full,
+        )
           .map((o) => o.key)
           .join('\n  ')}`,
         model,
@@ -182,25 +183,36 @@ export class ChangeSystem {
     const again = await this.fullPlan();
     const users = new Set(affected.users);
     const groups = new Set(affected.groups);
-    const planned = new Set(outcome.neighbourhood.users);
+    const planned = new Set(outcome.neighbourhood.groups);
+    // A changed user's account; a changed group and all of its memberships; a changed user's membership in a group read.
     const left = planOps(again).filter((o) =>
       o.groups.length === 0
         ? o.users.some((u) => users.has(u))
-        : o.users.length === 0
-          ? o.groups.some((g) => groups.has(g))
-          : o.groups.some((g) => groups.has(g)) && o.users.some((u) => planned.has(u)),
+        : o.groups.some((g) => groups.has(g)) || (o.groups.some((g) => planned.has(g)) && o.users.some((u) => users.has(u))),
     );
     if (left.length > 0)
-      violation(`after the targeted apply the full plan still changes the affected identities:\n  ${left.map((o) => o.key).join('\n  ')}`, model, plan);
+      violation(
+        `after the targeted apply the full plan still changes the affected identities:\n  ${left.map((o) => o.key).join('\n  ')}`,
+        model,
+        plan,
+      );
     return false;
   }
 }
 
 type ChangeCommand = fc.AsyncCommand<DirectoryModel, ChangeSystem>;
 
+/**
+ * How often each step is drawn, relative to the others (default 1): the edits whose targeted
+ * plan depends on objects other than the changed one's own (a name held by a leaver or an
+ * admin, a membership) come often enough to meet each other within a short sequence.
+ */
+const WEIGHTS: Record<string, number> = { Joiner: 4, Leaver: 3, Recycle: 2, Returner: 2, Rename: 2, Mover: 2, AdminCreate: 2 };
+
 const changeArbitraries: fc.Arbitrary<ChangeCommand>[] = allSteps
   .filter(([name]) => !NOT_CHANGES.has(name))
-  .map(([, arb]) =>
+  .flatMap(([name, arb]) => Array.from({ length: WEIGHTS[name] ?? 1 }, () => arb))
+  .map((arb) =>
     fc
       .tuple(
         arb,

@@ -16,7 +16,8 @@ import {
   type Workspace,
 } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
-import { applyTargeted, counted, edit, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
+import { applyDelta, mergeAffected } from '../../../src/reconcile/targeted/desired-cache.ts';
+import { applyTargeted, counted, edit, fullListings, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
 
 const staff = (): DirUser[] => [
   user('e-1', 'ana@example.com'),
@@ -71,6 +72,7 @@ describe('targeted reconcile of users', () => {
         ['Engineering', ['e-6'], 0],
       ]);
       expect(requests.every((r) => r.method === 'GET')).toBe(true);
+      expect(fullListings(requests)).toEqual([]);
       expect(out.outcome.kind === 'plan' && out.outcome.readsBy.users).toBeLessThanOrEqual(BUDGET);
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       const userRequests = requests.length - (out.outcome.kind === 'plan' ? out.outcome.readsBy.memberships : 0);
@@ -88,7 +90,7 @@ describe('targeted reconcile of users', () => {
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-2', reason: 'disabled-in-source' })]);
       expect(plan.summary.changes).toBe(1);
       // Reads by id or by filter only: never a page of every user.
-      expect(requests.filter((r) => r.path.endsWith('/Users') && r.query['filter'] === undefined)).toEqual([]);
+      expect(fullListings(requests)).toEqual([]);
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       expect(requests.length + applied.requests.length).toBeLessThanOrEqual(BUDGET);
       expect(users(sim)).toContain('ben@example.com e-2 inactive');
@@ -102,12 +104,38 @@ describe('targeted reconcile of users', () => {
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-4', reason: 'not-in-source' })]);
+      // The guard's percentage is of the tenant's 7 managed objects (1 of 7 is within maxDeletePercent 20), not of the 2 read.
+      expect(plan.guard).toMatchObject({ tripped: false, managed: 7, destructive: 1 });
       expect(plan.memberships.map((m) => [m.group.displayName, m.add.length, m.remove.map((r) => r.externalId)])).toEqual([
         ['Sales', 0, ['e-4']],
       ]);
       await applyTargeted(ctx, plan, out.ledger);
       expect(users(sim)).toContain('dee@example.com e-4 inactive');
       expect(groups(sim)).toContain('Sales: cy@example.com eve@example.com');
+      await expectConverged(ws);
+    });
+
+    it("a leaver's notification delivered twice: the second targeted run plans nothing", async () => {
+      const list = staff().filter((u) => u.externalId !== 'e-4');
+      const { delta, affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
+      const first = await targeted(ctx, path, affected);
+      await applyTargeted(ctx, planOf(first.outcome), first.ledger);
+      const again = await targeted(ctx, path, applyDelta(path.cache, delta));
+      expect(planOf(again.outcome).summary.changes).toBe(0);
+      expect(users(sim)).toContain('dee@example.com e-4 inactive');
+    });
+
+    it('a stale notification delivered after a newer one is repaired by the next full reconcile', async () => {
+      const renamed = staff().map((u) => (u.externalId === 'e-5' ? user('e-5', 'eva@example.com') : u));
+      const older = await edit(ws, ctx, path, directory(renamed, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const newer = await edit(ws, ctx, path, directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      // The newer change (back to eve@) arrives, then the older one (eva@) again: the cache is stale.
+      applyDelta(path.cache, older.delta);
+      const stale = await targeted(ctx, path, mergeAffected(newer.affected, older.affected));
+      await applyTargeted(ctx, planOf(stale.outcome), stale.ledger);
+      expect(users(sim)).toContain('eva@example.com e-5 active');
+      await fullReconcile(ctx, path);
+      expect(users(sim)).toContain('eve@example.com e-5 active');
       await expectConverged(ws);
     });
 
