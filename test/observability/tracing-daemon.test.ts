@@ -224,7 +224,7 @@ describe('traces of the daemon', () => {
     const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN });
     Object.assign(ws.env, tracedEnv(ws, otlp));
     ws.writeDirectory({ users: people(1, 2), groups: [] });
-    ws.writeConfig({ provisioning: { changes: { pollIntervalMs: 200, coalesceMs: 100 } } });
+    ws.writeConfig({ provisioning: { changes: { enabled: true, pollIntervalMs: 200, coalesceMs: 100 } } });
     const d = await ws.spawnDaemon();
     await waitFor(() => platform.store.users().length === 2, 'the first full reconcile', 20_000);
     await waitFor(() => d.logs.some((l) => l.msg === 'change stream running on this replica'), 'the change stream');
