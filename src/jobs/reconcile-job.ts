@@ -17,15 +17,22 @@ import type { ApplyFailure } from '../reconcile/apply.ts';
 import { planPhases } from '../reconcile/tasks.ts';
 import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import { createSource, sourceContext } from '../sources/registry.ts';
-import { runPhaseFannedOut } from './apply-job.ts';
+import { runPhaseFannedOut, type FanOutDeps } from './apply-job.ts';
+import type { RunLease } from './lease.ts';
+import { RedisBurstStore } from './change-state.ts';
+import { enforceBurstHold } from '../reconcile/changes/burst-guard.ts';
+import type { Ledger } from '../reconcile/ledger.ts';
+import type { Plan } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys } from './keys.ts';
-import { runRecorder, type RunRecord } from './tenant-state.ts';
+import { runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
 export interface ReconcileJobData {
   tenant: string;
-  trigger: 'schedule' | 'manual' | 'approval';
+  /** `changes`: requested by the change stream (a change it left to a full reconcile). */
+  trigger: 'schedule' | 'manual' | 'approval' | 'changes';
 }
 
 export interface ReconcileJobDeps {
@@ -48,7 +55,28 @@ const UNRECOVERABLE = new Set<string>([
   ErrorCodes.INSECURE_URL,
 ]);
 
-export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
+/** One reconcile run, the root of its own trace (source read, listing, plan, apply phases and chunks below). */
+export function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
+  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
+  return withSpan(
+    'reconcile run',
+    attrs,
+    async (span) => {
+      const r = await reconcileRun(job, deps, token, span.traceId);
+      span.set(runSpanAttributes(r));
+      return r;
+    },
+    // Waiting for a running reconcile of the tenant is not a failure of this one.
+    { root: true, expected: (e) => (e instanceof DelayedError ? 'delayed' : undefined) },
+  );
+}
+
+async function reconcileRun(
+  job: Job<ReconcileJobData>,
+  deps: ReconcileJobDeps,
+  token: string | undefined,
+  traceId: string,
+): Promise<RunRecord> {
   const { tenant } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
@@ -56,11 +84,11 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
   const runId = `${started.toString(36)}-${randomUUID().slice(0, 8)}`;
-  const record = runRecorder(runId, 'reconcile', started);
+  const record = runRecorder(runId, 'reconcile', started, traceId);
 
   const q = await rt.state.quarantine();
   setQuarantined(tenant, q.quarantined);
-  if (q.quarantined && Date.now() < q.until && job.data.trigger === 'schedule') {
+  if (q.quarantined && Date.now() < q.until && (job.data.trigger === 'schedule' || job.data.trigger === 'changes')) {
     const r = record('quarantined', { until: new Date(q.until).toISOString(), reason: q.reason });
     recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
     return r;
@@ -106,31 +134,16 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     // Planning may have taken longer than the lease (a stalled event loop): a plan made under
     // a lost lease is never applied, and nothing below is written.
     await lease.assertHeld();
+    // Destructive changes held by the change path's rolling-window guard stay held here too.
+    const burst = new RedisBurstStore(deps.redis, deps.keyPrefix, tenant);
+    const burstHold = await burst.hold();
+    enforceBurstHold(plan, burstHold, approval);
     const approved = approval !== undefined && plan.guard.overridden;
     if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
-    // Write-ahead: pending creates and the pruned ledger are saved before any request.
-    // Written entry by entry, never as a whole: chunks of an earlier run taken over from a
-    // dead replica may still be recording objects, and a whole-ledger write would drop them.
-    const pruned = ledger.takePruned();
-    await rt.ledger.forgetMany('user', pruned.user);
-    await rt.ledger.forgetMany('group', pruned.group);
-    await rt.ledger.markPending(
-      'user',
-      plan.users.create.map((c) => c.externalId),
-    );
-    await rt.ledger.markPending(
-      'group',
-      plan.groups.create.map((c) => c.externalId),
-    );
-    // user-attribute values read while planning: kept, so the next run need not read them again.
-    await rt.ledger.recordAttributePlanning({
-      states: ledger.attributes.takeChangedStates(),
-      forgotten: ledger.attributes.takeForgottenDefinitions(),
-      definitions: ledger.attributes.takeChangedDefinitions(),
-    });
+    await writeAheadLedger(rt, plan, ledger);
     const held = plan.guard.tripped;
     await rt.state.setHeldDeletes(
       held
@@ -159,13 +172,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
       fence: lease.fence,
       signal,
     };
-    for (const phase of planPhases(plan)) {
-      if (phase.tasks.length === 0) continue;
-      await lease.assertHeld();
-      await job.updateProgress({ phase: phase.name });
-      await runPhaseFannedOut(fanOut, tenant, runId, phase);
-      if (await deps.redis.hexists(tenantKeys(deps.keyPrefix, tenant).runResult(runId), 'aborted')) break;
-    }
+    await runPhases(fanOut, tenant, runId, plan, lease, (phase) => job.updateProgress({ phase }));
     // Chunks stop when the lease is lost: their silence must not read as success.
     await lease.assertHeld();
     const summary = await collectRunResult(deps.redis, deps.keyPrefix, tenant, runId);
@@ -182,6 +189,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
         : badRun
           ? 'failed'
           : 'partial';
+    if (!held && burstHold !== undefined) await burst.clear();
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
     const r = record(result, {
@@ -245,6 +253,49 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   } finally {
     await source.close?.();
     await lease.release().catch(() => undefined);
+  }
+}
+
+/**
+ * Write-ahead, before any request: pending creates and the pruned ledger are saved. Written
+ * entry by entry, never as a whole: chunks of an earlier run taken over from a dead replica
+ * may still be recording objects, and a whole-ledger write would drop them.
+ */
+export async function writeAheadLedger(rt: TenantRuntime, plan: Plan, ledger: Ledger): Promise<void> {
+  const pruned = ledger.takePruned();
+  await rt.ledger.forgetMany('user', pruned.user);
+  await rt.ledger.forgetMany('group', pruned.group);
+  await rt.ledger.markPending(
+    'user',
+    plan.users.create.map((c) => c.externalId),
+  );
+  await rt.ledger.markPending(
+    'group',
+    plan.groups.create.map((c) => c.externalId),
+  );
+  // user-attribute values read while planning: kept, so the next run need not read them again.
+  await rt.ledger.recordAttributePlanning({
+    states: ledger.attributes.takeChangedStates(),
+    forgotten: ledger.attributes.takeForgottenDefinitions(),
+    definitions: ledger.attributes.takeChangedDefinitions(),
+  });
+}
+
+/** Fans the plan's phases out in order, each under the lease; stops after a phase that aborted the run. */
+export async function runPhases(
+  fanOut: FanOutDeps,
+  tenant: string,
+  runId: string,
+  plan: Plan,
+  lease: Pick<RunLease, 'assertHeld'>,
+  onPhase?: (phase: string) => Promise<void>,
+): Promise<void> {
+  for (const phase of planPhases(plan)) {
+    if (phase.tasks.length === 0) continue;
+    await lease.assertHeld();
+    await onPhase?.(phase.name);
+    await runPhaseFannedOut(fanOut, tenant, runId, phase);
+    if (await fanOut.redis.hexists(tenantKeys(fanOut.keyPrefix, tenant).runResult(runId), 'aborted')) break;
   }
 }
 

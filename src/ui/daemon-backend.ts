@@ -4,6 +4,7 @@
  * and the provisioning log. Actions are the operator commands' own operations (approve-deletes,
  * resume, trigger), offered only when daemon.ui.actionTokenFile is set.
  */
+import { reconcilePattern } from '../config/reconcile-schedule.ts';
 import type { Queue } from 'bullmq';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Secret } from '../config/secret.ts';
@@ -15,7 +16,7 @@ import { ConfigError } from '../errors.ts';
 import { retentionOf } from '../provisioning-log/config-schema.ts';
 import { RedisProvisioningLogStore } from '../provisioning-log/redis-store.ts';
 import { MIN_TOKEN_LENGTH, tokenMatcher } from './actions.ts';
-import type { ActionName, LogFilter, RunView, TenantSummary, TenantView, UiActions, UiBackend } from './view.ts';
+import type { ActionName, ChangeStreamView, LogFilter, RunView, TenantSummary, TenantView, UiActions, UiBackend } from './view.ts';
 
 export interface DaemonUiDeps {
   tenants: ReadonlyMap<string, { id: string; loaded: LoadedConfig }>;
@@ -88,7 +89,7 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         schedules: (['reconcile', 'audit'] as const).map((kind) => ({
           kind,
           configured: kind === 'reconcile' ? cfg.provisioning !== undefined : cfg.audit !== undefined,
-          pattern: cfg.schedules[kind].pattern,
+          pattern: kind === 'reconcile' ? reconcilePattern(cfg, str(obj(t['changes'])['mechanism']) !== null) : cfg.schedules.audit.pattern,
           enabled: cfg.schedules[kind].enabled,
           next: str(next[kind]),
         })),
@@ -114,6 +115,7 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         })),
         logToSinks: { enabled: cfg.provisioningLog.deliverToSinks && cfg.audit !== undefined, deliveredUpTo },
         log,
+        changes: t['changes'] && typeof t['changes'] === 'object' ? (t['changes'] as ChangeStreamView) : null,
       };
     },
   };

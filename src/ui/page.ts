@@ -130,14 +130,25 @@ function summaryText(run: RunView): string {
   return parts.length > 0 ? parts.join(', ') : 'no changes';
 }
 
-function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcile' | 'audit'): SafeHtml {
+/** The run's id, and its trace: a link when daemon.ui.traceUrl is set, else the id as text. */
+function runCell(r: RunView, traceUrl: string | undefined): SafeHtml {
+  const traceId = r.traceId !== undefined && /^[0-9a-f]{32}$/.test(r.traceId) ? r.traceId : undefined;
+  if (traceId === undefined) return html`<td class="mono nowrap">${r.runId}</td>`;
+  const trace =
+    traceUrl === undefined
+      ? html`<span class="trace">trace ${traceId}</span>`
+      : html`<a class="trace" href="${traceUrl.replaceAll('{traceId}', traceId)}" rel="noopener noreferrer">trace ${traceId.slice(0, 8)}…</a>`;
+  return html`<td class="mono nowrap">${r.runId}<br>${trace}</td>`;
+}
+
+function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcile' | 'audit', traceUrl?: string): SafeHtml {
   if (runs.length === 0) return html`<p class="muted" id="${id}">No ${kind} run yet.</p>`;
   return html`<table id="${id}">
 <caption>${caption}</caption>
 <thead><tr><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">${kind === 'reconcile' ? 'Plan summary' : 'Delivered'}</th><th scope="col">Run</th></tr></thead>
 <tbody>${runs.map(
     (r) =>
-      html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono nowrap">${r.runId}</td></tr>`,
+      html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td>${runCell(r, traceUrl)}</tr>`,
   )}</tbody>
 </table>`;
 }
@@ -227,6 +238,8 @@ export interface TenantPageOptions {
   notice?: { text: string; error: boolean };
   tenants: string[];
   who: SignedIn;
+  /** daemon.ui.traceUrl: a run's trace id becomes a link to the trace viewer. */
+  traceUrl?: string;
 }
 
 export function tenantPage(v: TenantView, opts: TenantPageOptions): string {
@@ -255,6 +268,22 @@ ${q.quarantined ? html`<p><strong class="bad">Quarantined</strong> until ${when(
 ${v.managed ? html`<dt>managed</dt><dd>${v.managed.users} users, ${v.managed.groups} groups</dd>` : ''}</dl>
 ${ro ? '' : actionForm(t, 'trigger', 'Run reconcile now')}
 </section>`;
+  const c = v.changes;
+  const changesSection = c
+    ? html`<section aria-labelledby="changes-h">
+<h2 id="changes-h">Change stream</h2>
+${
+  c.state === 'off'
+    ? html`<p class="muted">Off: the source reports no changes (or <code>provisioning.changes.enabled</code> is false); the full reconcile applies them.</p>`
+    : html`<dl id="change-stream"><dt>state</dt><dd>${c.state === 'running' ? c.state : html`<strong class="bad">${c.state}</strong>`}${c.owner ? html` on <span class="mono">${c.owner}</span>` : ''}</dd>
+<dt>mechanism</dt><dd><code>${c.mechanism ?? '—'}</code></dd>
+<dt>last poll</dt><dd>${when(c.lastPollAt)} (lag ${lag(c.lagSeconds)}), ${c.lastResult ?? '—'}</dd>
+<dt>cursor age</dt><dd>${lag(c.cursorAgeSeconds)}</dd>
+<dt>last full reconcile asked</dt><dd>${c.lastDeferred ? html`<code>${c.lastDeferred.code}</code> ${when(c.lastDeferred.at)}` : 'never'}</dd></dl>
+${c.heldBurst ? html`<p><strong class="held">A burst of ${c.heldBurst.destructive} destructive changes is held</strong> since ${when(c.heldBurst.at)}: ${c.heldBurst.reasons.join('; ')}. Approve under Deletion guard.</p>` : ''}`
+}
+</section>`
+    : '';
   const a = v.audit;
   const auditSection = html`<section aria-labelledby="audit-h">
 <h2 id="audit-h">Audit export and sinks</h2>
@@ -292,11 +321,12 @@ ${!searching && log.length < v.log.length ? html`<p class="muted">${v.log.length
 ${opts.notice ? html`<p class="notice${opts.notice.error ? ' error' : ''}" role="${opts.notice.error ? 'alert' : 'status'}">${opts.notice.text}</p>` : ''}
 ${ro ? html`<p class="muted">Read-only: actions need <code>daemon.ui.actionTokenFile</code>.</p>` : ''}
 <div class="grid">${schedules}${quarantineSection}</div>
+${changesSection}
 ${heldSection}
 <section aria-labelledby="runs-h">
 <h2 id="runs-h">Last runs</h2>
-${runsTable('reconcile-runs', 'Reconcile runs, newest first', v.reconcileRuns, 'reconcile')}
-${v.auditRuns.length > 0 ? runsTable('audit-runs', 'Audit runs, newest first', v.auditRuns, 'audit') : ''}
+${runsTable('reconcile-runs', 'Reconcile runs, newest first', v.reconcileRuns, 'reconcile', opts.traceUrl)}
+${v.auditRuns.length > 0 ? runsTable('audit-runs', 'Audit runs, newest first', v.auditRuns, 'audit', opts.traceUrl) : ''}
 </section>
 ${chartsSection(tenantCharts(v.reconcileRuns, v.auditRuns))}
 ${auditSection}

@@ -66,6 +66,12 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
     }
     const deferral = deferralOf(plan) ?? outsideNeighbourhood(plan, n);
     if (deferral !== undefined) throw deferral;
+    // Every rejection of the source was planned with (it protects what it names); the plan
+    // reports those of the identities it covers, as a full plan reports its source's.
+    plan.rejected = plan.rejected.filter(
+      (r) => r.externalId !== undefined && (n.userIdentities.has(r.externalId) || n.groupIdentities.has(r.externalId)),
+    );
+    plan.summary.rejected = plan.rejected.length;
     return {
       kind: 'plan',
       plan,
@@ -77,9 +83,8 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
     if (e instanceof Deferral) return { kind: 'defer', reason: e.reason, detail: e.detail, reads: reads() };
     // A bad credential or a stop stays what it is; anything else the platform answered means
     // the neighbourhood could not be read: the full reconcile reads (and reports) it.
-    if (input.signal?.aborted === true || (isSyncError(e) && e.kind === 'fatal')) throw e;
-    const detail = isSyncError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-    return { kind: 'defer', reason: 'platform-unreadable', detail, reads: reads() };
+    if (input.signal?.aborted === true || !isSyncError(e) || e.kind === 'fatal') throw e;
+    return { kind: 'defer', reason: 'platform-unreadable', detail: `${e.code}: ${e.message}`, reads: reads() };
   }
 }
 

@@ -24,7 +24,7 @@ describe('change model: targeted runs never write what a full run would not, and
         ownership,
         deprovision,
         seed: env('TARGETED_MODEL_SEED', seed),
-        numRuns: env('TARGETED_MODEL_RUNS', 8),
+        numRuns: env('TARGETED_MODEL_RUNS', 10),
         maxCommands: env('TARGETED_MODEL_COMMANDS', 10),
       });
       if (process.env['TARGETED_MODEL_VERBOSE']) console.log(JSON.stringify(stats));

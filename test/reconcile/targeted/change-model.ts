@@ -183,13 +183,12 @@ export class ChangeSystem {
     const again = await this.fullPlan();
     const users = new Set(affected.users);
     const groups = new Set(affected.groups);
-    const planned = new Set(outcome.neighbourhood.users);
+    const planned = new Set(outcome.neighbourhood.groups);
+    // A changed user's account; a changed group and all of its memberships; a changed user's membership in a group read.
     const left = planOps(again).filter((o) =>
       o.groups.length === 0
         ? o.users.some((u) => users.has(u))
-        : o.users.length === 0
-          ? o.groups.some((g) => groups.has(g))
-          : o.groups.some((g) => groups.has(g)) && o.users.some((u) => planned.has(u)),
+        : o.groups.some((g) => groups.has(g)) || (o.groups.some((g) => planned.has(g)) && o.users.some((u) => users.has(u))),
     );
     if (left.length > 0)
       violation(

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DesiredState, NormalizedUser, SourceRejection } from '../../../src/identity/model.ts';
-import { applyDelta, DesiredCache, desiredLookup } from '../../../src/reconcile/targeted/desired-cache.ts';
+import { applyDelta, DesiredCache, desiredLookup, mergeAffected } from '../../../src/reconcile/targeted/desired-cache.ts';
 import type { SourceDelta } from '../../../src/sources/changes.ts';
 
 const u = (ext: string, userName: string, extra: Partial<NormalizedUser> = {}): NormalizedUser => ({
@@ -85,6 +85,13 @@ describe('desired cache', () => {
     applyDelta(cache, delta({ upserted: [u('e-1', 'ana@x.io')] }));
     expect(cache.state.rejected).toEqual([]);
     expect(cache.user('e-1')?.userName).toBe('ana@x.io');
+  });
+
+  it('changes coalesced for one run name each identity once', () => {
+    expect(mergeAffected({ users: ['e-1', 'e-2'], groups: ['g-1'] }, { users: ['e-2'], groups: ['g-1', 'g-2'] })).toEqual({
+      users: ['e-1', 'e-2'],
+      groups: ['g-1', 'g-2'],
+    });
   });
 
   it('the same delta twice leaves the same state as once', () => {

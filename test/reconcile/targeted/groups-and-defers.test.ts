@@ -91,6 +91,10 @@ describe('targeted reconcile: memberships and deferrals', () => {
     const plan = planOf(out.outcome);
     expect(plan.summary.changes).toBe(0);
     expect(plan.protected.map((p) => [p.kind, p.externalId])).toEqual([['user', 'e-3']]);
+    expect(plan.rejected.map((r) => [r.kind, r.externalId, r.member])).toEqual([
+      ['user', 'e-3', undefined],
+      ['group', 'g-sales', 'e-3'],
+    ]);
     await applyTargeted(ctx, plan, out.ledger);
     expect(users(sim)).toContain('cy@example.com e-3 active');
     expect(groups(sim)).toContain('Sales: cy@example.com dee@example.com');

@@ -48,7 +48,12 @@ export function deltaBetween(before: DesiredState, after: DesiredState, cursor =
       upserted: after.groups.filter((g) => !isDeepStrictEqual(oldGroups.get(g.externalId), g)),
       removed: gone('group', oldGroups.keys()),
     },
-    rejected: after.rejected.filter((r) => !oldRejected.has(rejectionId(r))),
+    // New rejections, and an upserted group's rejected member references (it is reported whole).
+    rejected: after.rejected.filter(
+      (r) =>
+        !oldRejected.has(rejectionId(r)) ||
+        (r.member !== undefined && !isDeepStrictEqual(oldGroups.get(r.externalId ?? ''), newGroups.get(r.externalId ?? ''))),
+    ),
     changedAt: {},
   };
 }

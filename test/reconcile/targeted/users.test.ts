@@ -16,6 +16,7 @@ import {
   type Workspace,
 } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
+import { applyDelta, mergeAffected } from '../../../src/reconcile/targeted/desired-cache.ts';
 import { applyTargeted, counted, edit, fullListings, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
 
 const staff = (): DirUser[] => [
@@ -111,6 +112,30 @@ describe('targeted reconcile of users', () => {
       await applyTargeted(ctx, plan, out.ledger);
       expect(users(sim)).toContain('dee@example.com e-4 inactive');
       expect(groups(sim)).toContain('Sales: cy@example.com eve@example.com');
+      await expectConverged(ws);
+    });
+
+    it("a leaver's notification delivered twice: the second targeted run plans nothing", async () => {
+      const list = staff().filter((u) => u.externalId !== 'e-4');
+      const { delta, affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
+      const first = await targeted(ctx, path, affected);
+      await applyTargeted(ctx, planOf(first.outcome), first.ledger);
+      const again = await targeted(ctx, path, applyDelta(path.cache, delta));
+      expect(planOf(again.outcome).summary.changes).toBe(0);
+      expect(users(sim)).toContain('dee@example.com e-4 inactive');
+    });
+
+    it('a stale notification delivered after a newer one is repaired by the next full reconcile', async () => {
+      const renamed = staff().map((u) => (u.externalId === 'e-5' ? user('e-5', 'eva@example.com') : u));
+      const older = await edit(ws, ctx, path, directory(renamed, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const newer = await edit(ws, ctx, path, directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      // The newer change (back to eve@) arrives, then the older one (eva@) again: the cache is stale.
+      applyDelta(path.cache, older.delta);
+      const stale = await targeted(ctx, path, mergeAffected(newer.affected, older.affected));
+      await applyTargeted(ctx, planOf(stale.outcome), stale.ledger);
+      expect(users(sim)).toContain('eva@example.com e-5 active');
+      await fullReconcile(ctx, path);
+      expect(users(sim)).toContain('eve@example.com e-5 active');
       await expectConverged(ws);
     });
 
