@@ -16,21 +16,13 @@ import { ConfigError } from '../../errors.ts';
 import type { Logger } from '../logger.ts';
 import { VERSION } from '../../version.ts';
 import { markTracingEnabled } from './spans.ts';
+import { envValue as set, tracingEndpoint, type Env } from './endpoint.ts';
+
+export { tracingEndpoint } from './endpoint.ts';
 
 export interface Tracing {
   /** Flushes the spans still buffered and stops the exporter. */
   shutdown(): Promise<void>;
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-const set = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
-
-/** The endpoint the traces go to, or undefined when tracing is off. */
-export function tracingEndpoint(env: Env = process.env): string | undefined {
-  if (set(env['OTEL_SDK_DISABLED'])?.toLowerCase() === 'true') return undefined;
-  if (set(env['OTEL_TRACES_EXPORTER'])?.toLowerCase() === 'none') return undefined;
-  return set(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) ?? set(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
 }
 
 /** `key=value,key2=value2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS. */
