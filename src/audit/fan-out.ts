@@ -9,6 +9,7 @@ import type { AuditEvent } from './event.ts';
 import type { Sink } from './sinks/sink.ts';
 import type { DeadLetter, DeadLetterStore } from './dead-letter/store.ts';
 import { ErrorCodes, SyncError, isSyncError } from '../errors.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 
 /** A sink failed after its own retries: the run stops (retrying the window would not help). */
 export class SinkFailedError extends SyncError {
@@ -52,13 +53,17 @@ export async function fanOut(
       const toWrite = lane.held && lane.held.size > 0 ? events.filter((e) => !lane.held?.has(e.key)) : events;
       const alreadyHeld = events.length - toWrite.length;
       if (toWrite.length === 0) return { lane, delivered: 0, alreadyHeld, rejected: [] };
-      let res;
-      try {
-        res = await lane.sink.write(toWrite, signal);
-      } catch (e) {
-        if (signal?.aborted) throw e;
-        throw new SinkFailedError(lane.sink.name, e);
-      }
+      const attrs = { 'scimsync.sink': lane.sink.name, 'scimsync.sink_type': lane.sink.type, 'scimsync.events': toWrite.length };
+      const res = await withSpan('audit sink batch', attrs, async (span) => {
+        try {
+          const written = await lane.sink.write(toWrite, signal);
+          span.set({ 'scimsync.delivered': written.delivered, 'scimsync.rejected': written.rejected.length });
+          return written;
+        } catch (e) {
+          if (signal?.aborted) throw e;
+          throw new SinkFailedError(lane.sink.name, e);
+        }
+      });
       return { lane, delivered: res.delivered, alreadyHeld, rejected: res.rejected };
     }),
   );

@@ -17,6 +17,7 @@ import { RunContext } from './run-context.ts';
 import type { AuditEngineDeps, AuditRunOptions, AuditRunSummary } from './run-types.ts';
 import { alignUp, planRange, planWindows, type ExportWindow } from './windows.ts';
 import { WindowPass } from './window-pass.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 
 export type { AuditEngineDeps, AuditRunOptions, AuditRunSummary, AuditProgress } from './run-types.ts';
 export type { AuditEngineEvent, AuditObserver } from './observer.ts';
@@ -100,6 +101,27 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
       await sleep(delayMs, ctx.signal);
     }
   }
+}
+
+/** One window as a span: its bounds, index, and what it read and delivered. */
+function traceWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow, index: number): Promise<void> {
+  const s = ctx.summary;
+  const before = { rows: s.rowsRead, events: s.eventsRead, duplicates: s.duplicatesSkipped, retries: s.windowRetries };
+  const attrs = {
+    'scimsync.tenant': ctx.tenant,
+    'scimsync.window_index': index,
+    'scimsync.window_start': new Date(w.startMs).toISOString(),
+    'scimsync.window_end': new Date(w.endMs).toISOString(),
+  };
+  return withSpan('audit export window', attrs, async (span) => {
+    await runWindow(ctx, deps, w);
+    span.set({
+      'scimsync.rows_read': s.rowsRead - before.rows,
+      'scimsync.events_read': s.eventsRead - before.events,
+      'scimsync.duplicates_skipped': s.duplicatesSkipped - before.duplicates,
+      'scimsync.window_retries': s.windowRetries - before.retries,
+    });
+  });
 }
 
 async function loadHeldKeys(deps: AuditEngineDeps, sinceMs: number): Promise<SinkLane[]> {
@@ -195,7 +217,7 @@ export async function runAuditExport(deps: AuditEngineDeps, opts: AuditRunOption
       lastWindowAt = now();
       ctx.windowIndex = i;
       ctx.progress('window-start', w.startMs, w.endMs);
-      await runWindow(ctx, deps, w);
+      await traceWindow(ctx, deps, w, i);
     }
     summary.durationMs = now() - started;
     const { tenant: _tenant, ...fields } = summary;

@@ -35,6 +35,9 @@ export function daemonCommand(): Command {
         ]);
         const all = await loadAllTenants(opts.config);
         const logger = daemonLogger(cmd, all);
+        // Off unless an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT): nothing is loaded then.
+        const { startTracing } = await import('../observability/tracing/start.ts');
+        const tracing = await startTracing(logger);
         // A sink, source or platform setting that would fail at run time stops the start (exit 2).
         await assertPreflight(all, logger);
         // Loaded on demand: one-shot commands never pay for BullMQ and the workers.
@@ -65,16 +68,20 @@ export function daemonCommand(): Command {
         } catch (e) {
           if (stopping) {
             await stopped;
+            await tracing?.shutdown();
             exitSoon();
             return 0;
           }
           // Workers and Redis connections may already be up: close them, or the process would
           // stay alive (and keep taking jobs) after reporting the error.
           await daemon.close().catch(() => undefined);
+          await tracing?.shutdown();
           exitSoon();
           throw e;
         }
         await stopped;
+        // The spans of the last runs leave before the process does.
+        await tracing?.shutdown();
         exitSoon();
         return 0;
       }),

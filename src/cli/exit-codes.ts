@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, ErrorCodes, isSyncError } from '../errors.ts';
 import { paint } from './output.ts';
 import { printable } from '../observability/printable.ts';
+import { tracingEndpoint } from '../observability/tracing/endpoint.ts';
 
 export const ExitCode = {
   OK: 0,
@@ -113,6 +114,18 @@ function isDebug(args: readonly unknown[]): boolean {
   return cmd instanceof Command && cmd.optsWithGlobals<{ debug?: boolean }>().debug === true;
 }
 
+/** The one-shot runs that are one trace each when an OTLP endpoint is set (the daemon traces its own jobs). */
+const TRACED_COMMANDS = new Set(['plan', 'apply', 'audit export', 'audit verify']);
+
+/** The command's name when its run is traced, else undefined (nothing of OpenTelemetry is loaded). */
+function tracedCommand(args: readonly unknown[]): string | undefined {
+  const cmd = args.at(-1);
+  if (!(cmd instanceof Command)) return undefined;
+  const parent = cmd.parent?.parent ? `${cmd.parent.name()} ` : '';
+  const name = `${parent}${cmd.name()}`;
+  return TRACED_COMMANDS.has(name) && tracingEndpoint() !== undefined ? name : undefined;
+}
+
 /**
  * Wraps a commander action: the action returns an exit code (or nothing for success)
  * or throws; either way the process exit code is set here and errors are printed once,
@@ -121,7 +134,11 @@ function isDebug(args: readonly unknown[]): boolean {
 export function runCommand<A extends unknown[]>(action: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
   return async (...args: A): Promise<void> => {
     try {
-      const code = await action(...args);
+      const traced = tracedCommand(args);
+      const code =
+        traced === undefined
+          ? await action(...args)
+          : await (await import('../observability/tracing/one-shot.ts')).runTraced(traced, () => action(...args));
       process.exitCode = code ?? ExitCode.OK;
     } catch (error) {
       process.stderr.write(formatError(error, isDebug(args)));

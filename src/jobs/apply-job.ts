@@ -1,7 +1,9 @@
 /**
  * Fanned-out apply: a phase's tasks are stored in Redis in chunks; each chunk is a child job
  * of a per-phase barrier (a BullMQ flow) that any replica may process. Job data carries only
- * ids (tenant, run, phase, chunk index, fencing token), never personal data or secrets.
+ * ids (tenant, run, phase, chunk index, fencing token, the W3C trace context of the phase's
+ * span when tracing is on), never personal data or secrets. A chunk's span continues the
+ * run's trace under its phase, on whichever replica runs it.
  * Completed tasks are marked, so a chunk retried after a crash skips what it already did.
  *
  * Before each task a chunk checks that the run's lease still carries the chunk's fencing
@@ -22,6 +24,7 @@ import { checkFence, leaseLostError } from './lease.ts';
 import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
+import { contextFromCarrier, traceCarrier, withSpan } from '../observability/tracing/spans.ts';
 
 export interface ChunkJobData {
   tenant: string;
@@ -30,6 +33,8 @@ export interface ChunkJobData {
   index: number;
   /** Fencing token of the run's lease: the chunk writes only while the lease carries it. */
   fence: number;
+  /** W3C trace context (`traceparent`) of the phase's span; absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 
 export interface BarrierJobData {
@@ -60,9 +65,18 @@ export interface FanOutDeps {
 
 export async function runPhaseFannedOut(deps: FanOutDeps, tenant: string, runId: string, phase: Phase): Promise<void> {
   if (phase.tasks.length === 0) return;
+  const attrs = { 'scimsync.tenant': tenant, 'scimsync.phase': phase.name, 'scimsync.tasks': phase.tasks.length };
+  return withSpan('reconcile apply phase', attrs, async (span) => {
+    span.set({ 'scimsync.chunks': Math.ceil(phase.tasks.length / deps.chunkSize) });
+    await fanOutPhase(deps, tenant, runId, phase);
+  });
+}
+
+async function fanOutPhase(deps: FanOutDeps, tenant: string, runId: string, phase: Phase): Promise<void> {
   const keys = tenantKeys(deps.keyPrefix, tenant);
   const chunks: ApplyTask[][] = [];
   for (let i = 0; i < phase.tasks.length; i += deps.chunkSize) chunks.push(phase.tasks.slice(i, i + deps.chunkSize));
+  const trace = traceCarrier();
   const tx = deps.redis.multi();
   chunks.forEach((c, i) => tx.set(keys.chunk(runId, phase.name, i), JSON.stringify(c), 'EX', RUN_TTL_SECONDS));
   await tx.exec();
@@ -74,7 +88,7 @@ export async function runPhaseFannedOut(deps: FanOutDeps, tenant: string, runId:
     children: chunks.map((_, index) => ({
       name: 'chunk',
       queueName: QUEUE_NAMES.apply,
-      data: { tenant, runId, phase: phase.name, index, fence: deps.fence } satisfies ChunkJobData,
+      data: { tenant, runId, phase: phase.name, index, fence: deps.fence, ...(trace ? { trace } : {}) } satisfies ChunkJobData,
       opts: {
         jobId: `${tenant}.${runId}.${phase.name}.${index}`,
         attempts: deps.attempts,
@@ -163,11 +177,27 @@ export interface ChunkDeps {
 }
 
 /** Processor of one chunk job (runs on any replica); `token` is the worker's lock token of this job. */
-export async function processChunk(
+export function processChunk(
   job: Job<ChunkJobData>,
   token: string | undefined,
   deps: ChunkDeps,
 ): Promise<{ done: number; failed: number }> {
+  const { tenant, phase, index } = job.data;
+  const attrs = { 'scimsync.tenant': tenant, 'scimsync.phase': phase, 'scimsync.chunk': index, 'scimsync.attempt': job.attemptsMade + 1 };
+  const parent = contextFromCarrier(job.data.trace);
+  return withSpan(
+    'reconcile apply chunk',
+    attrs,
+    async (span) => {
+      const r = await applyChunk(job, token, deps);
+      span.set({ 'scimsync.done': r.done, 'scimsync.failed': r.failed });
+      return r;
+    },
+    parent ? { parent } : {},
+  );
+}
+
+async function applyChunk(job: Job<ChunkJobData>, token: string | undefined, deps: ChunkDeps): Promise<{ done: number; failed: number }> {
   const { tenant, runId, phase, index, fence } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new Error(`tenant ${tenant} is not configured in this replica`);

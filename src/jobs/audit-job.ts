@@ -13,7 +13,8 @@ import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
 import { createSink } from '../audit/sinks/registry.ts';
 import type { RedisClient } from './redis.ts';
-import { runRecorder, type RunRecord } from './tenant-state.ts';
+import { runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
 
@@ -22,15 +23,35 @@ export interface AuditJobData {
   trigger: 'schedule' | 'manual';
 }
 
-export async function processAudit(
-  job: Job<AuditJobData>,
-  deps: { redis: RedisClient; keyPrefix: string; tenants: Map<string, TenantRuntime>; logger: Logger; signal?: AbortSignal },
-): Promise<RunRecord> {
+export interface AuditJobDeps {
+  redis: RedisClient;
+  keyPrefix: string;
+  tenants: Map<string, TenantRuntime>;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+/** One audit export run, the root of its own trace (export windows and sink batches below). */
+export function processAudit(job: Job<AuditJobData>, deps: AuditJobDeps): Promise<RunRecord> {
+  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
+  return withSpan(
+    'audit export run',
+    attrs,
+    async (span) => {
+      const r = await auditRun(job, deps, span.traceId);
+      span.set(runSpanAttributes(r));
+      return r;
+    },
+    { root: true },
+  );
+}
+
+async function auditRun(job: Job<AuditJobData>, deps: AuditJobDeps, traceId: string): Promise<RunRecord> {
   const { tenant } = job.data;
   const { rt, audit } = auditTenant(deps.tenants, tenant);
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
-  const record = runRecorder(String(job.id), 'audit', started);
+  const record = runRecorder(String(job.id), 'audit', started, traceId);
   const sinks = audit.sinks.map((s) => createSink(s, { configDir: rt.loaded.configDir, logger }));
   try {
     const summary = await runAuditExport({

@@ -13,6 +13,7 @@ import { runAuditVerify } from '../audit/verify/run-verify.ts';
 import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 
 export const AUDIT_VERIFY_JOB = 'audit-verify';
 
@@ -29,17 +30,35 @@ export interface AuditVerifyResult {
   unexpected: number;
 }
 
-export async function processAuditVerify(
-  job: Job<AuditVerifyJobData>,
-  deps: {
-    redis: RedisClient;
-    keyPrefix: string;
-    tenants: Map<string, TenantRuntime>;
-    logger: Logger;
-    signal?: AbortSignal;
-    now?: () => number;
-  },
-): Promise<AuditVerifyResult> {
+export interface AuditVerifyJobDeps {
+  redis: RedisClient;
+  keyPrefix: string;
+  tenants: Map<string, TenantRuntime>;
+  logger: Logger;
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+/** One scheduled verify, the root of its own trace (the verify's platform requests below it). */
+export function processAuditVerify(job: Job<AuditVerifyJobData>, deps: AuditVerifyJobDeps): Promise<AuditVerifyResult> {
+  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
+  return withSpan(
+    'audit verify run',
+    attrs,
+    async (span) => {
+      const r = await verifyRun(job, deps);
+      span.set({
+        'scimsync.result': r.result,
+        'scimsync.windows_checked': r.windowsChecked,
+        'scimsync.windows_differing': r.windowsDiffering,
+      });
+      return r;
+    },
+    { root: true },
+  );
+}
+
+async function verifyRun(job: Job<AuditVerifyJobData>, deps: AuditVerifyJobDeps): Promise<AuditVerifyResult> {
   const { tenant } = job.data;
   const { rt, audit } = auditTenant(deps.tenants, tenant);
   const logger = deps.logger.child({ tenant, jobId: job.id });

@@ -27,6 +27,7 @@ import { collectRunResult, runPhases, writeAheadLedger } from './reconcile-job.t
 import type { RedisClient } from './redis.ts';
 import { triggerRun } from './schedulers.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
+import { withSpan, type SpanHandle } from '../observability/tracing/spans.ts';
 
 export interface ChangeStreamDeps {
   rt: TenantRuntime;
@@ -165,20 +166,32 @@ export class ChangeStream {
     const cfg = rt.loaded.config.daemon;
     const lockMs = cfg.jobLockSeconds * 1000;
     let current: RunLease | undefined;
+    let batchSpan: SpanHandle | undefined;
     return {
-      exclusive: async (work) => {
-        const q = await rt.state.quarantine();
-        if (q.quarantined && Date.now() < q.until) return 'quarantined';
-        const lease = await rt.state.acquireLease('reconcile', `changes:${this.owner}`, lockMs);
-        if (!lease) return 'busy';
-        current = lease;
-        try {
-          return await work({ signal: AbortSignal.any([streamSignal, lease.signal]), assertHeld: () => lease.assertHeld() });
-        } finally {
-          current = undefined;
-          await lease.release().catch(() => undefined);
-        }
-      },
+      // Each batch is the root of its own trace: its targeted plan, apply phases and chunk jobs.
+      exclusive: (work) =>
+        withSpan(
+          'change batch',
+          { 'scimsync.tenant': rt.id },
+          async (span) => {
+            const q = await rt.state.quarantine();
+            if (q.quarantined && Date.now() < q.until) return outcome(span, 'quarantined');
+            const lease = await rt.state.acquireLease('reconcile', `changes:${this.owner}`, lockMs);
+            if (!lease) return outcome(span, 'busy');
+            current = lease;
+            batchSpan = span;
+            try {
+              const r = await work({ signal: AbortSignal.any([streamSignal, lease.signal]), assertHeld: () => lease.assertHeld() });
+              span.set({ 'scimsync.result': (r as { kind?: unknown }).kind === 'defer' ? 'deferred' : 'applied' });
+              return r;
+            } finally {
+              current = undefined;
+              batchSpan = undefined;
+              await lease.release().catch(() => undefined);
+            }
+          },
+          { root: true },
+        ),
       apply: async (plan: Plan, ledger: Ledger, scope, runId): Promise<AppliedBatch> => {
         const lease = current;
         if (!lease) throw new Error('a change batch applies only under the reconcile lease');
@@ -203,10 +216,17 @@ export class ChangeStream {
         const summary = await collectRunResult(this.deps.redis, this.deps.keyPrefix, rt.id, runId);
         await log.deliver(logger, scope.signal);
         const writes = Object.values(summary.succeeded).reduce((a, b) => a + b, 0);
+        batchSpan?.set({ 'scimsync.run_id': runId, 'scimsync.writes': writes, 'scimsync.failed': summary.failed.length });
         return { writes, failed: summary.failed.length };
       },
     };
   }
+}
+
+/** A batch that did not run (the tenant quarantined, a reconcile holding the lease), on its span. */
+function outcome<T extends 'busy' | 'quarantined'>(span: SpanHandle, result: T): T {
+  span.set({ 'scimsync.result': result });
+  return result;
 }
 
 /**

@@ -25,7 +25,8 @@ import type { Ledger } from '../reconcile/ledger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys } from './keys.ts';
-import { runRecorder, type RunRecord } from './tenant-state.ts';
+import { runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
 export interface ReconcileJobData {
@@ -54,7 +55,28 @@ const UNRECOVERABLE = new Set<string>([
   ErrorCodes.INSECURE_URL,
 ]);
 
-export async function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
+/** One reconcile run, the root of its own trace (source read, listing, plan, apply phases and chunks below). */
+export function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
+  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
+  return withSpan(
+    'reconcile run',
+    attrs,
+    async (span) => {
+      const r = await reconcileRun(job, deps, token, span.traceId);
+      span.set(runSpanAttributes(r));
+      return r;
+    },
+    // Waiting for a running reconcile of the tenant is not a failure of this one.
+    { root: true, expected: (e) => (e instanceof DelayedError ? 'delayed' : undefined) },
+  );
+}
+
+async function reconcileRun(
+  job: Job<ReconcileJobData>,
+  deps: ReconcileJobDeps,
+  token: string | undefined,
+  traceId: string,
+): Promise<RunRecord> {
   const { tenant } = job.data;
   const rt = deps.tenants.get(tenant);
   if (!rt) throw new UnrecoverableError(`tenant ${tenant} is not configured`);
@@ -62,7 +84,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   const logger = deps.logger.child({ tenant, jobId: job.id });
   const started = Date.now();
   const runId = `${started.toString(36)}-${randomUUID().slice(0, 8)}`;
-  const record = runRecorder(runId, 'reconcile', started);
+  const record = runRecorder(runId, 'reconcile', started, traceId);
 
   const q = await rt.state.quarantine();
   setQuarantined(tenant, q.quarantined);

@@ -19,13 +19,16 @@ export interface RunRecord {
   durationMs: number;
   /** Short, secret-free description (counts, error code and message). */
   detail: Record<string, unknown>;
+  /** The run's trace (W3C trace id) when tracing is on: the status page links the run to it. */
+  traceId?: string;
 }
 
-/** Builds the records of one run: same id, kind and start for every outcome it may end with. */
+/** Builds the records of one run: same id, kind, start and trace for every outcome it may end with. */
 export function runRecorder(
   runId: string,
   kind: RunRecord['kind'],
   startedMs: number,
+  traceId = '',
 ): (result: string, detail: Record<string, unknown>) => RunRecord {
   return (result, detail) => ({
     runId,
@@ -35,7 +38,29 @@ export function runRecorder(
     finishedAt: new Date().toISOString(),
     durationMs: Date.now() - startedMs,
     detail,
+    ...(traceId !== '' ? { traceId } : {}),
   });
+}
+
+/** Counts of a run's detail that its root span carries, by attribute name. */
+const SPAN_COUNTS = {
+  failed: 'scimsync.failed',
+  eventsRead: 'scimsync.events_read',
+  duplicatesSkipped: 'scimsync.duplicates_skipped',
+} as const;
+
+/** A finished run's outcome on its root span: the result and counts, nothing else of the detail. */
+export function runSpanAttributes(r: RunRecord): Record<string, string | number> {
+  const out: Record<string, string | number> = { 'scimsync.run_id': r.runId, 'scimsync.result': r.result };
+  for (const [key, name] of Object.entries(SPAN_COUNTS)) {
+    const v = r.detail[key];
+    if (typeof v === 'number') out[name] = v;
+  }
+  const changes = (r.detail['summary'] as { changes?: unknown } | undefined)?.changes;
+  if (typeof changes === 'number') out['scimsync.changes'] = changes;
+  const code = r.detail['code'];
+  if (typeof code === 'string') out['error.type'] = code;
+  return out;
 }
 
 export interface QuarantineState {

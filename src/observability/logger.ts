@@ -3,12 +3,14 @@
  * NDJSON), with credentials redacted by key wherever they appear in a logged object.
  * Secret values (config/secret.ts) already print as `[redacted]`; the paths below catch
  * raw strings that slipped into a log call (a header map, a config object, an error body).
+ * With tracing on, a line written inside a span carries its `trace_id` and `span_id`.
  */
 import { Writable } from 'node:stream';
 import { styleText } from 'node:util';
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 import { REDACTED } from '../config/secret.ts';
 import { printable, printableValue } from './printable.ts';
+import { activeTraceFields } from './tracing/spans.ts';
 
 export type { Logger };
 
@@ -95,6 +97,10 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
       serializers: { err: pino.stdSerializers.err },
       formatters: { level: (_label, number) => ({ level: number }) },
+      // trace_id/span_id of the active span (tracing on): a line found in the logs leads to its trace.
+      mixin: activeTraceFields,
+      // The line's own fields win; without a span (tracing off) the line is left as it is.
+      mixinMergeStrategy: (fields: object, trace: object) => ('trace_id' in trace ? Object.assign(trace, fields) : fields),
     },
     destination,
   );

@@ -2,6 +2,8 @@
  * The platform's HTTP boundary: one keep-alive undici Agent with bounded connections,
  * the auth header, HTTPS enforcement, timeouts, the retry policy and error classification.
  * Everything above this module sees either a parsed response or a classified SyncError.
+ * With tracing on, each attempt is a client span (method, path template, status) whose
+ * W3C `traceparent` goes with the request.
  */
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from './dispatcher.ts';
@@ -11,6 +13,8 @@ import { DEFAULT_RETRY_POLICY, backoffDelay, isRetryableStatus, parseRetryAfter,
 import { readBodyCapped } from './read-body.ts';
 import { readOnlyInterceptor } from './read-only.ts';
 import { assertSecureUrl } from './secure-url.ts';
+import { startClientSpan } from '../observability/tracing/spans.ts';
+import { pathTemplate } from '../observability/tracing/path-template.ts';
 
 export { assertSecureUrl, isLoopbackHost } from './secure-url.ts';
 
@@ -219,19 +223,22 @@ export class PlatformClient {
       headers['content-type'] ??= 'application/scim+json';
     }
     const reqPath = this.resolvePath(path, opts.query);
+    const template = pathTemplate(reqPath);
     for (let attempt = 1; ; attempt++) {
       await this.opts.beforeRequest?.(opts.signal);
       const started = performance.now();
+      const span = startClientSpan(method, template, this.baseUrl, attempt, { 'scimsync.route': opts.route });
       let res: Dispatcher.ResponseData | undefined;
       try {
         res = await this.dispatcher.request({
           origin: this.baseUrl.origin,
           path: reqPath,
           method,
-          headers,
+          headers: span.headers(headers),
           body: payload,
           signal: opts.signal,
         });
+        span.end({ status: res.statusCode });
         if (res.statusCode < 400) {
           const event: RequestEvent = {
             method,
@@ -244,6 +251,7 @@ export class PlatformClient {
           return await consume(res);
         }
       } catch (e) {
+        span.end({ error: e });
         if (opts.signal?.aborted) throw e;
         if (isSyncError(e)) throw e;
         const code = errorCodeOf(e);

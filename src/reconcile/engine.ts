@@ -15,6 +15,7 @@ import type { ScimTarget } from './target.ts';
 import type { UserAttributeTarget } from '../platform/user-attributes.ts';
 import { addAttributePlan } from './attributes/plan-step.ts';
 import type { PlanInputs } from './plan-basis.ts';
+import { withSpan } from '../observability/tracing/spans.ts';
 
 export interface ReconcileContext {
   tenant: string;
@@ -59,44 +60,57 @@ export async function planReconcile(ctx: ReconcileContext, opts: PlanOptions): P
   // never plan from a partial read), then the platform is listed. Reading them one after
   // the other keeps the two peaks of memory apart, which matters at 100,000 users.
   opts.onProgress?.({ phase: 'source', users: 0, groups: 0 });
-  const desired = await ctx.source.read(ctx.signal);
+  const tenant = { 'scimsync.tenant': ctx.tenant };
+  const desired = await withSpan('reconcile source read', tenant, async (span) => {
+    const d = await ctx.source.read(ctx.signal);
+    span.set({ 'scimsync.users': d.users.length, 'scimsync.groups': d.groups.length });
+    return d;
+  });
   const sourceAt = performance.now();
-  const { users, groups, ledger } = await snapshotPlatform(ctx, opts.onProgress);
-  // A managed object missing from the listing is confirmed gone (404) before the ledger
-  // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
   const warnings: PlanWarning[] = [];
-  for (const u of await confirmMissing(ctx, 'user', users, ledger, warnings)) users.push(u);
-  for (const g of await confirmMissing(ctx, 'group', groups, ledger, warnings)) groups.push(g);
+  const { users, groups, ledger } = await withSpan('reconcile platform listing', tenant, async (span) => {
+    const listed = await snapshotPlatform(ctx, opts.onProgress);
+    // A managed object missing from the listing is confirmed gone (404) before the ledger
+    // forgets it; one the listing skipped is planned like the others (a leaver stays a leaver).
+    for (const u of await confirmMissing(ctx, 'user', listed.users, listed.ledger, warnings)) listed.users.push(u);
+    for (const g of await confirmMissing(ctx, 'group', listed.groups, listed.ledger, warnings)) listed.groups.push(g);
+    span.set({ 'scimsync.users': listed.users.length, 'scimsync.groups': listed.groups.length, 'scimsync.warnings': warnings.length });
+    return listed;
+  });
   const platformAt = performance.now();
   opts.onProgress?.({ phase: 'plan', users: users.length, groups: groups.length });
   const t1 = platformAt;
-  const plan = buildPlan({
-    tenant: ctx.tenant,
-    source: ctx.source.describe,
-    desired,
-    platformUsers: users,
-    platformGroups: groups,
-    ledger,
-    config: ctx.config,
-    allowDeletes: opts.allowDeletes,
-    approval: opts.approval,
-    warnings,
-    now: now(),
-  });
-  // planned after the user plan, from the same inputs (GET requests only).
-  if (ctx.attributes && ctx.config.userAttributes.length > 0) {
-    await addAttributePlan(plan, {
-      target: ctx.attributes,
+  const plan = await withSpan('reconcile plan', tenant, async (span) => {
+    const p = buildPlan({
+      tenant: ctx.tenant,
+      source: ctx.source.describe,
       desired,
       platformUsers: users,
+      platformGroups: groups,
       ledger,
       config: ctx.config,
       allowDeletes: opts.allowDeletes,
       approval: opts.approval,
+      warnings,
       now: now(),
-      signal: ctx.signal,
     });
-  }
+    // planned after the user plan, from the same inputs (GET requests only).
+    if (ctx.attributes && ctx.config.userAttributes.length > 0) {
+      await addAttributePlan(p, {
+        target: ctx.attributes,
+        desired,
+        platformUsers: users,
+        ledger,
+        config: ctx.config,
+        allowDeletes: opts.allowDeletes,
+        approval: opts.approval,
+        now: now(),
+        signal: ctx.signal,
+      });
+    }
+    span.set({ 'scimsync.changes': p.summary.changes, 'scimsync.guard_tripped': p.guard.tripped, 'scimsync.rejected': p.rejected.length });
+    return p;
+  });
   const timings = { sourceMs: sourceAt - t0, platformMs: platformAt - sourceAt, planMs: performance.now() - t1 };
   if (!opts.keepInputs) return { plan, ledger, timings };
   const inputs: PlanInputs = { sourceUsers: desired.users, sourceGroups: desired.groups, platformUsers: users, platformGroups: groups };

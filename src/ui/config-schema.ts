@@ -57,6 +57,16 @@ export const uiSchema = z
     secureCookie: z.boolean().default(false),
     /** File holding the token that actions on the page (approve held deletions, resume, trigger) require; at least 16 characters. */
     actionTokenFile: secretFile().optional(),
+    /**
+     * Link from a run to its trace (tracing on, docs/daemon.md#traces): the trace viewer's URL
+     * with `{traceId}` where the run's trace id goes. Unset: the trace id is shown as text.
+     */
+    traceUrl: z
+      .string()
+      .refine((s) => /^https?:\/\/[^\s]+$/.test(s) && s.includes('{traceId}'), {
+        message: 'must be an http(s) URL containing {traceId}, e.g. https://grafana.example.com/explore?traceId={traceId}',
+      })
+      .optional(),
     /** Provisioning-log records shown per tenant (newest first). */
     logRecords: z.number().int().min(1).max(1000).default(50),
   })

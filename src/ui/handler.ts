@@ -32,6 +32,8 @@ export interface UiHandlerOptions {
   /** The Host header allowlist (host-check.ts). */
   hostAllowed: (host: string | undefined) => boolean;
   logger?: Logger;
+  /** daemon.ui.traceUrl. */
+  traceUrl?: string;
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -198,6 +200,7 @@ export function createUiHandler(opts: UiHandlerOptions): UiHandler {
           actionsEnabled: backend.actions !== undefined,
           tenants,
           who: me,
+          ...(opts.traceUrl !== undefined ? { traceUrl: opts.traceUrl } : {}),
           ...(done && NOTICES[done] ? { notice: { text: NOTICES[done], error: false } } : {}),
         }),
       );

@@ -130,14 +130,25 @@ function summaryText(run: RunView): string {
   return parts.length > 0 ? parts.join(', ') : 'no changes';
 }
 
-function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcile' | 'audit'): SafeHtml {
+/** The run's id, and its trace: a link when daemon.ui.traceUrl is set, else the id as text. */
+function runCell(r: RunView, traceUrl: string | undefined): SafeHtml {
+  const traceId = r.traceId !== undefined && /^[0-9a-f]{32}$/.test(r.traceId) ? r.traceId : undefined;
+  if (traceId === undefined) return html`<td class="mono nowrap">${r.runId}</td>`;
+  const trace =
+    traceUrl === undefined
+      ? html`<span class="trace">trace ${traceId}</span>`
+      : html`<a class="trace" href="${traceUrl.replaceAll('{traceId}', traceId)}" rel="noopener noreferrer">trace ${traceId.slice(0, 8)}…</a>`;
+  return html`<td class="mono nowrap">${r.runId}<br>${trace}</td>`;
+}
+
+function runsTable(id: string, caption: string, runs: RunView[], kind: 'reconcile' | 'audit', traceUrl?: string): SafeHtml {
   if (runs.length === 0) return html`<p class="muted" id="${id}">No ${kind} run yet.</p>`;
   return html`<table id="${id}">
 <caption>${caption}</caption>
 <thead><tr><th scope="col">Finished</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">${kind === 'reconcile' ? 'Plan summary' : 'Delivered'}</th><th scope="col">Run</th></tr></thead>
 <tbody>${runs.map(
     (r) =>
-      html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td><td class="mono nowrap">${r.runId}</td></tr>`,
+      html`<tr><td>${when(r.finishedAt)}</td><td>${resultBadge(r.result)}</td><td>${(r.durationMs / 1000).toFixed(1)} s</td><td>${kind === 'reconcile' ? summaryText(r) : auditText(r)}</td>${runCell(r, traceUrl)}</tr>`,
   )}</tbody>
 </table>`;
 }
@@ -227,6 +238,8 @@ export interface TenantPageOptions {
   notice?: { text: string; error: boolean };
   tenants: string[];
   who: SignedIn;
+  /** daemon.ui.traceUrl: a run's trace id becomes a link to the trace viewer. */
+  traceUrl?: string;
 }
 
 export function tenantPage(v: TenantView, opts: TenantPageOptions): string {
@@ -312,8 +325,8 @@ ${changesSection}
 ${heldSection}
 <section aria-labelledby="runs-h">
 <h2 id="runs-h">Last runs</h2>
-${runsTable('reconcile-runs', 'Reconcile runs, newest first', v.reconcileRuns, 'reconcile')}
-${v.auditRuns.length > 0 ? runsTable('audit-runs', 'Audit runs, newest first', v.auditRuns, 'audit') : ''}
+${runsTable('reconcile-runs', 'Reconcile runs, newest first', v.reconcileRuns, 'reconcile', opts.traceUrl)}
+${v.auditRuns.length > 0 ? runsTable('audit-runs', 'Audit runs, newest first', v.auditRuns, 'audit', opts.traceUrl) : ''}
 </section>
 ${chartsSection(tenantCharts(v.reconcileRuns, v.auditRuns))}
 ${auditSection}

@@ -61,6 +61,7 @@ export function buildStatusPage(o: StatusPageOptions): UiHandler {
     failures: new FailedCredentials(),
     hostAllowed: hostAllowlist(c.host, c.allowedHosts),
     logger: o.logger,
+    ...(c.traceUrl !== undefined ? { traceUrl: c.traceUrl } : {}),
   });
 }
 

@@ -12,6 +12,8 @@ export interface RunView {
   finishedAt: string;
   durationMs: number;
   detail: Record<string, unknown>;
+  /** The run's trace id (tracing on). */
+  traceId?: string;
 }
 
 export interface TenantSummary {

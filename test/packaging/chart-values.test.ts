@@ -438,7 +438,7 @@ describe('the config the chart renders', () => {
       .map((l) => `  ${l.slice(4)}`)
       .join('\n')}\nplatformToken: { existingSecret: t }\nredis: { url: "redis://redis:6379" }\n`;
     const examples = [...docs, ...readme, commented];
-    expect(examples.length).toBe(3);
+    expect(examples.length).toBe(4);
     for (const [i, text] of examples.entries()) {
       const values = helmMerge(defaults, parse(text) as Record<string, unknown>);
       expect({ example: i, issues: validate(schema, values) }).toEqual({ example: i, issues: [] });

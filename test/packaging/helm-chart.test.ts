@@ -156,6 +156,29 @@ describe('the status page in the chart', () => {
       }
     ).template.spec;
 
+  it('tracing.otlpEndpoint sets the OTEL_* variables (the headers file among the credentials); without it none is set', async () => {
+    const envOf = (objects: K8sObject[]): Record<string, string> => {
+      const d = objects.find((o) => o.kind === 'Deployment')!.spec as {
+        template: { spec: { containers: Array<{ name: string; env: Array<{ name: string; value?: string }> }> } };
+      };
+      const daemon = d.template.spec.containers.find((c) => c.name === 'daemon')!;
+      return Object.fromEntries(daemon.env.map((e) => [e.name, e.value ?? '']));
+    };
+    expect(Object.keys(envOf(await render('single-tenant-values.yaml'))).filter((k) => k.startsWith('OTEL_'))).toEqual([]);
+    const traced = envOf(
+      await render('single-tenant-values.yaml', [
+        '--set',
+        'tracing.otlpEndpoint=http://otel-collector.observability:4318,tracing.headersFile=otlp-headers,tracing.sampler=parentbased_traceidratio,tracing.samplerArg=0.25',
+      ]),
+    );
+    expect(traced).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
+      OTEL_EXPORTER_OTLP_HEADERS_FILE: '/var/run/secrets/scim-audit-sync/otlp-headers',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+  });
+
   it('admits monitoring to the metrics port only; the page port only to ui.ingressFrom, bound to loopback without it', async () => {
     const plain = await render('single-tenant-values.yaml');
     const rules = ingressRules(plain);

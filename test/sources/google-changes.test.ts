@@ -162,6 +162,26 @@ describe('Google Workspace changes from the admin audit log', () => {
     if (nested.kind === 'full') cursor = nested.cursor;
   });
 
+  it('a group renamed out of groups.query is removed, and a further change to it is no full read', async () => {
+    const scoped = source({ groups: { query: 'name:Group*' } });
+    const first = await scoped.changes(undefined);
+    expect(first.kind).toBe('full');
+    const g2 = ws().group(`group0002@${d()}`)!;
+    ws().renameGroup(g2.email, 'Renamed Away');
+    await sleep(LAG_MS + 50);
+    const r = delta(await scoped.changes(first.cursor));
+    expect(r.groups.removed).toEqual([g2.id]);
+    expect(r.groups.upserted).toEqual([]);
+    // Outside the query now: a further change is one more removal, not a full read.
+    ws().renameGroup(g2.email, 'Still Away');
+    await sleep(LAG_MS + 50);
+    expect(delta(await scoped.changes(r.cursor)).groups.removed).toEqual([g2.id]);
+    // The unscoped source sees a change to a nested group: a full read.
+    const all = await s.changes(cursor);
+    expect(all).toMatchObject({ kind: 'full', reason: 'cannot apply alone' });
+    cursor = all.cursor;
+  });
+
   it('many events are read over several Reports API pages', async () => {
     for (let i = 0; i < 1200; i++)
       ws().updateUser(`user000${String(20 + (i % 10)).padStart(2, '0')}@${d()}`, (u) => (u.suspended = !u.suspended));

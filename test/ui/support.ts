@@ -39,6 +39,9 @@ export const heldRecord = record({
   reason: `not-in-source; held by the deletion guard: ${GUARD}`,
 });
 
+/** The trace of the newest reconcile run (tracing on). */
+export const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+
 const run = (i: number, over: Partial<RunView> = {}): RunView => ({
   runId: `run-${i}`,
   result: 'success',
@@ -54,7 +57,7 @@ export function fixedBackend(withActions = false): UiBackend & { calls: string[]
   const view: TenantView = {
     tenant: 'acme',
     schedules: [{ kind: 'reconcile', configured: true, pattern: '*/30 * * * *', enabled: true, next: null }],
-    reconcileRuns: [run(3, { result: 'guard_held' }), run(2), run(1)],
+    reconcileRuns: [run(3, { result: 'guard_held', traceId: TRACE_ID }), run(2), run(1)],
     auditRuns: [
       run(2, { detail: { cursor: '2026-11-28T01:58:03.000Z', delivered: { siem: 4 } } }),
       run(1, { detail: { cursor: '2026-11-28T00:59:33.000Z', delivered: { siem: 2 } } }),

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jsonForHtml, tenantCharts } from '../../src/ui/charts.ts';
 import { heldObjectReason } from '../../src/ui/page.ts';
 import { redactTenantView } from '../../src/ui/redact.ts';
-import { call, expectNoPersonalData, fixedBackend, type PageUnderTest, READ_TOKEN, startPage } from './support.ts';
+import { call, expectNoPersonalData, fixedBackend, type PageUnderTest, READ_TOKEN, startPage, TRACE_ID } from './support.ts';
+import { uiSchema } from '../../src/ui/config-schema.ts';
 
 let page: PageUnderTest | undefined;
 afterEach(async () => {
@@ -70,6 +71,29 @@ describe('the tenant page', () => {
     expect(js.body).toMatch(/uPlot/);
     expect((await call(page.port, '/ui/assets/uplot.css')).status).toBe(200);
     expect((await call(page.port, '/ui/assets/uPlot.d.ts')).status).toBe(404);
+  });
+});
+
+describe('a run linked to its trace', () => {
+  it('shows the trace id of a traced run, as a link to the trace viewer when daemon.ui.traceUrl is set', async () => {
+    page = await startPage();
+    const plain = (await call(page.port, '/ui/tenants/acme', { headers: auth })).body;
+    const runs = plain.slice(
+      plain.indexOf('<table id="reconcile-runs">'),
+      plain.indexOf('</table>', plain.indexOf('<table id="reconcile-runs">')),
+    );
+    expect(runs).toContain(`<span class="trace">trace ${TRACE_ID}</span>`);
+    expect(count(runs, 'class="trace"')).toBe(1);
+    await page.close();
+    page = await startPage({ traceUrl: 'https://grafana.example.com/explore?left={traceId}&orgId=1' });
+    const linked = (await call(page.port, '/ui/tenants/acme', { headers: auth })).body;
+    expect(linked).toContain(`href="https://grafana.example.com/explore?left=${TRACE_ID}&amp;orgId=1"`);
+  });
+
+  it('refuses a daemon.ui.traceUrl that is not an http(s) URL with {traceId}', () => {
+    for (const traceUrl of ['https://grafana.example.com/explore', 'javascript:alert({traceId})'])
+      expect(uiSchema.safeParse({ traceUrl }).success, traceUrl).toBe(false);
+    expect(uiSchema.parse({ traceUrl: 'http://jaeger:16686/trace/{traceId}' }).traceUrl).toBe('http://jaeger:16686/trace/{traceId}');
   });
 });
 

@@ -4,7 +4,8 @@
  * loop (capped exponential backoff with jitter, Retry-After honoured). Each sink classifies
  * its own responses through `run`'s attempt function (retry-loop.ts); transport failures and retryable
  * statuses count against the same budget, and when it runs out the caller gets a transient
- * SyncError. Request headers (credentials) never enter an error, log or metric.
+ * SyncError. Request headers (credentials) never enter an error, log, metric or span. With
+ * tracing on, each exchange is a client span carrying W3C `traceparent` to the receiver.
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
@@ -17,6 +18,8 @@ import { TransportFailure, runWithRetry, type AttemptOutcome } from './retry-loo
 import { redact } from './secrets.ts';
 import type { TlsOptions } from './tls.ts';
 import { readBodyCapped } from '../../platform/read-body.ts';
+import { startClientSpan } from '../../observability/tracing/spans.ts';
+import { pathTemplate } from '../../observability/tracing/path-template.ts';
 
 const gzip = promisify(gzipCb);
 
@@ -55,9 +58,11 @@ export interface HttpResponse {
 export class HttpTransport {
   private readonly agent: Dispatcher;
   private readonly opts: HttpTransportOptions;
+  private readonly originUrl: URL;
 
   constructor(opts: HttpTransportOptions) {
     this.opts = opts;
+    this.originUrl = new URL(opts.origin);
     // Through HTTPS_PROXY / HTTP_PROXY unless NO_PROXY names the host (platform/dispatcher.ts).
     this.agent = createDispatcher({
       connections: 4, // one sink writes sequentially; a few sockets cover ack polling
@@ -78,17 +83,24 @@ export class HttpTransport {
   async send(req: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
     const prepared = req.gzip ? await this.prepare(req) : req;
     const started = performance.now();
+    const { sink, type } = this.opts.instrument;
+    const span = startClientSpan(prepared.method, pathTemplate(prepared.path), this.originUrl, 1, {
+      'scimsync.sink': sink,
+      'scimsync.sink_type': type,
+    });
     let res: Dispatcher.ResponseData;
     try {
       res = await this.agent.request({
         origin: this.opts.origin,
         path: prepared.path,
         method: prepared.method,
-        headers: { 'user-agent': 'scim-audit-sync', ...prepared.headers, 'content-length': String(prepared.body.length) },
+        headers: span.headers({ 'user-agent': 'scim-audit-sync', ...prepared.headers, 'content-length': String(prepared.body.length) }),
         body: prepared.body,
         ...(signal ? { signal } : {}),
       });
+      span.end({ status: res.statusCode });
     } catch (e) {
+      span.end({ error: e });
       if (signal?.aborted) throw e;
       const code = errorCodeOf(e) ?? 'UND_ERR';
       throw new TransportFailure(code, `network error ${code}`, e);

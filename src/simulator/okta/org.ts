@@ -74,6 +74,8 @@ export class OktaOrg {
   private lastMs = Date.parse('2024-01-01T00:00:00.000Z');
   private readonly rand = mulberry32(0x0c7a);
   private changes = 0;
+  /** User id → when its latest change reaches the search index (ms). */
+  private readonly indexedAt = new Map<string, number>();
 
   /** Moves on every change (listings cached by the server are keyed by it). */
   version(): number {
@@ -169,6 +171,26 @@ export class OktaOrg {
     const g = this.group(groupIdOrName);
     this.direct.get(g.id)?.add(userId);
     g.lastMembershipUpdated = this.now();
+  }
+
+  /**
+   * Okta's search index trails writes by a few seconds: the user's latest change is not
+   * matched by `lastUpdated` searches until `ms` from now (set after the change).
+   */
+  delayIndex(userId: string, ms: number): void {
+    this.indexedAt.set(userId, Date.now() + ms);
+  }
+
+  /** How many users' latest changes are not in the search index yet (listings cached by the server are keyed by it). */
+  unindexed(now = Date.now()): number {
+    let n = 0;
+    for (const at of this.indexedAt.values()) if (at > now) n++;
+    return n;
+  }
+
+  /** Whether a `lastUpdated` search sees the user's latest change yet. */
+  indexed(userId: string, now = Date.now()): boolean {
+    return (this.indexedAt.get(userId) ?? 0) <= now;
   }
 
   listUsers(): SimOktaUser[] {

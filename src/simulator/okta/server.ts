@@ -296,7 +296,15 @@ export async function startOktaSimulator(opts: OktaSimulatorOptions = {}): Promi
     if (route === 'users') {
       // Without search, Okta leaves DEPROVISIONED users out; a search returns every status.
       const p = search === null ? (u: SimOktaUser) => u.status !== 'DEPROVISIONED' && pred(u) : pred;
-      items = listing(key, () => org.listUsers(), p);
+      // A change not yet in the search index is not matched by a lastUpdated range.
+      const byTime = search?.includes('lastUpdated') === true;
+      items = byTime
+        ? listing(
+            `${key}|unindexed:${org.unindexed()}`,
+            () => org.listUsers(),
+            (u: SimOktaUser) => org.indexed(u.id) && p(u),
+          )
+        : listing(key, () => org.listUsers(), p);
       renderOne = ((u: SimOktaUser) => render.user(u, base)) as (x: never) => unknown;
     } else if (route === 'user') {
       let u: SimOktaUser;

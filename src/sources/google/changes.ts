@@ -7,7 +7,8 @@
  * - A user that no longer exists: removed, its id found among the deleted users
  *   (users.list showDeleted=true), since the event names only its address.
  * - A changed group within the scope: its members read and flattened as `read()` does,
- *   against the user scope of the last complete read kept in memory.
+ *   against the user scope of the last complete read kept in memory; one outside
+ *   `groups.query`: removed (a no-op for a group never provisioned).
  *
  * What cannot be decided alone is left to a full read: a deleted group (the event names
  * only its address), a group nested in another (the change reaches its parents), a group
@@ -38,6 +39,12 @@ export interface DeltaInput {
   scope: GoogleScope | undefined;
 }
 
+/**
+ * Users named by events that are read one by one (1–3 requests each) before a full read is
+ * cheaper: a full read lists 500 users a request.
+ */
+export const MAX_USERS_READ_ALONE = 1_000;
+
 export type GoogleDeltaResult = { kind: 'delta'; delta: SourceDelta } | { kind: 'cannot apply alone'; detail: string };
 
 /** A Directory search clause matching one address (quoted as the search syntax wants). */
@@ -63,7 +70,10 @@ export async function readGoogleDelta(d: DeltaInput, events: AdminChanges): Prom
   const rejected: SourceRejection[] = [];
   let deletedUsers: GoogleUser[] | undefined;
 
-  for (const [email, at] of new Map([...events.users, ...events.deletedUsers])) {
+  const named = new Map([...events.users, ...events.deletedUsers]);
+  if (named.size > MAX_USERS_READ_ALONE)
+    return { kind: 'cannot apply alone', detail: `${named.size} users changed: one full read costs less than reading each` };
+  for (const [email, at] of named) {
     const inScope: GoogleUser[] = [];
     await listAll<GoogleUser>(
       `users.list ${email}`,
@@ -162,7 +172,24 @@ export async function readGoogleDelta(d: DeltaInput, events: AdminChanges): Prom
         (page) => found.push(...page),
       );
       const g = found.find((x) => x.email?.toLowerCase() === email) ?? found[0];
-      if (g === undefined) return { kind: 'cannot apply alone', detail: `group ${email} changed and is no longer within groups.query` };
+      if (g === undefined) {
+        // Outside groups.query (now, or always): gone from the source, like a user outside users.query.
+        try {
+          const other = await callApi(
+            `groups.get ${email}`,
+            () => d.directory.groups.get({ groupKey: email, fields: 'id' }, d.callOptions),
+            d.env,
+          );
+          if (typeof other['id'] === 'string') {
+            delta.groups.removed.push(other['id']);
+            delta.changedAt[other['id']] = events.groups.get(email) ?? 0;
+          }
+          continue;
+        } catch (e) {
+          if (!notFound(e)) throw e;
+          return { kind: 'cannot apply alone', detail: `group ${email} changed and no longer exists (its id is not in the event)` };
+        }
+      }
       if (groupsSpec.flattenNested) {
         const parents: unknown[] = [];
         await listAll(

@@ -5,7 +5,7 @@
  * fails or arrives cut short fails the read before the platform is touched.
  */
 import { readFile } from 'node:fs/promises';
-import type { admin_directory_v1, admin_reports_v1 } from '@googleapis/admin';
+import type { admin_directory_v1 } from '@googleapis/admin';
 import type { JWT } from 'google-auth-library';
 import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
@@ -165,13 +165,12 @@ export class GoogleWorkspaceSource implements ChangeSource {
   async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
     const ch = this.config.changes;
     const s = await this.open(signal);
-    const reportsInput = (reports: admin_reports_v1.Admin): ReportsInput => ({
-      reports,
+    const r: ReportsInput = {
+      reports: await createReports(s.jwt, this.config.rootUrl),
       env: s.env,
       callOptions: this.callOptions(signal),
       overlapMs: (ch === false ? 0 : ch.overlapSeconds) * 1000,
-    });
-    const r = reportsInput(await createReports(s.jwt, this.config.rootUrl));
+    };
     const full = async (
       reason: 'no cursor' | 'cursor expired' | 'cannot apply alone' | 'mechanism unavailable',
       detail?: string,
