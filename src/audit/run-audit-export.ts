@@ -70,8 +70,12 @@ async function runWindow(ctx: RunContext, deps: AuditEngineDeps, w: ExportWindow
   const { retry } = ctx.config;
   const policy = windowRetryPolicy(retry);
   for (let attempt = 1; ; attempt++) {
-    // Progress committed by an earlier attempt is not redone (keys ≥ cursor − overlap are known).
-    const startMs = ctx.cursorMs === null ? w.startMs : Math.max(w.startMs, Math.min(w.endMs, ctx.cursorMs - ctx.overlapMs));
+    // A retry does not redo progress an earlier attempt committed (keys ≥ cursor − overlap are
+    // known). A window of a `--from` re-export below the cursor is read whole on every attempt:
+    // the cursor never tracked it.
+    const reexport = w.startMs < ctx.exportedBeforeMs;
+    const startMs =
+      attempt === 1 || reexport || ctx.cursorMs === null ? w.startMs : Math.max(w.startMs, Math.min(w.endMs, ctx.cursorMs - ctx.overlapMs));
     try {
       if (attempt > 1) await ctx.reloadKeys();
       await new WindowPass(ctx, { startMs, endMs: w.endMs }).run(deps.platform);

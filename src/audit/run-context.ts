@@ -50,6 +50,12 @@ export class RunContext {
   readonly signal: AbortSignal | undefined;
   readonly summary: AuditRunSummary;
   readonly overlapMs: number;
+  /**
+   * Events before this instant were exported by earlier runs (the cursor at this run's start −
+   * overlap): a `--from` re-export delivers them again, but their windows' digests already count
+   * them, so they are not added twice.
+   */
+  readonly exportedBeforeMs: number;
   cursorMs: number | null;
   columns: string[] | null;
   backfill: BackfillProgress | null;
@@ -90,6 +96,7 @@ export class RunContext {
     this.onProgress = init.onProgress;
     this.summary = init.summary;
     this.overlapMs = init.config.overlapMinutes * 60_000;
+    this.exportedBeforeMs = init.cursorMs === null ? Number.NEGATIVE_INFINITY : init.cursorMs - this.overlapMs;
     this.digest = new DigestAccumulator(init.config.windowMinutes * 60_000);
     this.digestReset = init.digestReset;
   }
@@ -116,7 +123,7 @@ export class RunContext {
     const results = await fanOut(events, this.lanes, this.deadLetters, this.signal, this.now());
     for (const e of events) {
       this.dedupe.add(e.key, e.timestampMs);
-      this.digest.add(e.key, e.timestampMs);
+      if (e.timestampMs >= this.exportedBeforeMs) this.digest.add(e.key, e.timestampMs);
     }
     for (const [sink, r] of results) {
       const s = this.summary;

@@ -9,8 +9,12 @@ import {
   API_ACTIVITY,
   GROUP_MANAGEMENT,
   OCSF_VERSION,
+  profilesOf,
   STATUS,
   STATUS_NAMES,
+  UNKNOWN_ENDPOINT,
+  UNKNOWN_GROUP,
+  UNKNOWN_USER,
   type OcsfClass,
 } from '../audit/ocsf/classes.ts';
 import type { ChangeAction } from '../reconcile/tasks.ts';
@@ -46,7 +50,8 @@ export function ocsfRecordDoc(r: ProvisioningRecord, key: string, timestampMs: n
   const statusId = STATUS_OF[r.result];
   const { id: _id, ...rest } = r;
   const subject = r.object.name ?? r.object.externalId ?? r.object.id;
-  const named = subject === undefined ? { type_id: 0, type: 'Unknown' } : { name: subject, ...(r.object.id ? { uid: r.object.id } : {}) };
+  const named = subject === undefined ? undefined : { name: subject, ...(r.object.id ? { uid: r.object.id } : {}) };
+  const profiles = profilesOf(cls);
   const statusDetail = r.error?.message ?? (r.result === 'held' ? (r.reason ?? 'held') : undefined);
   return {
     activity_id: activityId,
@@ -67,6 +72,7 @@ export function ocsfRecordDoc(r: ProvisioningRecord, key: string, timestampMs: n
     message: r.action,
     metadata: {
       version: OCSF_VERSION,
+      ...(profiles ? { profiles } : {}),
       product: { name: APP, vendor_name: APP },
       uid: key,
       log_name: 'scim-audit-sync.provisioning',
@@ -74,11 +80,9 @@ export function ocsfRecordDoc(r: ProvisioningRecord, key: string, timestampMs: n
       original_time: r.time,
     },
     actor: { app_name: APP },
-    ...(cls === ACCOUNT_CHANGE ? { user: named } : {}),
-    ...(cls === GROUP_MANAGEMENT ? { group: subject === undefined ? { type: 'Unknown' } : named } : {}),
-    ...(cls === API_ACTIVITY
-      ? { api: { operation: r.action, service: { name: 'SCIM' } }, src_endpoint: { type_id: 0, type: 'Unknown' } }
-      : {}),
+    ...(cls === ACCOUNT_CHANGE ? { user: named ?? { ...UNKNOWN_USER } } : {}),
+    ...(cls === GROUP_MANAGEMENT ? { group: named ?? { ...UNKNOWN_GROUP } } : {}),
+    ...(cls === API_ACTIVITY ? { api: { operation: r.action, service: { name: 'SCIM' } }, src_endpoint: { ...UNKNOWN_ENDPOINT } } : {}),
     unmapped: { provisioning: rest },
     raw_data: JSON.stringify(r),
   };

@@ -1,6 +1,6 @@
 /**
  * `fieldStyle: ocsf`: every audit row becomes an OCSF 1.3.0 event of the class its event name
- * fits, and validates against the vendored schema subset (test/audit/ocsf-schema) — the
+ * fits, and validates against the published OCSF 1.3.0 schema (test/audit/ocsf-schema/1.3.0, compiled by support/ocsf-compile.ts) — the
  * simulator's export over a socket with its edge shapes, a hand-written export of hostile rows,
  * and any row a property test makes up.
  */
@@ -76,7 +76,7 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
     ['Changed password', 3001, 3, 1, '{}'],
     ['Revoked role', 3001, 8, 1, '{}'],
     ['Locked user', 3001, 9, 1, '{}'],
-    ['Unlocked user', 3001, 12, 1, '{}'],
+    ['Unlocked user', 3001, 99, 1, '{}'],
     ['Removed user from group', 3006, 4, 1, '{"group":"g"}'],
     ['Downloaded report', 6003, 2, 1, '{}'],
     ['Rotated the moon', 6003, 99, 0, '{}'],
@@ -112,8 +112,8 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
       event_code: 'Created user via SCIM',
       original_time: '2026-11-01T10:00:00.123Z',
     });
-    expect(e['actor']).toEqual({ user: { email_addr: 'a@example.com' } });
-    expect(e['user']).toEqual({ email_addr: 't@example.com' });
+    expect(e['actor']).toEqual({ user: { name: 'a@example.com', email_addr: 'a@example.com' } });
+    expect(e['user']).toEqual({ name: 't@example.com', email_addr: 't@example.com' });
     expect(e['src_endpoint']).toEqual({ ip: '2001:db8::1' });
     expect(e['severity_id']).toBe(1);
     // Account Change has no http_request: the user agent stays with the other unplaced columns.
@@ -165,7 +165,45 @@ describe('class per event name (docs/audit.md#ocsf)', () => {
     expect(ocsfProblems({ ...good, actor: { user: { email_addr: 'x' } } })).toContain('event.actor.user.email_addr: not an e-mail address');
     expect(ocsfProblems({ ...good, category_uid: 6 })).toContainEqual(expect.stringMatching(/^category_uid/));
     expect(ocsfProblems({ ...good, colour: 'red' })).toContain('event.colour: not in the schema');
-    expect(ocsfProblems({ ...good, class_uid: 4001 })).toEqual(['class_uid: 4001 is not a class of the subset']);
+    expect(ocsfProblems({ ...good, class_uid: 4001 })).toEqual(['class_uid: 4001 is not a class of the vendored schema']);
+    expect(ocsfProblems({ ...good, user: { email_addr: 'a@example.com' } })).toContain(
+      'event.user: needs at least one of account, name, uid',
+    );
+  });
+
+  it('the schema is the published OCSF 1.3.0 (compiled from its source files), not a hand-written list', () => {
+    expect(OCSF_SCHEMA.version).toBe('1.3.0');
+    const accountChange = OCSF_SCHEMA.classes.get(3001)!;
+    // 1.3.0 ends Account Change at 11 MFA Factor Disable: Unlock (12) came with 1.4.0.
+    expect(
+      Object.keys(accountChange.attributes['activity_id']!.enum!)
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99]);
+    expect(accountChange.attributes['user']!.requirement).toBe('required');
+    expect([...OCSF_SCHEMA.classes.keys()].sort()).toEqual([3001, 3002, 3006, 6003]);
+    const unlocked = ocsfOf(SIM_HEADER, ['e1', '2026-11-01T10:00:00Z', 'Unlocked user', 'a@example.com', '203.0.113.7', '1', 'x', '']);
+    expect(unlocked).toMatchObject({ activity_id: 99, activity_name: 'Unlock', type_name: 'Account Change: Unlock' });
+    expect(ocsfProblems({ ...unlocked, activity_id: 12, type_uid: 300112 })).toContainEqual(
+      expect.stringMatching(/^event\.activity_id: 12 is not one of/),
+    );
+  });
+
+  it("Group Management's actor comes with the Host profile, which the event applies", () => {
+    const e = ocsfOf(SIM_HEADER, [
+      'e1',
+      '2026-11-01T10:00:00Z',
+      'Added user to group via SCIM',
+      'a@example.com',
+      '203.0.113.7',
+      '1',
+      'x',
+      '{"group":"g"}',
+    ]);
+    expect(e['metadata']).toMatchObject({ profiles: ['host'] });
+    expect(ocsfProblems(e)).toEqual([]);
+    const { profiles: _p, ...metadata } = e['metadata'] as Record<string, unknown>;
+    expect(ocsfProblems({ ...e, metadata })).toContain('event.actor: not in the schema');
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * Entra ID delta rounds (`users/delta`, `groups/delta` with `members@delta`) through the
  * real credential and Graph over HTTPS: the first call reads in full and hands out a cursor;
- * a round after edits sees exactly those edits; a change below a nested group, and an
- * expired delta token (410), are answered by a full read.
+ * a round after edits sees exactly those edits, each changed group with its complete member
+ * list; a change below a nested group, and an expired delta token (410), are answered by a
+ * full read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entraIdSourceSchema } from '../../src/sources/entra/schema.ts';
@@ -39,7 +40,7 @@ describe('Entra ID delta rounds', () => {
 
   it('nothing changed: an empty round', async () => {
     const r = await s.changes(cursor);
-    expect(r).toMatchObject({ kind: 'delta', users: { upserted: [], removed: [] }, groups: { changed: [], removed: [] } });
+    expect(r).toMatchObject({ kind: 'delta', users: { upserted: [], removed: [] }, groups: { upserted: [], removed: [] } });
     if (r.kind === 'delta') cursor = r.cursor;
   }, 30_000);
 
@@ -73,15 +74,25 @@ describe('Entra ID delta rounds', () => {
     expect(r.users.upserted.find((u) => u.externalId === disabled.id)!.active).toBe(false);
     expect(r.users.upserted.find((u) => u.externalId === renamed.id)!.userName).toBe(`renamed020@${d.domain}`);
     expect(r.users.removed).toEqual([deleted.id]);
-    const byName = new Map(r.groups.changed.map((g) => [g.externalId, g]));
-    expect(byName.get(g5.id)).toMatchObject({ membersAdded: [added.id], membersRemoved: [] });
-    expect(byName.get(g0.id)).toMatchObject({ membersAdded: [], membersRemoved: [leaver.id] });
-    expect(byName.get(d.groupByName('Group 0006')!.id)).toMatchObject({ membersAdded: [], membersRemoved: [deleted.id] });
-    expect(r.groups.changed).toHaveLength(3);
+    // Each changed group whole: its complete member list as a full read would give it.
+    const byId = new Map(r.groups.upserted.map((g) => [g.externalId, g]));
+    const complete = (groupId: string): string[] =>
+      d
+        .group(groupId)!
+        .members.filter((m) => m.type === 'user')
+        .map((m) => m.id)
+        .sort();
+    expect(byId.get(g5.id)!.members).toContain(added.id);
+    expect(byId.get(g5.id)!.members.sort()).toEqual(complete(g5.id));
+    expect(byId.get(g0.id)!.members).not.toContain(leaver.id);
+    const g6 = d.groupByName('Group 0006')!;
+    expect(byId.get(g6.id)!.members).not.toContain(deleted.id);
+    expect(byId.get(g6.id)!.members.sort()).toEqual(complete(g6.id));
+    expect(r.groups.upserted).toHaveLength(3);
     expect(r.groups.removed).toEqual([]);
 
     const again = await s.changes(cursor);
-    expect(again).toMatchObject({ kind: 'delta', users: { upserted: [], removed: [] }, groups: { changed: [] } });
+    expect(again).toMatchObject({ kind: 'delta', users: { upserted: [], removed: [] }, groups: { upserted: [] } });
     if (again.kind === 'delta') cursor = again.cursor;
   }, 30_000);
 
@@ -91,7 +102,7 @@ describe('Entra ID delta rounds', () => {
     const u = d.user(`user000001@${d.domain}`)!;
     d.addMember(g2.id, { type: 'user', id: u.id });
     const r = await s.changes(cursor);
-    expect(r).toMatchObject({ kind: 'full', reason: 'nesting changed' });
+    expect(r).toMatchObject({ kind: 'full', reason: 'cannot apply alone', detail: 'nesting changed' });
     if (r.kind !== 'full') return;
     const g0 = r.state.groups.find((g) => g.displayName === 'Group 0000')!;
     expect(g0.members).toContain(u.id);
@@ -106,5 +117,27 @@ describe('Entra ID delta rounds', () => {
     expect(r.state.users).toHaveLength(300);
     const next = await s.changes(r.cursor);
     expect(next.kind).toBe('delta');
+    if (next.kind === 'delta') cursor = next.cursor;
   }, 30_000);
+
+  it('after a restart a member change is read in full (the user scope of the last read is gone)', async () => {
+    const restarted = new EntraIdSource(entraIdSourceSchema.parse(t.source({ pageSize: 100 })), { configDir: t.dir });
+    try {
+      const d = t.sim.directory;
+      const g5 = d.groupByName('Group 0005')!;
+      d.addMember(g5.id, { type: 'user', id: d.user(`user000002@${d.domain}`)!.id });
+      const r = await restarted.changes(cursor);
+      expect(r).toMatchObject({ kind: 'full', reason: 'cannot apply alone' });
+    } finally {
+      await restarted.close();
+    }
+  }, 30_000);
+
+  it('with users.filter there is no change mechanism: users/delta takes no filter', () => {
+    const filtered = new EntraIdSource(entraIdSourceSchema.parse(t.source({ users: { filter: "department eq 'Sales'" } })), {
+      configDir: t.dir,
+    });
+    expect(filtered.changeMechanism()).toBeUndefined();
+    expect(s.changeMechanism()).toMatchObject({ name: 'graph-delta' });
+  });
 });

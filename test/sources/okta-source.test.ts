@@ -10,11 +10,17 @@ import { generateServiceApp } from '../../src/simulator/okta/index.ts';
 import { oktaSourceSchema, type OktaSourceInput } from '../../src/sources/okta/schema.ts';
 import { OktaSource } from '../../src/sources/okta/source.ts';
 import { SyncError } from '../../src/errors.ts';
+import type { SourceChanges, SourceDelta } from '../../src/sources/changes.ts';
 import { API_TOKEN, startTestOktaOrg, type TestOktaOrg } from '../helpers/okta-org.ts';
 
 let org: TestOktaOrg;
 
 const source = (input: OktaSourceInput): OktaSource => new OktaSource(oktaSourceSchema.parse(input), { configDir: org.dir });
+
+function delta(r: SourceChanges): SourceDelta {
+  if (r.kind !== 'delta') throw new Error(`expected a delta, got a full read (${r.reason}: ${r.detail ?? ''})`);
+  return r;
+}
 
 async function failure(p: Promise<unknown>): Promise<SyncError> {
   const e = await p.then(
@@ -183,13 +189,25 @@ describe('Okta source', () => {
     expect(loop.message).toMatch(/the server repeated a page link \(a paging loop\)/);
   });
 
-  it('changes(cursor): only users and groups changed after the cursor, and a cursor that moves with them', async () => {
+  it('changes(cursor): a full read first, then only users and groups changed after the cursor, each group whole', async () => {
     const s = source(org.tokenSource());
+    expect(s.changeMechanism().name).toBe('okta-last-updated');
     const first = await s.changes(undefined);
-    expect(first.users).toHaveLength(451);
-    expect(first.cursor).toBeDefined();
-    const idle = await s.changes(first.cursor);
-    expect(idle).toEqual({ users: [], groups: [], rejected: [], cursor: first.cursor });
+    expect(first.kind).toBe('full');
+    if (first.kind !== 'full') return;
+    expect(first.reason).toBe('no cursor');
+    expect(first.state.users).toHaveLength(451);
+    // The first cursor reaches back over clock skew: what changed just before the read is reported once more.
+    const drained = delta(await s.changes(first.cursor));
+    const idle = await s.changes(drained.cursor);
+    expect(idle).toEqual({
+      kind: 'delta',
+      cursor: drained.cursor,
+      users: { upserted: [], removed: [] },
+      groups: { upserted: [], removed: [] },
+      rejected: [],
+      changedAt: {},
+    });
     const sim = org.sim.org;
     sim.updateUser('user00042@example.com', (u) => {
       u.status = 'SUSPENDED';
@@ -199,18 +217,38 @@ describe('Okta source', () => {
     });
     const moved = sim.user('user00044@example.com');
     sim.addMember('Group 3', moved.id);
-    const next = await s.changes(first.cursor);
-    expect(next.users.map((u) => [u.userName, u.active]).sort()).toEqual([
+    const next = delta(await s.changes(drained.cursor));
+    expect(next.users.upserted.map((u) => [u.userName, u.active]).sort()).toEqual([
       ['user00042@example.com', false],
       ['user00043@example.com', true],
     ]);
-    expect(next.users.find((u) => u.userName === 'user00043@example.com')?.attributes['profile']).toMatchObject({ title: 'Director' });
-    // Rule groups re-evaluate on any user change; Group 3 changed by assignment.
-    expect(next.groups.map((g) => g.displayName)).toContain('Group 3');
-    expect(next.groups.find((g) => g.displayName === 'Group 3')?.members).toContain(moved.id);
-    expect(Date.parse(next.cursor as string)).toBeGreaterThan(Date.parse(first.cursor as string));
-    expect((await s.changes(next.cursor)).users).toEqual([]);
-    await expect(s.changes('yesterday')).rejects.toThrow(/not an ISO 8601 instant/);
+    expect(next.users.upserted.find((u) => u.userName === 'user00043@example.com')?.attributes['profile']).toMatchObject({
+      title: 'Director',
+    });
+    expect(next.changedAt[sim.user('user00043@example.com').id]).toBeGreaterThan(0);
+    // Rule groups re-evaluate on any user change; Group 3 changed by assignment, listed with every member.
+    const g3 = next.groups.upserted.find((g) => g.displayName === 'Group 3');
+    expect(g3?.members).toContain(moved.id);
+    const full3 = first.state.groups.find((g) => g.displayName === 'Group 3')!;
+    expect(g3!.members.length).toBe(full3.members.length + (full3.members.includes(moved.id) ? 0 : 1));
+    expect(Date.parse(next.cursor)).toBeGreaterThan(Date.parse(drained.cursor));
+    expect(delta(await s.changes(next.cursor)).users.upserted).toEqual([]);
+    expect(await s.changes('yesterday')).toMatchObject({ kind: 'full', reason: 'cursor expired' });
+  });
+
+  it('a user deprovisioned out of users.statuses is removed in the next changes()', async () => {
+    const live = ['STAGED', 'PROVISIONED', 'ACTIVE', 'RECOVERY', 'PASSWORD_EXPIRED', 'LOCKED_OUT', 'SUSPENDED'] as const;
+    const s = source({ ...org.tokenSource(), users: { statuses: [...live] } });
+    const first = await s.changes(undefined);
+    const drained = delta(await s.changes(first.cursor));
+    const sim = org.sim.org;
+    const leaver = sim.user('user00050@example.com');
+    sim.updateUser('user00050@example.com', (u) => {
+      u.status = 'DEPROVISIONED';
+    });
+    const r = delta(await s.changes(drained.cursor));
+    expect(r.users.removed).toEqual([leaver.id]);
+    expect(r.users.upserted.map((u) => u.externalId)).not.toContain(leaver.id);
   });
 
   it('each credential and permission mistake: a fatal error that names its fix, never the secret', async () => {

@@ -89,6 +89,8 @@ export interface ClassRule {
   pattern: RegExp;
   cls: OcsfClass;
   activityId: number;
+  /** The activity's name where the class has no caption for it (`99 Other`). */
+  activityName?: string;
   /** What the name states about the outcome (a name in the past tense states success). */
   status: (typeof STATUS)[keyof typeof STATUS];
 }
@@ -124,7 +126,8 @@ export const CLASS_RULES: readonly ClassRule[] = [
   rule(/\b(deactivated|disabled|suspended)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 5),
   rule(/\b(activated|reactivated|enabled)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 2),
   rule(/\b(deleted|removed|deprovisioned)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 6),
-  rule(/\b(unlocked)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 12),
+  // OCSF 1.3.0's Account Change has no Unlock activity (1.4.0 adds it as 12).
+  { ...rule(/\b(unlocked)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 99), activityName: 'Unlock' },
   rule(/\b(locked)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 9),
   rule(/\b(updated|changed|modified|edited)\b.*\b(user|account)\b/i, ACCOUNT_CHANGE, 99),
   rule(/^\s*(created|added|generated|issued|uploaded|published|shared)\b/i, API_ACTIVITY, 1),
@@ -132,6 +135,29 @@ export const CLASS_RULES: readonly ClassRule[] = [
   rule(/^\s*(updated|changed|modified|edited|renamed|moved|enabled|disabled|switched)\b/i, API_ACTIVITY, 3),
   rule(/^\s*(deleted|removed|revoked|archived)\b/i, API_ACTIVITY, 4),
 ];
+
+/**
+ * OCSF 1.3.0's `email_t` (its dictionary's regex): an address outside it (an IDN, a Unicode
+ * local part) is a user's `name` only.
+ */
+// The published pattern, character for character (`+-/` is a range: `+`, `,`, `-`, `.`, `/`).
+export const OCSF_EMAIL = /^[a-zA-Z0-9!#$%&'*+-/=?^_`{|}~.]+@[a-zA-Z0-9-]+\.[a-zA-Z0-9-.]+$/;
+
+/**
+ * Stand-ins for a user, group or endpoint the row does not name: OCSF requires at least one
+ * of `name`/`uid` (and `ip` … for endpoints) on each, so the name says it is not known.
+ */
+export const UNKNOWN_USER = { name: 'Unknown', type_id: 0, type: 'Unknown' } as const;
+export const UNKNOWN_GROUP = { name: 'Unknown' } as const;
+export const UNKNOWN_ENDPOINT = { name: 'Unknown' } as const;
+
+/**
+ * The profiles an event of a class applies (`metadata.profiles`): in OCSF 1.3.0 Group
+ * Management has `actor` only through the Host profile.
+ */
+export function profilesOf(cls: OcsfClass): string[] | undefined {
+  return cls === GROUP_MANAGEMENT ? ['host'] : undefined;
+}
 
 /** The class of an event no rule matches. */
 export const FALLBACK: ClassRule = { pattern: /$^/, cls: API_ACTIVITY, activityId: 99, status: STATUS.unknown };

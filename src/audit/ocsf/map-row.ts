@@ -23,7 +23,11 @@ import {
   AUTHENTICATION,
   classifyEventName,
   GROUP_MANAGEMENT,
+  OCSF_EMAIL,
   OCSF_VERSION,
+  profilesOf,
+  UNKNOWN_ENDPOINT,
+  UNKNOWN_USER,
   SEVERITY_IDS,
   SEVERITY_NAMES,
   STATUS_NAMES,
@@ -42,16 +46,14 @@ const EXTRA_CANDIDATES = {
 
 /** A details cell longer than this is not parsed (it stays whole in `unmapped`). */
 const MAX_DETAILS_CHARS = 64 * 1024;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
 
-const UNKNOWN_USER: JsonObject = { type_id: 0, type: 'Unknown' };
-
+/** An address is the user's name on the platform (its users sign in with it) and its `email_addr`. */
 function userOf(text: string | undefined): JsonObject | undefined {
   if (!text) return undefined;
-  return EMAIL.test(text) ? { email_addr: text } : { name: text };
+  return OCSF_EMAIL.test(text) ? { name: text, email_addr: text } : { name: text };
 }
 
 function severityOf(text: string | undefined): { id: number; name: string } {
@@ -117,7 +119,8 @@ export class OcsfRowMapper {
     const details = rule.cls === AUTHENTICATION ? {} : detailsOf(cell(this.details));
     if (rule.cls === GROUP_MANAGEMENT && details.group === undefined) rule = { ...rule, cls: ACCOUNT_CHANGE, activityId: 99 };
     const cls: OcsfClass = rule.cls;
-    const activityName = cls.activities[rule.activityId]!;
+    const activityName = rule.activityName ?? cls.activities[rule.activityId]!;
+    const profiles = profilesOf(cls);
     const severity = severityOf(cell(this.severity));
     const rowUser = userOf(cell(plan.email));
 
@@ -138,13 +141,14 @@ export class OcsfRowMapper {
       ...(action === undefined ? {} : { message: action }),
       metadata: {
         version: OCSF_VERSION,
+        ...(profiles ? { profiles } : {}),
         product: { ...OCSF_PRODUCT },
         uid: key,
         log_name: 'platform.audit',
         ...(action === undefined ? {} : { event_code: action }),
         ...(cell(plan.timestamp) === undefined ? {} : { original_time: cell(plan.timestamp)! }),
       },
-      actor: { user: rowUser ?? UNKNOWN_USER },
+      actor: { user: rowUser ?? { ...UNKNOWN_USER } },
     };
 
     const ip = cell(plan.ip);
@@ -152,13 +156,13 @@ export class OcsfRowMapper {
     if (srcEndpoint) event['src_endpoint'] = srcEndpoint;
 
     if (cls === AUTHENTICATION) {
-      event['user'] = rowUser ?? UNKNOWN_USER;
+      event['user'] = rowUser ?? { ...UNKNOWN_USER };
     } else if (cls === ACCOUNT_CHANGE || cls === GROUP_MANAGEMENT) {
-      event['user'] = userOf(details.target) ?? rowUser ?? UNKNOWN_USER;
+      event['user'] = userOf(details.target) ?? rowUser ?? { ...UNKNOWN_USER };
       if (cls === GROUP_MANAGEMENT) event['group'] = { name: details.group! };
     } else if (cls === API_ACTIVITY) {
       event['api'] = { operation: action ?? 'Unknown', service: { name: OCSF_PRODUCT.name } };
-      event['src_endpoint'] = srcEndpoint ?? { type_id: 0, type: 'Unknown' };
+      event['src_endpoint'] = srcEndpoint ?? { ...UNKNOWN_ENDPOINT };
       const ua = cell(this.userAgent);
       if (ua !== undefined) {
         event['http_request'] = { user_agent: ua };

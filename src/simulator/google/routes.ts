@@ -14,6 +14,8 @@ import type { GoogleWorkspace } from './workspace.ts';
 export const DIRECTORY_PREFIX = '/admin/directory/v1';
 const SCOPE = 'https://www.googleapis.com/auth/admin.directory.';
 
+type DirectoryRoute = Exclude<GoogleRoute, 'token' | 'activities'>;
+
 /** Google's documented maxResults ranges and defaults. */
 export const PAGE_LIMITS = {
   users: { max: 500, default: 100 },
@@ -22,16 +24,18 @@ export const PAGE_LIMITS = {
 } as const;
 
 /** Any one of these scopes lets a token call the route. */
-const ROUTE_SCOPES: Record<Exclude<GoogleRoute, 'token'>, string[]> = {
+const ROUTE_SCOPES: Record<DirectoryRoute, string[]> = {
   users: ['user.readonly', 'user'].map((s) => SCOPE + s),
+  user: ['user.readonly', 'user'].map((s) => SCOPE + s),
   groups: ['group.readonly', 'group'].map((s) => SCOPE + s),
   group: ['group.readonly', 'group'].map((s) => SCOPE + s),
   members: ['group.member.readonly', 'group.member', 'group.readonly', 'group'].map((s) => SCOPE + s),
 };
 
 export interface ParsedRoute {
-  route: Exclude<GoogleRoute, 'token'>;
+  route: DirectoryRoute;
   groupKey?: string;
+  userKey?: string;
 }
 
 export function parseDirectoryPath(path: string): ParsedRoute | undefined {
@@ -39,6 +43,8 @@ export function parseDirectoryPath(path: string): ParsedRoute | undefined {
   const rest = path.slice(DIRECTORY_PREFIX.length).replace(/\/+$/, '');
   if (rest === '/users') return { route: 'users' };
   if (rest === '/groups') return { route: 'groups' };
+  const u = /^\/users\/([^/]+)$/.exec(rest);
+  if (u) return { route: 'user', userKey: decodeURIComponent(u[1] as string) };
   const m = /^\/groups\/([^/]+)(\/members)?$/.exec(rest);
   if (m) return { route: m[2] ? 'members' : 'group', groupKey: decodeURIComponent(m[1] as string) };
   return undefined;
@@ -46,7 +52,7 @@ export function parseDirectoryPath(path: string): ParsedRoute | undefined {
 
 /** Where a list request starts, for fault matching (`page` counts from 1). */
 export function pageOf(route: ParsedRoute['route'], query: URLSearchParams): number {
-  if (route === 'group') return 1;
+  if (route === 'group' || route === 'user') return 1;
   const size = Number(query.get('maxResults') ?? PAGE_LIMITS[route].default);
   const token = decodeToken(query.get('pageToken'));
   return token && Number.isInteger(size) && size > 0 ? Math.floor(token.o / size) + 1 : 1;
@@ -67,9 +73,10 @@ function decodeToken(raw: string | null): PageToken | undefined {
   }
 }
 
-const bindingOf = (parts: Array<string | null>): string => createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 16);
+export const bindingOf = (parts: Array<string | null>): string =>
+  createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 16);
 
-class ApiReply extends Error {
+export class ApiReply extends Error {
   readonly reply: JsonReply;
   constructor(reply: JsonReply) {
     super('api error');
@@ -77,7 +84,7 @@ class ApiReply extends Error {
   }
 }
 
-function page<T>(
+export function page<T>(
   items: readonly T[],
   query: URLSearchParams,
   limit: { max: number; default: number },
@@ -165,9 +172,15 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
           if (e instanceof QuerySyntaxError) return apiError(400, 'Invalid Input', 'invalid');
           throw e;
         }
-        const all = ws.listUsers().filter(match);
+        // showDeleted=true lists the deleted users instead (Google: deleted within the last 20 days).
+        const all = (query.get('showDeleted') === 'true' ? ws.listDeletedUsers() : ws.listUsers()).filter(match);
         const mask = maskRaw ? new Set(maskRaw.split(',').map((s) => s.trim().toLowerCase())) : undefined;
-        const p = page(all, query, PAGE_LIMITS.users, bindingOf(['users', query.get('query'), query.get('customer'), query.get('domain')]));
+        const p = page(
+          all,
+          query,
+          PAGE_LIMITS.users,
+          bindingOf(['users', query.get('query'), query.get('customer'), query.get('domain'), query.get('showDeleted')]),
+        );
         const body: Record<string, unknown> = { kind: 'admin#directory#users', etag: `"${bindingOf([String(all.length)])}"` };
         // Google omits an empty list entirely.
         if (p.slice.length > 0) body['users'] = p.slice.map((u) => projectUser(u, projection, mask));
@@ -183,17 +196,25 @@ export function handleDirectory(parsed: ParsedRoute, query: URLSearchParams, tok
           if (e instanceof QuerySyntaxError) return apiError(400, 'Invalid Input', 'invalid');
           throw e;
         }
-        const all = ws.listGroups().filter(match);
+        const userKey = query.get('userKey');
+        // userKey: the groups that user (or group) is a direct member of.
+        const all = (userKey !== null ? ws.groupsOf(userKey) : ws.listGroups()).filter(match);
         const p = page(
           all,
           query,
           PAGE_LIMITS.groups,
-          bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain')]),
+          bindingOf(['groups', query.get('query'), query.get('customer'), query.get('domain'), query.get('userKey')]),
         );
         const body: Record<string, unknown> = { kind: 'admin#directory#groups', etag: `"${bindingOf([String(all.length)])}"` };
         if (p.slice.length > 0) body['groups'] = p.slice;
         if (p.next) body['nextPageToken'] = p.next;
         return { status: 200, json: withFields(body, query) };
+      }
+      case 'user': {
+        // users.get: by primary address, alias or id; a deleted user is 404 like one never created.
+        const u = ws.user(parsed.userKey ?? '');
+        if (!u) return apiError(404, 'Resource Not Found: userKey', 'notFound');
+        return { status: 200, json: withFields({ ...projectUser(u, query.get('projection') ?? 'basic', undefined) }, query) };
       }
       case 'group':
       case 'members': {

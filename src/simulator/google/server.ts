@@ -1,6 +1,7 @@
 /**
  * startGoogleSimulator(): a Google Workspace on a real socket — the OAuth token endpoint
- * (POST /token) and the Admin SDK Directory API (GET /admin/directory/v1/…). The real
+ * (POST /token), the Admin SDK Directory API (GET /admin/directory/v1/…) and the Reports
+ * API's admin activities (GET /admin/reports/v1/activity/…, reports.ts). The real
  * google-auth-library and @googleapis/admin clients talk to it when configured with its
  * `tokenUrl` and `rootUrl`.
  */
@@ -9,6 +10,7 @@ import { listenOn } from '../http-io.ts';
 import { apiError, serviceDisabled, type JsonReply } from './errors.ts';
 import { GoogleFaults, faultReply } from './faults.ts';
 import { handleDirectory, pageOf, parseDirectoryPath } from './routes.ts';
+import { activityPageOf, handleReports, parseReportsPath } from './reports.ts';
 import { handleToken, type IssuedToken } from './token.ts';
 import type { GoogleFaultRule, GoogleRequestLogEntry, GoogleSimulatorOptions, SimServiceAccount } from './types.ts';
 import { GoogleWorkspace } from './workspace.ts';
@@ -61,6 +63,7 @@ function send(res: ServerResponse, reply: JsonReply, truncate = false): void {
 
 export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): Promise<GoogleSimulator> {
   const workspace = new GoogleWorkspace(opts.domain ?? 'example.com', opts.customerId ?? 'C0sim1234');
+  workspace.activity.lagMs = opts.reportsLagMs ?? 0;
   let accounts = new Map((opts.serviceAccounts ?? []).map((a) => [a.clientEmail.toLowerCase(), a] as const));
   let apiEnabled = opts.apiEnabled ?? true;
   const faults = new GoogleFaults(opts.faults ?? []);
@@ -85,14 +88,16 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
     };
     const body = await readBody(req);
     const parsed = parseDirectoryPath(url.pathname);
+    const reports = parsed ? undefined : parseReportsPath(url.pathname);
     const isToken = url.pathname === '/token';
-    if (!isToken && !parsed) {
+    if (!isToken && !parsed && !reports) {
       send(res, apiError(404, `Not Found: ${method} ${url.pathname}`, 'notFound'));
       return finish(404);
     }
-    const route = parsed ? parsed.route : 'token';
+    const route = parsed ? parsed.route : reports ? 'activities' : 'token';
     entry.route = route;
-    const fault = faults.pick({ route, page: parsed ? pageOf(parsed.route, url.searchParams) : 1, groupKey: parsed?.groupKey });
+    const page = parsed ? pageOf(parsed.route, url.searchParams) : reports ? activityPageOf(url.searchParams) : 1;
+    const fault = faults.pick({ route, page, groupKey: parsed?.groupKey });
     if (fault) entry.fault = fault.kind;
     if (fault?.kind === 'reset') {
       req.socket.destroy();
@@ -133,6 +138,8 @@ export async function startGoogleSimulator(opts: GoogleSimulatorOptions = {}): P
         reply = apiError(405, 'Method Not Allowed', 'methodNotAllowed');
       } else if (parsed) {
         reply = handleDirectory(parsed, url.searchParams, token, { workspace });
+      } else if (reports) {
+        reply = handleReports(reports, url.searchParams, token, workspace);
       } else {
         reply = apiError(404, 'Not Found', 'notFound');
       }

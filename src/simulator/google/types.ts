@@ -72,7 +72,7 @@ export interface SimServiceAccount {
 }
 
 /** Which request a fault applies to. */
-export type GoogleRoute = 'token' | 'users' | 'groups' | 'group' | 'members';
+export type GoogleRoute = 'token' | 'users' | 'user' | 'groups' | 'group' | 'members' | 'activities';
 
 export type GoogleFaultKind =
   /** 429 RESOURCE_EXHAUSTED, reason rateLimitExceeded. */
@@ -133,4 +133,6 @@ export interface GoogleSimulatorOptions {
   /** Keep a request log in memory (default true). */
   recordRequests?: boolean;
   onRequest?: (entry: GoogleRequestLogEntry) => void;
+  /** Admin audit events become visible in the Reports API this long after they happen (ms; default 0). */
+  reportsLagMs?: number;
 }

@@ -1,9 +1,11 @@
 /**
  * The simulated Google Workspace: users, groups and direct group members, held in memory
  * in list order (users by primary email, groups by email, as `orderBy=email` returns them).
- * Tests and benchmarks edit it directly between reads.
+ * Tests and benchmarks edit it directly between reads; every edit is recorded in the admin
+ * audit log (activity.ts) as the Admin console would record it.
  */
 import { createHash } from 'node:crypto';
+import { AdminActivityLog } from './activity.ts';
 import type { GoogleGroup, GoogleMember, GoogleUser, MemberType } from './types.ts';
 
 const etag = (s: string): string => `"${createHash('sha1').update(s).digest('base64url').slice(0, 27)}"`;
@@ -37,6 +39,10 @@ export class GoogleWorkspace {
   private readonly groups = new Map<string, GoogleGroup>();
   private readonly members = new Map<string, MemberInput[]>();
   private readonly usersById = new Map<string, GoogleUser>();
+  /** Deleted users, as users.list with showDeleted=true lists them. */
+  private readonly deleted: GoogleUser[] = [];
+  /** The admin audit log (Reports API, application `admin`). */
+  readonly activity: AdminActivityLog;
   private readonly groupsById = new Map<string, GoogleGroup>();
   private seq = 0;
   private sortedUsers: GoogleUser[] | undefined;
@@ -45,6 +51,7 @@ export class GoogleWorkspace {
   constructor(domain: string, customerId: string) {
     this.domain = domain;
     this.customerId = customerId;
+    this.activity = new AdminActivityLog(customerId, `admin@${domain}`);
   }
 
   private nextId(prefix: string): string {
@@ -78,6 +85,7 @@ export class GoogleWorkspace {
     this.users.set(u.primaryEmail.toLowerCase(), user);
     this.usersById.set(id, user);
     this.sortedUsers = undefined;
+    this.activity.record('USER_SETTINGS', 'CREATE_USER', { USER_EMAIL: u.primaryEmail });
     return user;
   }
 
@@ -86,6 +94,7 @@ export class GoogleWorkspace {
     const u = this.user(email);
     if (!u) throw new Error(`no user ${email}`);
     const before = u.primaryEmail.toLowerCase();
+    const was = structuredClone(u);
     change(u);
     if (u.suspended && u.suspensionReason === undefined) u.suspensionReason = 'ADMIN';
     if (!u.suspended) delete u.suspensionReason;
@@ -95,14 +104,39 @@ export class GoogleWorkspace {
     }
     u.etag = etag(`${u.id}:${JSON.stringify(u)}`);
     this.sortedUsers = undefined;
+    this.recordUserChange(was, u);
     return u;
+  }
+
+  /** The Admin console's events for one user edit (User Settings event names). */
+  private recordUserChange(was: GoogleUser, now: GoogleUser): void {
+    const log = (name: string, extra: Record<string, string> = {}): void => {
+      this.activity.record('USER_SETTINGS', name, { USER_EMAIL: now.primaryEmail, ...extra });
+    };
+    if (was.primaryEmail !== now.primaryEmail)
+      this.activity.record('USER_SETTINGS', 'RENAME_USER', { USER_EMAIL: was.primaryEmail, NEW_VALUE: now.primaryEmail });
+    if (was.suspended !== now.suspended) log(now.suspended ? 'SUSPEND_USER' : 'UNSUSPEND_USER');
+    if (was.archived !== now.archived) log(now.archived ? 'ARCHIVE_USER' : 'UNARCHIVE_USER');
+    if (was.orgUnitPath !== now.orgUnitPath) log('MOVE_USER_TO_ORG_UNIT', { ORG_UNIT_NAME: was.orgUnitPath, NEW_VALUE: now.orgUnitPath });
+    if (was.name.givenName !== now.name.givenName) log('CHANGE_FIRST_NAME', { NEW_VALUE: now.name.givenName ?? '' });
+    if (was.name.familyName !== now.name.familyName) log('CHANGE_LAST_NAME', { NEW_VALUE: now.name.familyName ?? '' });
+    if (was.isAdmin !== now.isAdmin) log(now.isAdmin ? 'GRANT_ADMIN_PRIVILEGE' : 'REVOKE_ADMIN_PRIVILEGE');
   }
 
   removeUser(email: string): void {
     const u = this.user(email);
-    if (u) this.usersById.delete(u.id);
+    if (u) {
+      this.usersById.delete(u.id);
+      this.deleted.push(u);
+      this.activity.record('USER_SETTINGS', 'DELETE_USER', { USER_EMAIL: u.primaryEmail });
+    }
     this.users.delete(email.toLowerCase());
     this.sortedUsers = undefined;
+  }
+
+  /** Users deleted (Google keeps them listable with showDeleted=true for 20 days). */
+  listDeletedUsers(): readonly GoogleUser[] {
+    return this.deleted;
   }
 
   addGroup(g: { email: string; name?: string; description?: string; members?: MemberInput[]; id?: string }): GoogleGroup {
@@ -121,15 +155,59 @@ export class GoogleWorkspace {
     this.groupsById.set(id, group);
     this.members.set(id, []);
     this.sortedGroups = undefined;
+    this.activity.record('GROUP_SETTINGS', 'CREATE_GROUP', { GROUP_EMAIL: g.email });
     if (g.members) this.setMembers(g.email, g.members);
     return group;
   }
 
+  /** Replace a group's direct members; each member added or removed is one admin event. */
   setMembers(groupEmail: string, members: MemberInput[]): void {
     const g = this.group(groupEmail);
     if (!g) throw new Error(`no group ${groupEmail}`);
+    const keys = (list: MemberInput[]): Set<string> => new Set(list.map((m) => m.key.toLowerCase()));
+    const before = keys(this.members.get(g.id) ?? []);
+    const after = keys(members);
+    for (const m of members)
+      if (!before.has(m.key.toLowerCase()))
+        this.activity.record('GROUP_SETTINGS', 'ADD_GROUP_MEMBER', { USER_EMAIL: m.key, GROUP_EMAIL: g.email });
+    for (const m of this.members.get(g.id) ?? [])
+      if (!after.has(m.key.toLowerCase()))
+        this.activity.record('GROUP_SETTINGS', 'REMOVE_GROUP_MEMBER', { USER_EMAIL: m.key, GROUP_EMAIL: g.email });
     this.members.set(g.id, [...members]);
     g.directMembersCount = String(members.length);
+  }
+
+  /** Rename a group (its display name); recorded as CHANGE_GROUP_NAME. */
+  renameGroup(groupEmail: string, name: string): GoogleGroup {
+    const g = this.group(groupEmail);
+    if (!g) throw new Error(`no group ${groupEmail}`);
+    const old = g.name;
+    g.name = name;
+    g.etag = etag(`${g.id}:${JSON.stringify(g)}`);
+    this.activity.record('GROUP_SETTINGS', 'CHANGE_GROUP_NAME', { GROUP_EMAIL: g.email, OLD_VALUE: old, NEW_VALUE: name });
+    return g;
+  }
+
+  removeGroup(groupEmail: string): void {
+    const g = this.group(groupEmail);
+    if (!g) return;
+    this.groups.delete(g.email.toLowerCase());
+    this.groupsById.delete(g.id);
+    this.members.delete(g.id);
+    this.sortedGroups = undefined;
+    this.activity.record('GROUP_SETTINGS', 'DELETE_GROUP', { GROUP_EMAIL: g.email });
+  }
+
+  /** Groups that have `key` (a user or group email or id) as a direct member: groups.list with userKey. */
+  groupsOf(key: string): GoogleGroup[] {
+    const target = this.user(key)?.primaryEmail ?? this.group(key)?.email ?? key;
+    const k = target.toLowerCase();
+    return this.listGroups().filter((g) =>
+      (this.members.get(g.id) ?? []).some((m) => {
+        const mk = m.key.toLowerCase();
+        return mk === k || this.user(m.key)?.primaryEmail.toLowerCase() === k || this.group(m.key)?.email.toLowerCase() === k;
+      }),
+    );
   }
 
   user(key: string): GoogleUser | undefined {

@@ -4,8 +4,10 @@
  * opaque string the caller keeps in the tenant state. No cursor, an expired one (410), or a
  * change Graph reports in a form that cannot be applied alone (a group nested in or taken
  * out of another) is answered by a full read and a fresh cursor — never by a guess.
+ * A round names the groups whose members changed; the source reads those groups whole
+ * (changes.ts' contract: a changed group carries its complete member list).
  */
-import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
+import type { NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { validateUser } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { GraphClient } from './graph.ts';
@@ -21,15 +23,14 @@ export interface GroupChange {
   membersRemoved: string[];
 }
 
-export type EntraChanges =
-  | { kind: 'full'; reason: 'no cursor' | 'cursor expired' | 'nesting changed'; state: DesiredState; cursor: string }
-  | {
-      kind: 'delta';
-      users: { upserted: NormalizedUser[]; removed: string[] };
-      groups: { changed: GroupChange[]; removed: string[] };
-      rejected: SourceRejection[];
-      cursor: string;
-    };
+/** One delta round as Graph reports it: member additions and removals per group. */
+export interface DeltaRound {
+  kind: 'delta';
+  users: { upserted: NormalizedUser[]; removed: string[] };
+  groups: { changed: GroupChange[]; removed: string[] };
+  rejected: SourceRejection[];
+  cursor: string;
+}
 
 interface Cursor {
   v: 1;
@@ -90,10 +91,7 @@ export async function startDelta(d: DeltaInput): Promise<Omit<Cursor, 'v' | 'nes
 const removedOf = (o: Record<string, unknown>): boolean => o['@removed'] !== undefined && o['@removed'] !== null;
 
 /** One delta round from a cursor. Throws `expired` (status 410) for the caller to start over. */
-export async function readDelta(
-  d: DeltaInput,
-  cursor: Cursor,
-): Promise<Extract<EntraChanges, { kind: 'delta' }> | { kind: 'nesting changed' }> {
+export async function readDelta(d: DeltaInput, cursor: Cursor): Promise<DeltaRound | { kind: 'nesting changed' }> {
   const upserted: NormalizedUser[] = [];
   const removed: string[] = [];
   const rejected: SourceRejection[] = [];

@@ -16,10 +16,11 @@ import type { DesiredState, NormalizedUser, SourceRejection } from '../../identi
 import { admitUser } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { createDispatcher } from '../../platform/dispatcher.ts';
-import { logDirectoryRead, type Source } from '../source.ts';
+import { logDirectoryRead } from '../source.ts';
 import type { EntraContext } from './classify.ts';
 import { createCredential, graphScope } from './credential.ts';
-import { decodeCursor, encodeCursor, readDelta, startDelta, type DeltaInput, type EntraChanges } from './delta.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges, SourceDelta } from '../changes.ts';
+import { decodeCursor, encodeCursor, readDelta, startDelta, type DeltaInput, type DeltaRound } from './delta.ts';
 import { GraphClient } from './graph.ts';
 import { getGroup, listMembers, memberKind, readGroups } from './groups.ts';
 import { mapGraphUser, userSelect, type GraphUser } from './map.ts';
@@ -32,7 +33,7 @@ export interface EntraSourceContext {
   secrets?: ReadonlyMap<string, Secret> | undefined;
 }
 
-export class EntraIdSource implements Source {
+export class EntraIdSource implements ChangeSource {
   readonly describe: string;
   private readonly config: EntraIdSourceConfig;
   private readonly ctx: EntraSourceContext;
@@ -40,6 +41,8 @@ export class EntraIdSource implements Source {
   private dispatcher: Dispatcher | undefined;
   private stats: Record<string, number> = {};
   private lastNested: string[] = [];
+  /** The user scope of the last complete read (updated by each round): members of a changed group are kept within it. */
+  private scope: { userIds: Set<string>; rejectedUserIds: Set<string> } | undefined;
 
   constructor(config: EntraIdSourceConfig, ctx: EntraSourceContext) {
     this.config = config;
@@ -112,6 +115,7 @@ export class EntraIdSource implements Source {
         `${this.describe}: /users${c.users.filter ? ` with filter ${JSON.stringify(c.users.filter)}` : ''}${assigned ? ' within users.assignedGroups' : ''} returned no usable users (${stats['usersRead']} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
       );
     }
+    this.scope = { userIds: new Set(users.map((u) => u.externalId)), rejectedUserIds: new Set(rejectedIds) };
     let groups: DesiredState['groups'] = [];
     if (c.groups !== false) {
       const g = await readGroups({
@@ -131,17 +135,43 @@ export class EntraIdSource implements Source {
   }
 
   /**
-   * What changed since `cursor` (Graph delta queries). No cursor, an expired one, or a change
-   * to nested groups: a full read with a fresh cursor. Keep the returned cursor for the next call.
+   * Graph delta queries. None with `users.filter` or `users.assignedGroups`: users/delta
+   * takes neither, so a round could report users outside the configured scope.
    */
-  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<EntraChanges> {
+  changeMechanism(): ChangeMechanism | undefined {
+    if (this.config.users.filter !== undefined || this.config.users.assignedGroups !== undefined) return undefined;
+    return {
+      name: 'graph-delta',
+      pollIntervalMs: 60_000,
+      blindSpots: [
+        'a change to a nested group (members of a group inside a group): answered by a full read',
+        'groups.filter: a group that stops or starts matching the filter without a member change',
+      ],
+    };
+  }
+
+  /**
+   * What changed since `cursor` (Graph delta queries); each group whose members changed is
+   * read whole. No cursor, an expired one, or a change to nested groups: a full read with a
+   * fresh cursor. Keep the returned cursor for the next call.
+   */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
     const graph = await this.open(signal);
     const d: DeltaInput = { graph, config: this.config, select: userSelect(this.config), extra: this.config.users.select };
+    if (this.changeMechanism() === undefined)
+      return await this.fullWithCursor(d, signal, 'mechanism unavailable', 'users.filter or users.assignedGroups is set');
     if (cursor !== undefined) {
       try {
         const r = await readDelta(d, decodeCursor(cursor, graph));
-        if (r.kind === 'delta') return r;
-        return await this.fullWithCursor(d, signal, 'nesting changed');
+        if (r.kind !== 'delta') return await this.fullWithCursor(d, signal, 'cannot apply alone', 'nesting changed');
+        const complete = await this.completeGroups(graph, r);
+        if (complete !== undefined) return complete;
+        return await this.fullWithCursor(
+          d,
+          signal,
+          'cannot apply alone',
+          'a group changed and the user scope of the last read is not in memory',
+        );
       } catch (e) {
         if (!(isSyncError(e) && e.status === 410)) throw e;
         this.ctx.logger?.warn({ source: this.describe }, 'Entra delta token expired (410): reading in full');
@@ -173,12 +203,67 @@ export class EntraIdSource implements Source {
   private async fullWithCursor(
     d: DeltaInput,
     signal: AbortSignal | undefined,
-    reason: 'no cursor' | 'cursor expired' | 'nesting changed',
-  ): Promise<EntraChanges> {
+    reason: 'no cursor' | 'cursor expired' | 'cannot apply alone' | 'mechanism unavailable',
+    detail?: string,
+  ): Promise<SourceChanges> {
     // Links first: whatever changes while the full read runs shows up in the next round.
     const links = await startDelta(d);
     const state = await this.read(signal);
-    return { kind: 'full', reason, state, cursor: encodeCursor({ ...links, nested: this.lastNested }) };
+    return { kind: 'full', reason, ...(detail ? { detail } : {}), state, cursor: encodeCursor({ ...links, nested: this.lastNested }) };
+  }
+
+  /**
+   * The round as a SourceDelta: every group whose members changed read whole (its complete
+   * member list within the user scope of the last read). Undefined when a group changed and
+   * that scope is not in memory (after a restart).
+   */
+  private async completeGroups(graph: GraphClient, r: DeltaRound): Promise<SourceDelta | undefined> {
+    const scope = this.scope;
+    if (scope) {
+      for (const u of r.users.upserted) {
+        scope.userIds.add(u.externalId);
+        scope.rejectedUserIds.delete(u.externalId);
+      }
+      for (const id of r.users.removed) scope.userIds.delete(id);
+      for (const x of r.rejected) if (x.externalId !== undefined) scope.rejectedUserIds.add(x.externalId);
+    }
+    const delta: SourceDelta = {
+      kind: 'delta',
+      cursor: r.cursor,
+      users: r.users,
+      groups: { upserted: [], removed: r.groups.removed },
+      rejected: r.rejected,
+      changedAt: {},
+    };
+    const spec = this.config.groups;
+    const removed = new Set(r.groups.removed);
+    let ids = r.groups.changed.map((g) => g.externalId).filter((id) => !removed.has(id));
+    if (spec === false || ids.length === 0) return delta;
+    if (scope === undefined) return undefined;
+    if (spec.filter !== undefined) {
+      // groups/delta takes no $filter: keep the changed groups the filter selects.
+      const selected = new Set<string>();
+      await graph.listAll<{ id?: unknown }>(
+        `/v1.0/groups?$select=id&$top=${this.config.pageSize}&$filter=${encodeURIComponent(spec.filter)}`,
+        'groups',
+        (items) => {
+          for (const g of items) if (typeof g.id === 'string') selected.add(g.id);
+        },
+      );
+      ids = ids.filter((id) => selected.has(id));
+      if (ids.length === 0) return delta;
+    }
+    const g = await readGroups({
+      graph,
+      spec: { ...spec, filter: undefined, ids },
+      pageSize: this.config.pageSize,
+      concurrency: this.config.concurrency,
+      userIds: scope.userIds,
+      rejectedUserIds: scope.rejectedUserIds,
+      rejected: delta.rejected,
+    });
+    delta.groups.upserted = g.groups;
+    return delta;
   }
 
   /** Users (transitively) in users.assignedGroups: the app's "assigned users and groups". */

@@ -6,7 +6,7 @@
  * on the client's own transporter (the assertion's audience stays Google's token URL, as
  * Google requires). Both libraries load on first use.
  */
-import type { admin_directory_v1 } from '@googleapis/admin';
+import type { admin_directory_v1, admin_reports_v1 } from '@googleapis/admin';
 import type { JWT } from 'google-auth-library';
 import { SourceError } from '../../errors.ts';
 
@@ -80,4 +80,9 @@ export async function createJwt(o: ClientOptions): Promise<JWT> {
 export async function createDirectory(jwt: JWT, rootUrl: string): Promise<admin_directory_v1.Admin> {
   const { admin } = await import('@googleapis/admin');
   return admin({ version: 'directory_v1', auth: jwt, rootUrl });
+}
+
+export async function createReports(jwt: JWT, rootUrl: string): Promise<admin_reports_v1.Admin> {
+  const { admin } = await import('@googleapis/admin');
+  return admin({ version: 'reports_v1', auth: jwt, rootUrl });
 }

@@ -21,6 +21,17 @@ const groupsSchema = z
     path: ['emails'],
   });
 
+const changesSchema = z.strictObject({
+  /**
+   * Google lists admin events in the Reports API some time after they happen (its documented
+   * data lag): each poll re-reads this far behind the newest event seen; events already
+   * handled are skipped by their id.
+   */
+  overlapSeconds: z.number().int().min(0).max(86_400).default(600),
+  /** How often the daemon asks for changes. */
+  pollIntervalSeconds: z.number().int().min(5).max(86_400).default(60),
+});
+
 export const googleWorkspaceSourceSchema = z
   .strictObject({
     type: z.literal('google-workspace'),
@@ -62,6 +73,11 @@ export const googleWorkspaceSourceSchema = z
       .prefault({}),
     /** An empty user list is an error unless set. */
     allowEmpty: z.boolean().default(false),
+    /**
+     * Change detection from the admin audit log (Reports API, `admin` application): needs
+     * the admin.reports.audit.readonly scope in the delegation. `false`: full reads only.
+     */
+    changes: z.union([z.literal(false), changesSchema]).default(false),
   })
   .refine((c) => c.customer === undefined || c.domain === undefined, { message: 'set customer or domain, not both', path: ['domain'] })
   .superRefine((c, ctx) => {
@@ -81,9 +97,11 @@ export const SCOPES = {
   users: 'https://www.googleapis.com/auth/admin.directory.user.readonly',
   groups: 'https://www.googleapis.com/auth/admin.directory.group.readonly',
   members: 'https://www.googleapis.com/auth/admin.directory.group.member.readonly',
+  reports: 'https://www.googleapis.com/auth/admin.reports.audit.readonly',
 } as const;
 
 /** The read-only scopes a config needs; nothing else is ever requested. */
-export function scopesFor(c: Pick<GoogleWorkspaceSourceConfig, 'groups'>): string[] {
-  return c.groups === false ? [SCOPES.users] : [SCOPES.users, SCOPES.groups, SCOPES.members];
+export function scopesFor(c: Pick<GoogleWorkspaceSourceConfig, 'groups'> & { changes?: GoogleWorkspaceSourceConfig['changes'] }): string[] {
+  const read = c.groups === false ? [SCOPES.users] : [SCOPES.users, SCOPES.groups, SCOPES.members];
+  return c.changes ? [...read, SCOPES.reports] : read;
 }

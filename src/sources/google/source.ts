@@ -5,7 +5,7 @@
  * fails or arrives cut short fails the read before the platform is touched.
  */
 import { readFile } from 'node:fs/promises';
-import type { admin_directory_v1 } from '@googleapis/admin';
+import type { admin_directory_v1, admin_reports_v1 } from '@googleapis/admin';
 import type { JWT } from 'google-auth-library';
 import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
@@ -15,9 +15,12 @@ import type { DesiredState, NormalizedUser, SourceRejection } from '../../identi
 import { admitUser } from '../../identity/admit.ts';
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
-import { logDirectoryRead, type Source } from '../source.ts';
+import { logDirectoryRead } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import { readGoogleDelta, type GoogleScope } from './changes.ts';
+import { decodeReportsCursor, readAdminChanges, startCursor, type ReportsInput } from './reports.ts';
 import { DELEGATION_PATH, googleError } from './classify.ts';
-import { createDirectory, createJwt, parseServiceAccountKey, type ServiceAccountKey } from './client.ts';
+import { createDirectory, createJwt, createReports, parseServiceAccountKey, type ServiceAccountKey } from './client.ts';
 import { readGroups } from './groups.ts';
 import { USER_FIELDS, mapGoogleUser, type GoogleUser } from './map.ts';
 import { callApi, listAll, type CallEnv } from './paged.ts';
@@ -37,11 +40,13 @@ interface Session {
   env: CallEnv;
 }
 
-export class GoogleWorkspaceSource implements Source {
+export class GoogleWorkspaceSource implements ChangeSource {
   readonly describe: string;
   private readonly config: GoogleWorkspaceSourceConfig;
   private readonly ctx: GoogleSourceContext;
   private readonly scopes: string[];
+  /** The user scope of the last complete read, for group deltas (changes.ts). */
+  private scope: GoogleScope | undefined;
 
   constructor(config: GoogleWorkspaceSourceConfig, ctx: GoogleSourceContext) {
     this.config = config;
@@ -113,6 +118,7 @@ export class GoogleWorkspaceSource implements Source {
         `${this.describe}: users.list${c.users.query ? ` with query ${JSON.stringify(c.users.query)}` : ''} returned no usable users (${stats['usersRead']} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
       );
     }
+    this.scope = { userIds: new Set(users.map((u) => u.externalId)), rejectedUserIds: new Set(rejectedIds) };
     let groups: DesiredState['groups'] = [];
     if (c.groups !== false) {
       const g = await readGroups({
@@ -134,6 +140,73 @@ export class GoogleWorkspaceSource implements Source {
         );
     }
     return logDirectoryRead(this.ctx.logger, this.describe, 'Google Workspace directory read', started, { users, groups, rejected, stats });
+  }
+
+  /** The admin audit log (Reports API) when `changes` is configured; none otherwise. */
+  changeMechanism(): ChangeMechanism | undefined {
+    const ch = this.config.changes;
+    if (ch === false) return undefined;
+    return {
+      name: 'google-reports',
+      pollIntervalMs: ch.pollIntervalSeconds * 1000,
+      blindSpots: [
+        `events Google lists later than overlapSeconds (${ch.overlapSeconds} s) after they happened`,
+        'changes the admin audit log does not record (e.g. a custom schema field set through the API by another app, a user changed by directory sync)',
+        'a deleted group or a change to a nested group: answered by a full read',
+      ],
+    };
+  }
+
+  /**
+   * What changed since `cursor`, from the admin audit log: each user and group an event
+   * names, read again. No cursor, an unknown one, or a change that cannot be applied alone:
+   * a full read, with a cursor taken before it.
+   */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    const ch = this.config.changes;
+    const s = await this.open(signal);
+    const reportsInput = (reports: admin_reports_v1.Admin): ReportsInput => ({
+      reports,
+      env: s.env,
+      callOptions: this.callOptions(signal),
+      overlapMs: (ch === false ? 0 : ch.overlapSeconds) * 1000,
+    });
+    const r = reportsInput(await createReports(s.jwt, this.config.rootUrl));
+    const full = async (
+      reason: 'no cursor' | 'cursor expired' | 'cannot apply alone' | 'mechanism unavailable',
+      detail?: string,
+    ): Promise<SourceChanges> => {
+      const next = ch === false ? '' : await startCursor(r, Date.now());
+      return { kind: 'full', reason, ...(detail ? { detail } : {}), state: await this.read(signal), cursor: next };
+    };
+    if (ch === false) return await full('mechanism unavailable', 'changes is not configured for this source');
+    if (cursor === undefined) return await full('no cursor');
+    const decoded = decodeReportsCursor(cursor);
+    if (decoded === undefined) return await full('cursor expired', 'not a Reports API cursor');
+    const events = await readAdminChanges(r, decoded);
+    if (events.events === 0)
+      return {
+        kind: 'delta',
+        cursor,
+        users: { upserted: [], removed: [] },
+        groups: { upserted: [], removed: [] },
+        rejected: [],
+        changedAt: {},
+      };
+    const d = await readGoogleDelta(
+      {
+        directory: s.directory,
+        env: s.env,
+        config: this.config,
+        where: this.where(),
+        callOptions: this.callOptions(signal),
+        scope: this.scope,
+      },
+      events,
+    );
+    if (d.kind === 'delta') return d.delta;
+    this.ctx.logger?.info({ source: this.describe, detail: d.detail }, 'Google change cannot be applied alone: reading in full');
+    return await full('cannot apply alone', d.detail);
   }
 
   /** A token for the delegated admin (all scopes), then one user: proves key, delegation, scopes, subject, API. */

@@ -4,7 +4,7 @@
  * groups and their members — a complete DesiredState or an error. Nothing partial ever
  * leaves: a page that stays throttled, fails or arrives cut short fails the read before
  * the platform is touched. `changes(cursor)` reads what changed since a cursor
- * (`lastUpdated gt`) for the change-driven path.
+ * (`lastUpdated gt`) for the change-driven path (changes.ts' contract).
  */
 import { readFile } from 'node:fs/promises';
 import { Agent as HttpAgent } from 'node:http';
@@ -18,7 +18,8 @@ import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { validateUser } from '../../identity/validate-user.ts';
 import { ErrorCodes, SourceError, SyncError } from '../../errors.ts';
-import { logDirectoryRead, type Source } from '../source.ts';
+import { logDirectoryRead } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
 import { ROLE_PATH, SCOPE_PATH, oktaError, type OktaClassifyContext } from './classify.ts';
 import { checkPrivateKey, createOktaClient, type OktaCredential } from './client.ts';
 import { OktaCallError, type ExecutorOptions } from './executor.ts';
@@ -33,25 +34,34 @@ export interface OktaSourceContext {
   secrets?: ReadonlyMap<string, Secret> | undefined;
 }
 
-/** What changed since a cursor. Group members are Okta user ids as Okta lists them. */
-export interface OktaChanges {
-  users: NormalizedUser[];
-  groups: NormalizedGroup[];
-  rejected: SourceRejection[];
-  /** Pass to the next `changes()`: the latest lastUpdated seen (unchanged when nothing changed). */
-  cursor: string | undefined;
-}
-
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const PAGE = 200;
+/**
+ * The first cursor after a full read is our clock before the read, this far back: Okta
+ * stamps lastUpdated with its own clock. Changes re-reported within it are harmless
+ * (an upsert of a complete record applies twice to the same result).
+ */
+export const OKTA_CLOCK_SKEW_MS = 60_000;
 
-export class OktaSource implements Source {
+export const OKTA_CHANGE_MECHANISM: ChangeMechanism = {
+  name: 'okta-last-updated',
+  pollIntervalMs: 60_000,
+  blindSpots: [
+    'deleted users and groups (a deleted object is no longer listed)',
+    'a user who stops matching users.search (found only by the full reconcile)',
+    'a clock difference with Okta larger than one minute, for the first poll after a full read',
+  ],
+};
+
+export class OktaSource implements ChangeSource {
   readonly describe: string;
   private readonly config: OktaSourceConfig;
   private readonly ctx: OktaSourceContext;
   private readonly scopes: string[];
   private readonly active: ReadonlySet<string>;
   private agents: { http: HttpAgent; https: HttpsAgent } | undefined;
+  /** The user scope of the last complete read (updated by each change read): members of a changed group are kept within it. */
+  private scope: { userIds: Set<string>; rejectedUserIds: Set<string> } | undefined;
 
   constructor(config: OktaSourceConfig, ctx: OktaSourceContext) {
     this.config = config;
@@ -81,6 +91,7 @@ export class OktaSource implements Source {
       throw new SourceError(
         `${this.describe}: GET /api/v1/users with search ${JSON.stringify(this.userSearch(undefined))} returned no usable users (${stats['usersRead']} listed, ${rejected.length} rejected): refusing an empty directory (set allowEmpty: true if that is intended)`,
       );
+    this.scope = { userIds: new Set(users.map((u) => u.externalId)), rejectedUserIds: new Set(rejectedIds) };
     let groups: NormalizedGroup[] = [];
     if (c.groups !== false) {
       const spec = { types: c.groups.types, search: c.groups.search, concurrency: c.groups.concurrency };
@@ -98,29 +109,61 @@ export class OktaSource implements Source {
     return logDirectoryRead(this.ctx.logger, this.describe, 'Okta directory read', started, { users, groups, rejected, stats });
   }
 
+  changeMechanism(): ChangeMechanism {
+    return OKTA_CHANGE_MECHANISM;
+  }
+
   /**
-   * Users and groups changed after `cursor` (an ISO 8601 instant; undefined: everything),
-   * by `search=lastUpdated gt` on users and lastUpdated/lastMembershipUpdated on groups.
-   * All or nothing like `read()`. The daemon does not call it yet: it is the reader the
-   * change-driven sync will poll.
+   * Users and groups changed after `cursor` (an ISO 8601 instant), by `search=lastUpdated gt`
+   * on users and lastUpdated/lastMembershipUpdated on groups; each changed group with its
+   * complete member list. A user whose status left users.statuses is removed. No cursor, one
+   * that is not an instant, or a changed group while the user scope of the last read is not
+   * in memory (a restart): a full read. All or nothing like `read()`.
    */
-  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<OktaChanges> {
-    if (cursor !== undefined && Number.isNaN(Date.parse(cursor)))
-      throw new SyncError(ErrorCodes.CONFIG_INVALID, 'fatal', `Okta change cursor ${JSON.stringify(cursor)} is not an ISO 8601 instant`);
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    const full = async (reason: 'no cursor' | 'cursor expired' | 'cannot apply alone', detail?: string): Promise<SourceChanges> => {
+      const started = new Date(Date.now() - OKTA_CLOCK_SKEW_MS).toISOString();
+      return { kind: 'full', reason, ...(detail ? { detail } : {}), state: await this.read(signal), cursor: started };
+    };
+    if (cursor === undefined) return await full('no cursor');
+    if (Number.isNaN(Date.parse(cursor))) return await full('cursor expired', 'not an ISO 8601 instant');
     const stats: Record<string, number> = { usersRead: 0, usersInactive: 0, retries: 0, paced: 0 };
     const { client, classify } = await this.open(signal, stats);
     const rejected: SourceRejection[] = [];
-    const r = await this.guard(classify, 'GET /api/v1/users', () => this.readUsers(client, cursor, rejected, stats));
+    const removed: string[] = [];
+    const r = await this.guard(classify, 'GET /api/v1/users', () => this.readUsers(client, cursor, rejected, stats, removed));
+    const scope = this.scope;
+    if (scope) {
+      for (const u of r.users) {
+        scope.userIds.add(u.externalId);
+        scope.rejectedUserIds.delete(u.externalId);
+      }
+      for (const id of removed) scope.userIds.delete(id);
+      for (const x of rejected) if (x.externalId !== undefined) scope.rejectedUserIds.add(x.externalId);
+    }
     let latest = r.latest;
     let groups: NormalizedGroup[] = [];
     const c = this.config;
     if (c.groups !== false) {
       const spec = { types: c.groups.types, search: c.groups.search, concurrency: c.groups.concurrency, changedSince: cursor };
-      const g = await this.guard(classify, 'GET /api/v1/groups', () => readGroups(client, spec, undefined, new Set(), rejected));
+      const g = await this.guard(classify, 'GET /api/v1/groups', () =>
+        readGroups(client, spec, scope?.userIds ?? new Set(), scope?.rejectedUserIds ?? new Set(), rejected),
+      );
+      if (g.groups.length > 0 && scope === undefined)
+        return await full('cannot apply alone', 'a group changed and the user scope of the last read is not in memory');
       groups = g.groups;
       if (g.latest !== undefined && (latest === undefined || Date.parse(g.latest) > Date.parse(latest))) latest = g.latest;
     }
-    return { users: r.users, groups, rejected, cursor: latest ?? cursor };
+    const changedAt: Record<string, number> = {};
+    for (const u of r.users) if (r.updated.has(u.externalId)) changedAt[u.externalId] = r.updated.get(u.externalId) as number;
+    return {
+      kind: 'delta',
+      cursor: latest ?? cursor,
+      users: { upserted: r.users, removed },
+      groups: { upserted: groups, removed: [] },
+      rejected,
+      changedAt,
+    };
   }
 
   /** A token (service app) and one user, then one group: proves credential, scopes and admin role. */
@@ -144,9 +187,10 @@ export class OktaSource implements Source {
     return `${who}; users${this.config.groups !== false ? ' and groups' : ''} readable; GET /api/v1/users returned ${String(first ?? 'no users')}`;
   }
 
+  /** A change read lists every status: a user whose status left users.statuses is a removal. */
   private userSearch(since: string | undefined): string {
     const u = this.config.users;
-    const parts = [`(${u.statuses.map((s) => `status eq "${s}"`).join(' or ')})`];
+    const parts = since === undefined ? [`(${u.statuses.map((s) => `status eq "${s}"`).join(' or ')})`] : [];
     if (u.search) parts.push(`(${u.search})`);
     if (since !== undefined) parts.push(`lastUpdated gt "${since}"`);
     return parts.join(' and ');
@@ -157,7 +201,9 @@ export class OktaSource implements Source {
     since: string | undefined,
     rejected: SourceRejection[],
     stats: Record<string, number>,
-  ): Promise<{ users: NormalizedUser[]; rejectedIds: Set<string>; latest: string | undefined }> {
+    /** Change reads: ids of users listed with a status outside users.statuses. */
+    removed?: string[],
+  ): Promise<{ users: NormalizedUser[]; rejectedIds: Set<string>; latest: string | undefined; updated: Map<string, number> }> {
     const users: NormalizedUser[] = [];
     const rejectedIds = new Set<string>();
     const index = new DuplicateIndex<number>('userName', (at) => {
@@ -165,6 +211,8 @@ export class OktaSource implements Source {
       return { ref: u.userName, name: u.userName };
     });
     let latest: string | undefined;
+    const updated = new Map<string, number>();
+    const statuses = new Set<string>(this.config.users.statuses);
     const coll = await client.userApi.listUsers({ search: this.userSearch(since), limit: PAGE });
     for await (const item of coll) {
       const raw = item as unknown as OktaUserLike | null;
@@ -172,6 +220,11 @@ export class OktaSource implements Source {
       stats['usersRead'] = (stats['usersRead'] ?? 0) + 1;
       const t = isoOf(raw.lastUpdated);
       if (t !== undefined && (latest === undefined || Date.parse(t) > Date.parse(latest))) latest = t;
+      if (t !== undefined && typeof raw.id === 'string') updated.set(raw.id, Date.parse(t));
+      if (removed !== undefined && typeof raw.id === 'string' && !statuses.has(String(raw.status))) {
+        removed.push(raw.id);
+        continue;
+      }
       const m = mapOktaUser(raw, this.active);
       if (m.ok && index.hasId(m.value.externalId)) continue; // listed twice across pages
       const checked = m.ok ? validateUser(m.value) : m;
@@ -193,7 +246,7 @@ export class OktaSource implements Source {
       users.push(checked.value);
       if (!checked.value.active) stats['usersInactive'] = (stats['usersInactive'] ?? 0) + 1;
     }
-    return { users, rejectedIds, latest };
+    return { users, rejectedIds, latest, updated };
   }
 
   /** Run one listing; any failure leaves classified, naming the page it happened on. */
