@@ -125,11 +125,14 @@ export class DesiredCache implements DesiredLookup {
     const groups = new Set<string>();
     for (const u of delta.users.upserted) {
       users.add(u.externalId);
+      // Valid now: its rejection goes, and so do rejected references to it as a group member.
       this.dropRejections(
         (r) =>
-          r.kind !== 'group' &&
-          (r.externalId === u.externalId ||
-            (r.externalId === undefined && r.userName !== undefined && nameKey(r.userName) === nameKey(u.userName))),
+          r.member === u.externalId ||
+          (r.kind !== 'group' &&
+            r.member === undefined &&
+            (r.externalId === u.externalId ||
+              (r.externalId === undefined && r.userName !== undefined && nameKey(r.userName) === nameKey(u.userName)))),
       );
       this.upsertUser(u);
     }
@@ -140,7 +143,10 @@ export class DesiredCache implements DesiredLookup {
     }
     for (const g of delta.groups.upserted) {
       groups.add(g.externalId);
-      this.dropRejections((r) => r.kind === 'group' && r.externalId === g.externalId);
+      // The group's own rejection goes. Its rejected member references stay: a source reports a
+      // rejection when it appears, not again with every change of the group (they go with the
+      // member's valid upsert, the group's removal or the next full read).
+      this.dropRejections((r) => r.kind === 'group' && r.member === undefined && r.externalId === g.externalId);
       this.upsertGroup(g);
     }
     for (const ext of delta.groups.removed) {
