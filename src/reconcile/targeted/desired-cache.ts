@@ -31,10 +31,14 @@ export interface DesiredLookup {
   readonly state: DesiredState;
   user(externalId: string): NormalizedUser | undefined;
   group(externalId: string): NormalizedGroup | undefined;
-  /** externalId of the valid user whose userName has this `nameKey`. */
+  /** externalId of a valid user whose userName has this `nameKey` (the first, see usersByNameKey). */
   userByNameKey(key: string): string | undefined;
+  /** Every valid user whose userName has this `nameKey` (more than one only while the cache is stale). */
+  usersByNameKey(key: string): readonly string[];
   /** externalId of the group whose displayName has this `nameKey`. */
   groupByNameKey(key: string): string | undefined;
+  /** Every group whose displayName has this `nameKey`. */
+  groupsByNameKey(key: string): readonly string[];
   /** Groups listing the user as a member. */
   groupsOf(userExternalId: string): readonly string[];
   /** Position in `state.users` / `state.groups` (planning keeps the source's order). */
@@ -59,8 +63,8 @@ export class DesiredCache implements DesiredLookup {
   readonly state: DesiredState;
   private readonly userAt = new Map<string, number>();
   private readonly groupAt = new Map<string, number>();
-  private readonly userName = new Map<string, string>();
-  private readonly groupName = new Map<string, string>();
+  private readonly userName = new KeySets();
+  private readonly groupName = new KeySets();
   private readonly memberOf = new Map<string, Set<string>>();
   private readonly rejections = new Map<string, SourceRejection>();
 
@@ -69,11 +73,11 @@ export class DesiredCache implements DesiredLookup {
     lookups.set(state, this);
     state.users.forEach((u, i) => {
       this.userAt.set(u.externalId, i);
-      this.userName.set(nameKey(u.userName), u.externalId);
+      this.userName.add(nameKey(u.userName), u.externalId);
     });
     state.groups.forEach((g, i) => {
       this.groupAt.set(g.externalId, i);
-      this.groupName.set(nameKey(g.displayName), g.externalId);
+      this.groupName.add(nameKey(g.displayName), g.externalId);
       for (const m of g.members) this.addMemberOf(m, g.externalId);
     });
     for (const r of state.rejected) this.rejections.set(rejectionKey(r), r);
@@ -100,11 +104,19 @@ export class DesiredCache implements DesiredLookup {
   }
 
   userByNameKey(key: string): string | undefined {
-    return this.userName.get(key);
+    return this.userName.all(key)[0];
+  }
+
+  usersByNameKey(key: string): readonly string[] {
+    return this.userName.all(key);
   }
 
   groupByNameKey(key: string): string | undefined {
-    return this.groupName.get(key);
+    return this.groupName.all(key)[0];
+  }
+
+  groupsByNameKey(key: string): readonly string[] {
+    return this.groupName.all(key);
   }
 
   groupsOf(userExternalId: string): readonly string[] {
@@ -125,11 +137,14 @@ export class DesiredCache implements DesiredLookup {
     const groups = new Set<string>();
     for (const u of delta.users.upserted) {
       users.add(u.externalId);
+      // Valid now: its rejection goes, and so do rejected references to it as a group member.
       this.dropRejections(
         (r) =>
-          r.kind !== 'group' &&
-          (r.externalId === u.externalId ||
-            (r.externalId === undefined && r.userName !== undefined && nameKey(r.userName) === nameKey(u.userName))),
+          r.member === u.externalId ||
+          (r.kind !== 'group' &&
+            r.member === undefined &&
+            (r.externalId === u.externalId ||
+              (r.externalId === undefined && r.userName !== undefined && nameKey(r.userName) === nameKey(u.userName)))),
       );
       this.upsertUser(u);
     }
@@ -140,7 +155,10 @@ export class DesiredCache implements DesiredLookup {
     }
     for (const g of delta.groups.upserted) {
       groups.add(g.externalId);
-      this.dropRejections((r) => r.kind === 'group' && r.externalId === g.externalId);
+      // The group's own rejection goes. Its rejected member references stay: a source reports a
+      // rejection when it appears, not again with every change of the group (they go with the
+      // member's valid upsert, the group's removal or the next full read).
+      this.dropRejections((r) => r.kind === 'group' && r.member === undefined && r.externalId === g.externalId);
       this.upsertGroup(g);
     }
     for (const ext of delta.groups.removed) {
@@ -184,10 +202,10 @@ export class DesiredCache implements DesiredLookup {
       this.state.users.push(u);
     } else {
       const prev = this.state.users[i] as NormalizedUser;
-      if (this.userName.get(nameKey(prev.userName)) === u.externalId) this.userName.delete(nameKey(prev.userName));
+      this.userName.remove(nameKey(prev.userName), u.externalId);
       this.state.users[i] = u;
     }
-    this.userName.set(nameKey(u.userName), u.externalId);
+    this.userName.add(nameKey(u.userName), u.externalId);
   }
 
   /** Removes a user and its memberships; returns the groups it was taken out of. */
@@ -195,7 +213,7 @@ export class DesiredCache implements DesiredLookup {
     const i = this.userAt.get(ext);
     if (i !== undefined) {
       const prev = this.state.users[i] as NormalizedUser;
-      if (this.userName.get(nameKey(prev.userName)) === ext) this.userName.delete(nameKey(prev.userName));
+      this.userName.remove(nameKey(prev.userName), ext);
       removeAt(this.state.users, this.userAt, i, (u) => u.externalId);
     }
     const of = [...(this.memberOf.get(ext) ?? [])];
@@ -213,14 +231,14 @@ export class DesiredCache implements DesiredLookup {
       this.groupAt.set(g.externalId, this.state.groups.length);
       this.state.groups.push(g);
       for (const m of g.members) this.addMemberOf(m, g.externalId);
-      this.groupName.set(nameKey(g.displayName), g.externalId);
+      this.groupName.add(nameKey(g.displayName), g.externalId);
       return;
     }
     const prev = this.state.groups[i] as NormalizedGroup;
     for (const m of prev.members) this.memberOf.get(m)?.delete(g.externalId);
     for (const m of g.members) this.addMemberOf(m, g.externalId);
-    if (this.groupName.get(nameKey(prev.displayName)) === g.externalId) this.groupName.delete(nameKey(prev.displayName));
-    this.groupName.set(nameKey(g.displayName), g.externalId);
+    this.groupName.remove(nameKey(prev.displayName), g.externalId);
+    this.groupName.add(nameKey(g.displayName), g.externalId);
     this.state.groups[i] = g;
   }
 
@@ -234,7 +252,7 @@ export class DesiredCache implements DesiredLookup {
     if (i === undefined) return;
     const prev = this.state.groups[i] as NormalizedGroup;
     for (const m of prev.members) this.memberOf.get(m)?.delete(ext);
-    if (this.groupName.get(nameKey(prev.displayName)) === ext) this.groupName.delete(nameKey(prev.displayName));
+    this.groupName.remove(nameKey(prev.displayName), ext);
     removeAt(this.state.groups, this.groupAt, i, (g) => g.externalId);
   }
 
@@ -242,6 +260,28 @@ export class DesiredCache implements DesiredLookup {
     const set = this.memberOf.get(user);
     if (set) set.add(group);
     else this.memberOf.set(user, new Set([group]));
+  }
+}
+
+/** Names → the externalIds holding them (one each, in a consistent source). */
+class KeySets {
+  private readonly map = new Map<string, Set<string>>();
+
+  add(key: string, ext: string): void {
+    const set = this.map.get(key);
+    if (set) set.add(ext);
+    else this.map.set(key, new Set([ext]));
+  }
+
+  remove(key: string, ext: string): void {
+    const set = this.map.get(key);
+    if (!set) return;
+    set.delete(ext);
+    if (set.size === 0) this.map.delete(key);
+  }
+
+  all(key: string): string[] {
+    return [...(this.map.get(key) ?? [])];
   }
 }
 

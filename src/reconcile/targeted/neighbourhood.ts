@@ -155,12 +155,20 @@ async function objectsOf<T extends ScimUser | ScimGroup>(
 
 /**
  * The spellings a server's `eq` might need to find a name held under the same `nameKey`:
- * composed and decomposed (NFC/NFD), as given, lower- and upper-cased (`straße` and
- * `STRASSE` are one name; a case-insensitive `eq` finds `Strasse` from `STRASSE`).
+ * composed and decomposed (NFC/NFD), as given, lower- and upper-cased, and `ß` for `ss`
+ * (`straße` and `STRASSE` are one name; a case-insensitive `eq` finds `Strasse` from `STRASSE`).
  */
 export function nameSpellings(name: string): string[] {
   const cased = [name, name.toLowerCase(), name.toUpperCase(), name.toUpperCase().toLowerCase()];
-  return [...new Set(cased.flatMap((s) => [s.normalize('NFC'), s.normalize('NFD')]))];
+  // Full case folding makes `ß` and `ss` one name, which no server's case-insensitive `eq` does:
+  // ask for the `ß` spellings of every `ss` as well (each one, and all of them).
+  const folded = name.toUpperCase().toLowerCase();
+  const at = [...folded.matchAll(/ss/g)].map((m) => m.index);
+  const sharp =
+    at.length === 0
+      ? []
+      : [folded.replaceAll('ss', 'ß'), ...(at.length > 1 ? at.map((i) => `${folded.slice(0, i)}ß${folded.slice(i + 2)}`) : [])];
+  return [...new Set([...cased, ...sharp].flatMap((s) => [s.normalize('NFC'), s.normalize('NFD')]))];
 }
 
 /**
@@ -221,8 +229,7 @@ async function lookUpUser(
     if (n.users.has(p.id)) continue;
     n.users.set(p.id, p);
     reached.push(...ownersOf('user', p, ledger));
-    const byName = desired.userByNameKey(nameKey(p.userName));
-    if (byName !== undefined) reached.push(byName);
+    reached.push(...desired.usersByNameKey(nameKey(p.userName)));
   }
   return reached;
 }
@@ -247,8 +254,7 @@ async function lookUpGroup(
     }
     n.groups.set(p.id, p);
     reached.push(...ownersOf('group', p, ledger));
-    const byName = desired.groupByNameKey(nameKey(p.displayName));
-    if (byName !== undefined) reached.push(byName);
+    reached.push(...desired.groupsByNameKey(nameKey(p.displayName)));
   }
   return reached;
 }
@@ -264,8 +270,7 @@ function membershipDifferences(n: Neighbourhood, desired: DesiredLookup, ledger:
   const related = new Map<string, Set<string>>(); // desired group ext → platform member exts
   const relatedTo = (p: ScimGroup): string[] => {
     const exts = new Set(ownersOf('group', p, ledger));
-    const byName = desired.groupByNameKey(nameKey(p.displayName));
-    if (byName !== undefined) exts.add(byName);
+    for (const g of desired.groupsByNameKey(nameKey(p.displayName))) exts.add(g);
     return [...exts].filter((e) => desired.group(e) !== undefined);
   };
   for (const p of n.groups.values()) {

@@ -1,8 +1,8 @@
 /**
  * The change model: the reconcile model's source edits (joiners, leavers disabled or deleted,
  * renames, attribute changes, group moves, recycled userNames, typos, an admin's edits) flow
- * through the change path — a source delta, the desired cache, a targeted plan, the real
- * executor — against the simulator over a socket. Notifications are dropped, duplicated and
+ * through the change path — the file source's change feed, the desired cache, a targeted
+ * plan, the real executor — against the simulator over a socket. Notifications are dropped, duplicated and
  * reordered at random, and full reconciles run at random points and whenever a targeted run
  * defers. Checked:
  *
@@ -32,7 +32,7 @@ import type { DirectoryModel } from '../model/directory-model.ts';
 import { MODEL_QUIRKS, startModelWorld } from '../model/run-model.ts';
 import { ModelViolation, type RealSystem } from '../model/system.ts';
 import { notIn, planOps } from './plan-ops.ts';
-import { deltaBetween } from './support.ts';
+import { changeSource } from './support.ts';
 
 /** What happens to one change notification on its way to the daemon. */
 export type Notification = 'deliver' | 'drop' | 'duplicate' | 'hold';
@@ -84,7 +84,9 @@ export class ChangeSystem {
   readonly ctx: BuiltReconcileContext;
   readonly stats: ChangeModelStats;
   private cache!: DesiredCache;
-  /** The source's last complete read: deltas are taken against it. */
+  /** The source's change cursor. */
+  private cursor!: string;
+  /** The source as it is now (a complete read): is the cache up to date? */
   private lastRead!: DesiredState;
   /** Notifications held back, delivered after the next one (reordered). */
   private held: SourceDelta[] = [];
@@ -98,8 +100,11 @@ export class ChangeSystem {
   /** The periodic full reconcile (with every promise of the reconcile model checked); the cache is replaced by its read. */
   async full(model: DirectoryModel): Promise<void> {
     await this.real.sync(model);
-    this.lastRead = await this.ctx.source.read();
-    this.cache = DesiredCache.from(this.lastRead);
+    const first = await changeSource(this.ctx).changes(undefined);
+    if (first.kind !== 'full') throw new Error('a change feed without a cursor answers with a full read');
+    this.cursor = first.cursor;
+    this.lastRead = first.state;
+    this.cache = DesiredCache.from(first.state);
     this.held = [];
   }
 
@@ -107,9 +112,11 @@ export class ChangeSystem {
   async change(model: DirectoryModel, edit: Edit, notification: Notification, fullAfter: boolean): Promise<void> {
     edit.apply(model, this.real);
     this.real.ws.writeDirectory(model.toDirectory());
-    const read = await this.ctx.source.read();
-    const delta = deltaBetween(this.lastRead, read);
-    this.lastRead = read;
+    const answer = await changeSource(this.ctx).changes(this.cursor);
+    if (answer.kind === 'full') return this.full(model);
+    const delta = answer;
+    this.cursor = answer.cursor;
+    this.lastRead = await this.ctx.source.read();
     const deliveries: SourceDelta[] = notification === 'deliver' ? [delta] : notification === 'duplicate' ? [delta, delta] : [];
     deliveries.push(...this.held);
     this.held = notification === 'hold' ? [delta] : [];

@@ -87,6 +87,16 @@ describe('desired cache', () => {
     expect(cache.user('e-1')?.userName).toBe('ana@x.io');
   });
 
+  it("a group's rejected member reference outlives the group's changes and goes with the member's valid upsert", () => {
+    const cache = DesiredCache.from(state());
+    const ref: SourceRejection = { kind: 'group', ref: 'groups[1]', reason: 'member e-3 is not valid', externalId: 'g-2', member: 'e-3' };
+    applyDelta(cache, delta({ rejected: [ref] }));
+    applyDelta(cache, delta({ groups: { upserted: [{ externalId: 'g-2', displayName: 'Sales', members: ['e-3'] }], removed: [] } }));
+    expect(cache.state.rejected).toEqual([ref]);
+    applyDelta(cache, delta({ upserted: [u('e-3', 'cy@x.io', { givenName: 'Cy' })] }));
+    expect(cache.state.rejected).toEqual([]);
+  });
+
   it('changes coalesced for one run name each identity once', () => {
     expect(mergeAffected({ users: ['e-1', 'e-2'], groups: ['g-1'] }, { users: ['e-2'], groups: ['g-1', 'g-2'] })).toEqual({
       users: ['e-1', 'e-2'],

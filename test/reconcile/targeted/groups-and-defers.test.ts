@@ -124,3 +124,24 @@ describe('targeted reconcile: memberships and deferrals', () => {
     await expectConverged(ws);
   });
 });
+
+describe('targeted reconcile: an ambiguous match defers', () => {
+  it('a joiner whose userName two platform accounts hold (in two cases) defers (ambiguous-match) and writes nothing', async () => {
+    const sim = await startSim({ quirks: ['case-sensitive-username'] });
+    const ws = createWorkspace(sim, { directory: directory(staff(), ['e-1'], ['e-2']) });
+    const ctx = await ws.context();
+    try {
+      const path = (await fullReconcile(ctx)).path;
+      sim.store.createUser({ userName: 'fay@example.com', name: { givenName: 'Hand', familyName: 'Made' }, active: true });
+      sim.store.createUser({ userName: 'FAY@example.com', name: { givenName: 'Hand', familyName: 'Made' }, active: true });
+      const { affected } = await edit(ws, ctx, path, directory([...staff(), user('e-6', 'fay@example.com')], ['e-1'], ['e-2']));
+      const writes = writeRequests(sim).length;
+      const out = await targeted(ctx, path, affected);
+      expect(out.outcome).toMatchObject({ kind: 'defer', reason: 'ambiguous-match' });
+      expect(writeRequests(sim).length).toBe(writes);
+    } finally {
+      await ctx.close();
+      await sim.close();
+    }
+  });
+});

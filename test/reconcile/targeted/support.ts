@@ -1,12 +1,10 @@
 /**
  * The change path end to end, for the targeted scenarios and the change model: a directory
- * edit becomes a source delta (the difference of two complete reads, as a change-reporting
- * source delivers it), the delta updates the desired cache, the targeted planner plans the
- * affected identities against the simulator, and the plan is applied with the real executor.
+ * edit becomes a source delta (the file source's change feed, sources/file/file-changes.ts),
+ * the delta updates the desired cache, the targeted planner plans the affected identities
+ * against the simulator, and the plan is applied with the real executor.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'vitest';
-import type { DesiredState, SourceRejection } from '../../../src/identity/model.ts';
 import { applyPlan, type ApplyResult } from '../../../src/reconcile/apply.ts';
 import { planReconcile } from '../../../src/reconcile/engine.ts';
 import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.ts';
@@ -15,51 +13,14 @@ import type { Plan } from '../../../src/reconcile/plan-types.ts';
 import { applyDelta, DesiredCache, type AffectedSet } from '../../../src/reconcile/targeted/desired-cache.ts';
 import { planTargeted } from '../../../src/reconcile/targeted/plan.ts';
 import type { TargetedInput, TargetedOutcome } from '../../../src/reconcile/targeted/types.ts';
-import type { SourceDelta } from '../../../src/sources/changes.ts';
+import { supportsChanges, type ChangeSource, type SourceDelta } from '../../../src/sources/changes.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
 import type { Directory, Workspace } from '../../helpers/reconcile-harness.ts';
 
-const rejectionId = (r: SourceRejection): string => JSON.stringify([r.kind, r.ref, r.externalId, r.userName, r.displayName, r.member]);
-
-/** What changed from one complete read to the next, as a source's delta reports it (complete records). */
-export function deltaBetween(before: DesiredState, after: DesiredState, cursor = 'c'): SourceDelta {
-  const oldUsers = new Map(before.users.map((u) => [u.externalId, u]));
-  const newUsers = new Map(after.users.map((u) => [u.externalId, u]));
-  const oldGroups = new Map(before.groups.map((g) => [g.externalId, g]));
-  const newGroups = new Map(after.groups.map((g) => [g.externalId, g]));
-  const oldRejected = new Set(before.rejected.map(rejectionId));
-  const present = (kind: 'user' | 'group', e: string): boolean =>
-    (kind === 'user' ? newUsers.has(e) : newGroups.has(e)) || after.rejected.some((r) => r.externalId === e && r.member === undefined);
-  const gone = (kind: 'user' | 'group', olds: Iterable<string>): string[] => {
-    const ids = new Set(olds);
-    // A rejected entry that was deleted from the directory is gone too.
-    for (const r of before.rejected)
-      if (r.externalId !== undefined && r.member === undefined && (r.kind === 'group') === (kind === 'group')) ids.add(r.externalId);
-    return [...ids].filter((e) => !present(kind, e));
-  };
-  return {
-    kind: 'delta',
-    cursor,
-    users: {
-      upserted: after.users.filter((u) => !isDeepStrictEqual(oldUsers.get(u.externalId), u)),
-      removed: gone('user', oldUsers.keys()),
-    },
-    groups: {
-      upserted: after.groups.filter((g) => !isDeepStrictEqual(oldGroups.get(g.externalId), g)),
-      removed: gone('group', oldGroups.keys()),
-    },
-    // New rejections, and an upserted group's rejected member references (it is reported whole).
-    rejected: after.rejected.filter(
-      (r) =>
-        !oldRejected.has(rejectionId(r)) ||
-        (r.member !== undefined && !isDeepStrictEqual(oldGroups.get(r.externalId ?? ''), newGroups.get(r.externalId ?? ''))),
-    ),
-    changedAt: {},
-  };
-}
-
 export interface ChangePath {
   cache: DesiredCache;
+  /** The source's change cursor (sources/changes.ts). */
+  cursor: string;
   /** Managed objects at the last full reconcile (the guard's base). */
   managed: number;
 }
@@ -75,27 +36,34 @@ export async function fullReconcile(
     { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     { concurrency: 4, requestsPerSecond: 0, adoptExisting: ctx.config.matching.adoptExisting },
   );
-  const desired = await ctx.source.read();
-  const next: ChangePath = path ?? { cache: DesiredCache.from(desired), managed: 0 };
-  if (path !== undefined) next.cache = DesiredCache.from(desired);
+  // The change feed starts with a full read (no cursor) that becomes the cache.
+  const first = await changeSource(ctx).changes(undefined);
+  if (first.kind !== 'full') throw new Error('a change feed without a cursor answers with a full read');
+  const next: ChangePath = path ?? { cache: DesiredCache.from(first.state), cursor: first.cursor, managed: 0 };
+  next.cache = DesiredCache.from(first.state);
+  next.cursor = first.cursor;
   const ledger = await Ledger.load(ctx.ledgerStore);
   next.managed = ledger.count('user') + ledger.count('group');
   return { plan: planned.plan, result, path: next };
 }
 
-/** Writes the directory and turns the edit into a delta applied to the cache. */
+export function changeSource(ctx: BuiltReconcileContext): ChangeSource {
+  if (!supportsChanges(ctx.source)) throw new Error(`${ctx.source.describe} reports no changes`);
+  return ctx.source;
+}
+
+/** Writes the directory; the source's change feed reports the edit as a delta, applied to the cache. */
 export async function edit(
   ws: Workspace,
   ctx: BuiltReconcileContext,
   path: ChangePath,
   dir: Directory,
 ): Promise<{ delta: SourceDelta; affected: AffectedSet }> {
-  const before = path.cache.state;
-  const snapshot: DesiredState = { ...before, users: [...before.users], groups: [...before.groups], rejected: [...before.rejected] };
   ws.writeDirectory(dir);
-  const after = await ctx.source.read();
-  const delta = deltaBetween(snapshot, after);
-  return { delta, affected: applyDelta(path.cache, delta) };
+  const answer = await changeSource(ctx).changes(path.cursor);
+  if (answer.kind !== 'delta') throw new Error(`the source answered with a full read: ${answer.reason}`);
+  path.cursor = answer.cursor;
+  return { delta: answer, affected: applyDelta(path.cache, answer) };
 }
 
 export async function targeted(
