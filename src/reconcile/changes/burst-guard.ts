@@ -49,16 +49,18 @@ export interface BurstVerdict {
 
 /**
  * Does this batch, added to what the window already applied, exceed the guard? `managed`:
- * the managed objects at the last full reconcile (the base of maxDeletePercent). Member
- * removals count against maxMemberRemovals (the percentage needs a full plan's member count).
+ * the managed objects (the base of maxDeletePercent); `members`: the members of the groups
+ * the source holds (the base of maxMemberRemovalPercent, as a full plan takes the members of
+ * the groups it compares).
  */
 export function checkBurst(
   batch: BurstCounts,
   applied: BurstCounts,
-  managed: number,
+  base: { managed: number; members: number },
   cfg: Pick<ProvisioningConfig, 'guards' | 'changes'>,
   hold: BurstHold | undefined,
 ): BurstVerdict {
+  const { managed, members } = base;
   const window = { destructive: applied.destructive + batch.destructive, memberRemovals: applied.memberRemovals + batch.memberRemovals };
   if (batch.destructive === 0 && batch.memberRemovals === 0) return { held: false, reasons: [], window };
   const g = cfg.guards;
@@ -76,6 +78,13 @@ export function checkBurst(
   }
   if (window.memberRemovals > g.maxMemberRemovals)
     reasons.push(`${window.memberRemovals} member removals within ${minutes} min exceed guards.maxMemberRemovals (${g.maxMemberRemovals})`);
+  if (members > 0 && window.memberRemovals > 0) {
+    const pct = (window.memberRemovals / members) * 100;
+    if (pct > g.maxMemberRemovalPercent)
+      reasons.push(
+        `${window.memberRemovals} of ${members} group members (${pct.toFixed(1)}%) within ${minutes} min exceed guards.maxMemberRemovalPercent (${g.maxMemberRemovalPercent}%)`,
+      );
+  }
   return { held: reasons.length > 0, reasons, window };
 }
 

@@ -189,7 +189,8 @@ export class ChangeLoop {
       const counts = destructiveCounts(targeted.plan);
       const window = this.now() - config.changes.burstWindowMinutes * 60_000;
       const hold = await this.deps.burst.hold();
-      const verdict = checkBurst(counts, await this.deps.burst.appliedSince(window), managed, config, hold);
+      const members = desired.groups.reduce((n, g) => n + g.members.length, 0);
+      const verdict = checkBurst(counts, await this.deps.burst.appliedSince(window), { managed, members }, config, hold);
       if (verdict.held) holdDestructive(targeted.plan, verdict.reasons);
       await scope.assertHeld();
       const applied = await this.deps.writer.apply(targeted.plan, ledger, scope, runId);

@@ -32,16 +32,24 @@ function planWith(destructive: number, memberRemovals = 0): Plan {
   } as unknown as Plan;
 }
 
+const BASE = { managed: 100, members: 1000 };
+
 describe('the rolling-window guard', () => {
   it('a third leaver within the window exceeds maxDeletes though each batch is under it', async () => {
     const store = new MemoryBurstStore();
     const now = 1_000_000;
     for (const at of [now, now + 1_000]) {
-      const v = checkBurst({ destructive: 1, memberRemovals: 0 }, await store.appliedSince(at - 3_600_000), 100, cfg, undefined);
+      const v = checkBurst({ destructive: 1, memberRemovals: 0 }, await store.appliedSince(at - 3_600_000), BASE, cfg, undefined);
       expect(v.held).toBe(false);
       await store.recordApplied(at, { destructive: 1, memberRemovals: 0 });
     }
-    const third = checkBurst({ destructive: 1, memberRemovals: 0 }, await store.appliedSince(now + 2_000 - 3_600_000), 100, cfg, undefined);
+    const third = checkBurst(
+      { destructive: 1, memberRemovals: 0 },
+      await store.appliedSince(now + 2_000 - 3_600_000),
+      BASE,
+      cfg,
+      undefined,
+    );
     expect(third.held).toBe(true);
     expect(third.window.destructive).toBe(3);
     expect(third.reasons.join()).toContain('3 deactivations/deletions within 60 min exceed guards.maxDeletes (2)');
@@ -51,20 +59,46 @@ describe('the rolling-window guard', () => {
     const store = new MemoryBurstStore();
     await store.recordApplied(0, { destructive: 2, memberRemovals: 0 });
     const later = 61 * 60_000;
-    const v = checkBurst({ destructive: 1, memberRemovals: 0 }, await store.appliedSince(later - 60 * 60_000), 100, cfg, undefined);
+    const v = checkBurst({ destructive: 1, memberRemovals: 0 }, await store.appliedSince(later - 60 * 60_000), BASE, cfg, undefined);
     expect(v).toMatchObject({ held: false, window: { destructive: 1 } });
   });
 
   it('member removals count against maxMemberRemovals; the deletion percentage against the managed objects', () => {
-    expect(checkBurst({ destructive: 0, memberRemovals: 4 }, { destructive: 0, memberRemovals: 7 }, 100, cfg, undefined).held).toBe(true);
-    const pct = checkBurst({ destructive: 1, memberRemovals: 0 }, { destructive: 1, memberRemovals: 0 }, 3, cfg, undefined);
+    expect(checkBurst({ destructive: 0, memberRemovals: 4 }, { destructive: 0, memberRemovals: 7 }, BASE, cfg, undefined).held).toBe(true);
+    const pct = checkBurst(
+      { destructive: 1, memberRemovals: 0 },
+      { destructive: 1, memberRemovals: 0 },
+      { managed: 3, members: 1000 },
+      cfg,
+      undefined,
+    );
     expect(pct.reasons.join()).toContain('2 of 3 managed objects (66.7%)');
+  });
+
+  it("member removals within the window count against maxMemberRemovalPercent of the source groups' members", () => {
+    const under = checkBurst(
+      { destructive: 0, memberRemovals: 3 },
+      { destructive: 0, memberRemovals: 3 },
+      { managed: 100, members: 20 },
+      cfg,
+      undefined,
+    );
+    expect(under.held).toBe(false);
+    const over = checkBurst(
+      { destructive: 0, memberRemovals: 3 },
+      { destructive: 0, memberRemovals: 8 },
+      { managed: 100, members: 20 },
+      cfg,
+      undefined,
+    );
+    expect(over.held).toBe(true);
+    expect(over.reasons.join()).toContain('11 of 20 group members (55.0%)');
   });
 
   it('while a burst is held every destructive change is held, and a change that removes nothing is not', () => {
     const hold = { destructive: 3, memberRemovals: 0, reasons: ['x'], at: 5 };
-    expect(checkBurst({ destructive: 1, memberRemovals: 0 }, { destructive: 0, memberRemovals: 0 }, 100, cfg, hold).held).toBe(true);
-    expect(checkBurst({ destructive: 0, memberRemovals: 0 }, { destructive: 0, memberRemovals: 0 }, 100, cfg, hold).held).toBe(false);
+    expect(checkBurst({ destructive: 1, memberRemovals: 0 }, { destructive: 0, memberRemovals: 0 }, BASE, cfg, hold).held).toBe(true);
+    expect(checkBurst({ destructive: 0, memberRemovals: 0 }, { destructive: 0, memberRemovals: 0 }, BASE, cfg, hold).held).toBe(false);
   });
 
   it('a full plan under a held burst is held until an approval covers it, and only one no larger', () => {
