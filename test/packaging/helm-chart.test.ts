@@ -121,11 +121,10 @@ describe('helm template', () => {
   });
 
   it.each(CI_VALUES)('%s: the daemon container runs node with no runtime tuning (env or flags)', async (values) => {
+    type PodTemplate = { spec: { containers: Array<{ name: string; command?: string[]; env?: Array<{ name: string }> }> } };
     const deployment = (await render(values)).find((o) => o.kind === 'Deployment');
-    const pod = (
-      deployment?.spec?.['template'] as { spec: { containers: Array<{ name: string; command?: string[]; env?: Array<{ name: string }> }> } }
-    ).spec;
-    const daemon = pod.containers.find((c) => c.name === 'daemon');
+    const pod = (deployment?.spec?.['template'] as PodTemplate | undefined)?.spec;
+    const daemon = pod?.containers.find((c) => c.name === 'daemon');
     const env = (daemon?.env ?? []).map((e) => e.name);
     expect(env).toEqual(expect.arrayContaining(['NODE_ENV', 'TMPDIR']));
     expect(tuningEnv(env)).toEqual([]);
