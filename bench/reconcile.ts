@@ -34,7 +34,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -194,7 +194,10 @@ async function initialSync(label: string, opts: SyncOptions) {
       cwd: ws.dir,
       keepStdout: true,
     });
-    const { plan, result } = parseJson<{ plan: Plan; result: ApplyResult }>(run, `apply (${label}, ${run.where}, OOM kills ${run.oomKills})`);
+    const { plan, result } = parseJson<{ plan: Plan; result: ApplyResult }>(
+      run,
+      `apply (${label}, ${run.where}, OOM kills ${run.oomKills})`,
+    );
     if (run.code !== 0 || result.failed.length > 0)
       throw new Error(`apply (${label}) exit ${run.code}, ${result.failed.length} failed: ${JSON.stringify(result.failed.slice(0, 3))}`);
     const created = result.succeeded['user.create'] ?? 0;
@@ -393,7 +396,10 @@ function memoryMetrics(
   return [
     {
       name: `${label} — peak RSS (VmHWM) in a memory cgroup at the chart's ${limitMb} MiB limit`,
-      value: limited instanceof Error ? `failed: ${why(limited)}` : `${mb(limited.peakRssMb)} MB (OOM kills ${limited.oomKills}, ${s(limited.wallMs)} s)`,
+      value:
+        limited instanceof Error
+          ? `failed: ${why(limited)}`
+          : `${mb(limited.peakRssMb)} MB (OOM kills ${limited.oomKills}, ${s(limited.wallMs)} s)`,
       target: `≤ ${n0(maxMb)} MB`,
       pass: !(limited instanceof Error) && limited.code === 0 && limited.oomKills === 0 && (limited.peakRssMb ?? Infinity) <= maxMb,
     },
@@ -517,9 +523,20 @@ async function main(): Promise<void> {
       `(c) peak RSS attribution, each in its own process on the host: reading the file source alone (bench/lib/read-source.ts) ${mb(c.sourceOnlyMb)} MB; the whole plan ${mb(c.run.peakRssMb)} MB.${cLimited instanceof Error ? '' : ` In the cgroup the kernel charged at most ${mb(cLimited.cgroupPeakMb)} MB (RSS and page cache).`}`,
     );
 
-    const d = await initialSync('d', { users: cUsers, groups: cGroups, latencyMs: 0, concurrency: 8, ws: ws100k });
-    const dLimited = await attempt(async () => (await initialSync('d-limit', { users: cUsers, groups: cGroups, latencyMs: 0, concurrency: 8, ws: ws100k, where: 'limit' })).run);
-    const dProbed = await attempt(async () => (await initialSync('d-probe', { users: cUsers, groups: cGroups, latencyMs: 0, concurrency: 8, ws: ws100k, where: 'probe' })).run);
+    // Each initial apply starts from the state (c) left (the ledger, no provisioning log): an
+    // apply appends 110,000 records to the provisioning log, and a log past its retention
+    // (200,000 entries) is trimmed by reading the whole file (src/provisioning-log/file-store.ts).
+    const state = join(ws100k.dir, 'state');
+    const stateAfterC = join(ws100k.dir, 'state-after-c');
+    await cp(state, stateAfterC, { recursive: true });
+    const fromC = async (where: Where): Promise<SyncOptions> => {
+      await rm(state, { recursive: true, force: true });
+      await cp(stateAfterC, state, { recursive: true });
+      return { users: cUsers, groups: cGroups, latencyMs: 0, concurrency: 8, ws: ws100k, where };
+    };
+    const d = await initialSync('d', await fromC('host'));
+    const dLimited = await attempt(async () => (await initialSync('d-limit', await fromC('limit'))).run);
+    const dProbed = await attempt(async () => (await initialSync('d-probe', await fromC('probe'))).run);
     const dLive = dProbed instanceof Error ? undefined : dProbed.live;
     const dUsersPerS = cUsers / (d.run.wallMs / 1000);
     process.stdout.write(
@@ -626,7 +643,8 @@ async function main(): Promise<void> {
   );
 
   await rm(build, { recursive: true, force: true });
-  for (const m of metrics) process.stdout.write(`${m.pass === undefined ? 'INFO' : m.pass ? 'PASS' : 'FAIL'}  ${m.name}: ${m.value} (target ${m.target})\n`);
+  for (const m of metrics)
+    process.stdout.write(`${m.pass === undefined ? 'INFO' : m.pass ? 'PASS' : 'FAIL'}  ${m.name}: ${m.value} (target ${m.target})\n`);
   if (QUICK) return;
   const table = [
     '| metric | result | target | pass |',
