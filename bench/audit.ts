@@ -389,7 +389,9 @@ async function measure(build: string, rows: number): Promise<Result> {
             cgroup = await chartLimitCgroup(`bench-audit-${name}-${process.pid}`);
             return await run(cgroup);
           } catch (e) {
-            return { error: `${(e as Error).message.split('\n')[0]?.slice(0, 300)}${cgroup ? ` (OOM kills ${await cgroup.oomKills()})` : ''}` };
+            return {
+              error: `${(e as Error).message.split('\n')[0]?.slice(0, 300)}${cgroup ? ` (OOM kills ${await cgroup.oomKills()})` : ''}`,
+            };
           } finally {
             await cgroup?.remove();
           }
@@ -495,7 +497,7 @@ function report(results: Result[], loadAtStart: number): string {
     '- *Baseline*: bench/lib/audit-baseline.ts, a plain single-threaded script doing what every exporter of this log must do: each window streamed through csv-parse, a SHA-256 of each row, one JSON document per row, appended to a file with an fdatasync per 1,000 rows.',
     '- *Shipped CLI*: the compiled build (`npm run build` layout), `scim-audit-sync audit export --json` in the image environment, batches of 1,000 into the file sink (one fdatasync each), checkpoint every 5,000 events (default). events/s from its summary (engine time, after start-up); peak RSS = maxrss of the process (GNU time). On the host V8 sizes its young generation from the host memory (up to 3 × 32 MB semi-spaces on a 24 GB machine) and lets the heap grow to a multiple of what is live: that peak describes the host more than the code, so it is information, not an aim.',
     "- *CLI in the chart-limit cgroup*: the same command inside a memory cgroup with the chart's `resources.limits.memory` (as a Kubernetes Job of the image would run): Node sizes V8's heap from the limit (old generation about half of it, 1 MB semi-spaces). This is the memory aim.",
-    '- *Live heap*: one more run in the same cgroup with bench/lib/gc-probe.ts loaded (`node --import`, no flag, no forced collection): v8.GCProfiler records the heap after each of the process\'s own full (mark-compact) collections; the largest JavaScript heap in use after one, with the ArrayBuffer/Buffer memory outside the heap at that collection.',
+    "- *Live heap*: one more run in the same cgroup with bench/lib/gc-probe.ts loaded (`node --import`, no flag, no forced collection): v8.GCProfiler records the heap after each of the process's own full (mark-compact) collections; the largest JavaScript heap in use after one, with the ArrayBuffer/Buffer memory outside the heap at that collection.",
     '- *CPU s*: user + system CPU of the whole process from GNU time, start-up included (the CLI loads its modules in ~0.8 s of CPU; the baseline in ~0.3 s).',
     "- *Daemon audit job*: the compiled `scim-audit-sync daemon` (Redis state, BullMQ worker, metrics server) started inside a memory cgroup limited to the chart's `resources.limits.memory`; Node sizes V8's heap from that limit as in the pod. One `trigger audit` job exports the same range (plus the empty windows up to now). Peak RSS = VmHWM of the daemon process; the cgroup's own peak also counts the sink file's page cache, which the kernel reclaims under the limit.",
     '',

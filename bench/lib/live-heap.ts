@@ -35,7 +35,10 @@ export async function readLiveHeap(file: string): Promise<LiveHeap | undefined> 
   if (text === undefined) return undefined;
   const { collections, full } = JSON.parse(text) as { collections: number; full: Array<{ usedHeapSize: number; externalMemory: number }> };
   const MB = 2 ** 20;
-  const top = full.reduce<(typeof full)[number] | undefined>((a, b) => (a === undefined || b.usedHeapSize > a.usedHeapSize ? b : a), undefined);
+  const top = full.reduce<(typeof full)[number] | undefined>(
+    (a, b) => (a === undefined || b.usedHeapSize > a.usedHeapSize ? b : a),
+    undefined,
+  );
   return {
     collections,
     fullCollections: full.length,
