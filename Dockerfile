@@ -45,19 +45,11 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
            --shell /usr/sbin/nologin scimsync
 
 # NODE_ENV=production for the libraries that read it; TMPDIR is the only path written to
-# (an emptyDir in Kubernetes, so the root filesystem can stay read-only). MALLOC_ARENA_MAX=1:
-# glibc's per-thread malloc arenas keep freed buffer memory resident; one arena (the main
-# thread allocates nearly everything) cuts ~10 MB off the median peak RSS of a 1M-event audit
-# export and ~7 MB off a 100,000-user plan against two arenas, ~25 MB against glibc's default,
-# at no measurable CPU cost (bench:audit, bench:reconcile).
-# --max-semi-space-size=8: V8 sizes its young generation from the host's memory (up to 3 × 32 MB
-# on a large node, 1 MB semi-spaces under a 512 MiB limit); 8 MB semi-spaces keep a 1M-event
-# export near 150 MB on any node and, under the chart's limit, halve the export's GC CPU (every
-# batch in flight was promoted with 1 MB) (bench:audit, docs/audit.md#performance).
+# (an emptyDir in Kubernetes, so the root filesystem can stay read-only). No V8, Node or malloc
+# tuning: Node sizes its heap from the container's memory limit, and the memory a run needs is
+# the data structures' (docs/reconcile.md#memory, docs/audit.md#performance).
 ENV NODE_ENV=production \
-    TMPDIR=/tmp \
-    MALLOC_ARENA_MAX=1 \
-    NODE_OPTIONS=--max-semi-space-size=8
+    TMPDIR=/tmp
 
 WORKDIR /app
 # Owned by root and read-only for the daemon's user: it cannot modify its own code.

@@ -416,10 +416,6 @@ async function fileAtScale(): Promise<string> {
           `time ×${(streamed.readMs / whole.readMs).toFixed(2)}, CPU ×${(streamed.cpuMs / whole.cpuMs).toFixed(2)}, peak ×${(streamed.peakRssMb / whole.peakRssMb).toFixed(2)}`,
         ),
       );
-      // The same read with V8's young generation capped (on this machine V8 lets it grow to
-      // 2 × 64 MB while the live set grows): what the read itself needs.
-      const small = await readSource(cfg, false, ['--max-semi-space-size=4']);
-      rows.push(row(`${n0(users)} users, JSON streamed, \`node --max-semi-space-size=4\``, mb, small));
       rmSync(join(dir, file));
     }
     const yamlUsers = 10_000;

@@ -13,13 +13,8 @@ if (major < 22 || (major === 22 && minor < 19)) {
   process.exit(2);
 }
 
-// One memory mode. V8 lets the heap grow to a multiple (up to 4x) of what survived the last full
-// GC before it collects again; a reconcile keeps ~100-200 MB live for its whole run (the plan of
-// 100,000 users), so the default multiple alone made an apply of 100,000 users peak at ~800 MB.
-// Growing by at most half of the live heap keeps the peak near the live size at a small cost in
-// GC time (bench:reconcile). Set before any module loads; read by V8 at every full GC.
-const v8 = await import('node:v8');
-v8.setFlagsFromString('--heap-growing-percent=50');
+// No V8, Node or allocator flags: the process runs with Node's defaults, which size the heap
+// from the memory the process may use (a container's limit). Memory is the data structures' job.
 
 const dist = new URL('../dist/main.js', import.meta.url);
 await import(existsSync(dist) ? dist.href : new URL('../src/main.ts', import.meta.url).href);

@@ -2,11 +2,31 @@
  * A memory cgroup with a limit, as Kubernetes gives a container (`resources.limits.memory`):
  * the kernel enforces it (OOM kill past it) and Node sizes V8's heap from it
  * (`process.constrainedMemory()`). cgroup v1 (`/sys/fs/cgroup/memory/…`) or v2; needs root.
- * Undefined where it cannot be created: the caller then emulates the limit with V8 flags.
+ * Undefined where it cannot be created: the figure is then not measured (never emulated with
+ * V8 flags, which would measure the flags).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { ROOT } from './simulator-process.ts';
+
+/** The Helm chart's default `resources.limits.memory` (helm/scim-audit-sync/values.yaml), bytes. */
+export async function chartMemoryLimit(): Promise<number> {
+  const values = parseYaml(await readFile(join(ROOT, 'helm', 'scim-audit-sync', 'values.yaml'), 'utf8')) as {
+    resources: { limits: { memory: string } };
+  };
+  const m = /^(\d+)(Mi|Gi)$/.exec(values.resources.limits.memory);
+  if (!m) throw new Error(`unexpected resources.limits.memory ${values.resources.limits.memory}`);
+  return Number(m[1]) * 2 ** (m[2] === 'Gi' ? 30 : 20);
+}
+
+/** A cgroup at the chart's memory limit, or an error saying why none can be made. */
+export async function chartLimitCgroup(name: string): Promise<MemoryCgroup> {
+  const cgroup = await createMemoryCgroup(name, await chartMemoryLimit());
+  if (!cgroup) throw new Error('no memory cgroup could be made (needs root and the memory controller, cgroup v1 or v2)');
+  return cgroup;
+}
 
 export interface MemoryCgroup {
   limitBytes: number;

@@ -22,6 +22,7 @@ import {
   valuesReferences,
 } from './support/chart-files.ts';
 import { chartOwnedPaths, helmMerge, renderedConfig, SECRETS_DIR } from './support/helm-values.ts';
+import { tuningEnv } from './support/runtime-tuning.ts';
 import { validate, type JsonSchema } from './support/json-schema.ts';
 import { renderSchema, spliceConfigSchema } from './support/write-values-schema.ts';
 
@@ -348,9 +349,11 @@ describe('defaults a platform team reviews', () => {
     // The only writable path: an emptyDir on /tmp, also what TMPDIR points at.
     expect(deployment).toMatch(/- name: tmp\s+mountPath: \/tmp/);
     expect(deployment).toMatch(/name: TMPDIR\s+value: \/tmp/);
-    // The image's malloc setting, kept when the chart sets env explicitly.
-    expect(deployment).toMatch(/name: MALLOC_ARENA_MAX\s+value: "1"/);
-    expect(deployment).toMatch(/name: NODE_OPTIONS\s+value: --max-semi-space-size=8/);
+    // No runtime tuning: Node sizes its heap from the container's limit.
+    const envNames = [...deployment.matchAll(/- name: ([A-Z_][A-Z0-9_]*)\s+value/g)].map((m) => m[1] as string);
+    expect(envNames).toEqual(expect.arrayContaining(['NODE_ENV', 'TMPDIR']));
+    expect(tuningEnv(envNames)).toEqual([]);
+    expect(deployment).toMatch(/command: \["node", "bin\/scim-audit-sync\.mjs"\]/);
   });
 
   it('probes /healthz and /readyz, and outlives the shutdown bound', () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_DIR } from './support/chart-files.ts';
 import { execForm, expandArgs, isIgnored, keyValues, parseDockerfile, type Instruction } from './support/dockerfile.ts';
+import { nodeFlags, runtimeFlagCalls, tuningEnv } from './support/runtime-tuning.ts';
 
 const dockerfile = parseDockerfile(readFileSync(join(REPO_DIR, 'Dockerfile'), 'utf8'));
 const dockerignore = readFileSync(join(REPO_DIR, '.dockerignore'), 'utf8');
@@ -130,9 +131,31 @@ describe('Dockerfile', () => {
 
   it('sets NODE_ENV=production and a TMPDIR, so a read-only root filesystem works', () => {
     const env = Object.assign({}, ...final.filter((i) => i.keyword === 'ENV').map((i) => keyValues(i.args))) as Record<string, string>;
-    expect(env).toMatchObject({ NODE_ENV: 'production', TMPDIR: '/tmp', MALLOC_ARENA_MAX: '1', NODE_OPTIONS: '--max-semi-space-size=8' });
+    expect(env).toMatchObject({ NODE_ENV: 'production', TMPDIR: '/tmp' });
     expect(Object.keys(env).filter((k) => /TOKEN|PASSWORD|SECRET|KEY/i.test(k))).toEqual([]);
     expect(final.filter((i) => i.keyword === 'EXPOSE').map((i) => i.args)).toEqual(['9464']);
+  });
+
+  it('leaves Node, V8 and the allocator at their defaults: no tuning env, no node flags, no flags set by the launcher', () => {
+    const env = Object.assign({}, ...final.filter((i) => i.keyword === 'ENV').map((i) => keyValues(i.args))) as Record<string, string>;
+    expect(tuningEnv(Object.keys(env))).toEqual([]);
+    expect(nodeFlags(execForm(last(final, 'CMD')?.args ?? '') ?? [])).toEqual([]);
+    expect(runtimeFlagCalls(readFileSync(join(REPO_DIR, 'bin', 'scim-audit-sync.mjs'), 'utf8'))).toEqual([]);
+  });
+
+  it('the tuning checks see what they look for', () => {
+    expect(tuningEnv(['NODE_ENV', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX', 'TMPDIR', 'GLIBC_TUNABLES'])).toEqual([
+      'NODE_OPTIONS',
+      'MALLOC_ARENA_MAX',
+      'GLIBC_TUNABLES',
+    ]);
+    expect(nodeFlags(['node', '--max-semi-space-size=8', 'bin/scim-audit-sync.mjs', 'daemon', '--config', 'c.yaml'])).toEqual([
+      '--max-semi-space-size=8',
+    ]);
+    expect(runtimeFlagCalls("const v8 = await import('node:v8');\nv8.setFlagsFromString('--heap-growing-percent=50');")).toEqual([
+      'setFlagsFromString',
+      '--heap-growing-percent',
+    ]);
   });
 
   it('carries the OCI labels', () => {

@@ -16,6 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import { createDaemonWorkspace, httpGet, type DaemonWorkspace } from '../helpers/daemon-harness.ts';
 import { CHART_DIR } from './support/chart-files.ts';
 import { helmBinary } from './support/helm-binary.ts';
+import { nodeFlags, tuningEnv } from './support/runtime-tuning.ts';
 
 const run = promisify(execFile);
 const CI_VALUES = readdirSync(join(CHART_DIR, 'ci'))
@@ -117,6 +118,18 @@ describe('helm template', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it.each(CI_VALUES)('%s: the daemon container runs node with no runtime tuning (env or flags)', async (values) => {
+    type PodTemplate = { spec: { containers: Array<{ name: string; command?: string[]; env?: Array<{ name: string }> }> } };
+    const deployment = (await render(values)).find((o) => o.kind === 'Deployment');
+    const pod = (deployment?.spec?.['template'] as PodTemplate | undefined)?.spec;
+    const daemon = pod?.containers.find((c) => c.name === 'daemon');
+    const env = (daemon?.env ?? []).map((e) => e.name);
+    expect(env).toEqual(expect.arrayContaining(['NODE_ENV', 'TMPDIR']));
+    expect(tuningEnv(env)).toEqual([]);
+    expect(daemon?.command?.[0]).toBe('node');
+    expect(nodeFlags(daemon?.command ?? [])).toEqual([]);
   });
 
   it('refuses a clear-text secret in config, naming the key', async () => {
