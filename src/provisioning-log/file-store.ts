@@ -5,7 +5,7 @@
  * atomically when it holds records past the age or size bound.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { readJsonFile, writeJsonFileAtomic } from '../state/atomic-file.ts';
@@ -18,6 +18,18 @@ export function provisioningLogPath(stateDir: string, tenant: string): string {
 }
 
 const TAIL_BYTES = 256 * 1024;
+/** How much of the rewritten log is written at a time. */
+const WRITE_CHUNK_CHARS = 256 * 1024;
+
+/** A line's `time` in epoch ms; NaN when the line is torn or has none. */
+function lineTime(line: string): number {
+  try {
+    const t = (JSON.parse(line) as { time?: unknown }).time;
+    return typeof t === 'string' ? Date.parse(t) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 export class FileProvisioningLogStore implements ProvisioningLogStore {
   readonly describe: string;
@@ -88,16 +100,20 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
     }
   }
 
-  /** Every record, oldest first (one pass over the file; a torn last line is skipped). */
-  private async *records(): AsyncGenerator<ProvisioningRecord> {
+  /** Every non-empty line, oldest first, streamed (the file can hold hundreds of thousands). */
+  private async *lines(): AsyncGenerator<string> {
     try {
       await stat(this.path);
     } catch {
       return;
     }
     const lines = createInterface({ input: createReadStream(this.path, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line.trim() === '') continue;
+    for await (const line of lines) if (line.trim() !== '') yield line;
+  }
+
+  /** Every record, oldest first (one pass over the file; a torn last line is skipped). */
+  private async *records(): AsyncGenerator<ProvisioningRecord> {
+    for await (const line of this.lines()) {
       try {
         yield JSON.parse(line) as ProvisioningRecord;
       } catch {
@@ -126,25 +142,35 @@ export class FileProvisioningLogStore implements ProvisioningLogStore {
     return out;
   }
 
+  /**
+   * Drops the oldest lines past the age or count bound by rewriting the file atomically, in two
+   * streamed passes (count, then copy), so its memory does not grow with the log.
+   */
   async trim(): Promise<void> {
     const minMs = this.now() - this.retention.maxAgeMs;
     let total = 0;
     let old = 0;
-    for await (const r of this.records()) {
+    for await (const line of this.lines()) {
       total++;
-      if (Date.parse(r.time) < minMs) old++;
+      // Lines are in time order: those before the first young one are old (a torn line counts as old).
+      if (old === total - 1 && !(lineTime(line) >= minMs)) old++;
     }
     const drop = Math.max(old, total - this.retention.maxEntries);
     if (drop <= 0) return;
-    const text = await readFile(this.path, 'utf8');
-    const kept = text
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .slice(drop);
     const tmp = `${this.path}.${process.pid}.tmp`;
     const fh = await open(tmp, 'w', 0o600);
     try {
-      await fh.writeFile(kept.map((l) => `${l}\n`).join(''));
+      let seen = 0;
+      let chunk = '';
+      for await (const line of this.lines()) {
+        if (seen++ < drop) continue;
+        chunk += `${line}\n`;
+        if (chunk.length >= WRITE_CHUNK_CHARS) {
+          await fh.writeFile(chunk);
+          chunk = '';
+        }
+      }
+      if (chunk !== '') await fh.writeFile(chunk);
       await fh.sync();
     } finally {
       await fh.close();

@@ -82,6 +82,24 @@ describe.each(Object.keys(stores))('%s store retention', (kind) => {
 });
 
 describe('file store', () => {
+  it('trims a log larger than one write chunk by streaming it: the newest maxEntries, in order, torn lines among the dropped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plog-'));
+    dirs.push(dir);
+    const clock = { now: 1_800_000_000_000 };
+    const store = new FileProvisioningLogStore(dir, 'acme', { maxEntries: 2_500, maxAgeMs: DAY }, () => clock.now);
+    await store.append(Array.from({ length: 1_000 }, (_, i) => rec(i + 1, clock.now)));
+    appendFileSync(provisioningLogPath(dir, 'acme'), '{"id":"torn\n');
+    await store.append(Array.from({ length: 3_000 }, (_, i) => rec(i + 1_001, clock.now)));
+    expect(readFileSync(provisioningLogPath(dir, 'acme'), 'utf8').length).toBeGreaterThan(3 * 256 * 1024);
+    await store.trim();
+    const lines = readFileSync(provisioningLogPath(dir, 'acme'), 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(2_500);
+    const runs = lines.map((l) => (JSON.parse(l) as { runId: string }).runId);
+    expect(runs[0]).toBe('run-1501');
+    expect(runs.at(-1)).toBe('run-4000');
+  });
+
+
   it('skips a line torn by a crash and continues the ids after it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plog-'));
     dirs.push(dir);
