@@ -6,7 +6,8 @@
  * - an identity (a source externalId) → its platform object: the ledger's id (GET by id),
  *   else `externalId eq` (a create sent but not confirmed, an object carrying the id);
  * - a desired user or group → the platform objects holding its name (`userName eq` /
- *   `displayName eq`, and the lower-cased name for servers comparing case-exactly);
+ *   `displayName eq`, in the spellings one name has), unless its ledger object already
+ *   carries exactly that name;
  * - a platform object → the identities owning it (ledger, platform externalId) and the
  *   desired object whose name it holds;
  * - a group → the users whose membership in it differs between the source and the platform
@@ -136,21 +137,29 @@ async function close(
   }
 }
 
-/** The platform object(s) of an identity: the ledger's, else whatever carries its externalId. */
+/**
+ * The platform object(s) of an identity: the ledger's, else whatever carries its externalId.
+ * `own`: the ledger's object, already named exactly as the source names it.
+ */
 async function objectsOf<T extends ScimUser | ScimGroup>(
   kind: ObjectKind,
   ext: string,
+  name: string | undefined,
   io: Reader,
   ledger: Ledger,
   bucket: Bucket,
-): Promise<T[]> {
+): Promise<{ objects: T[]; own: boolean }> {
   const type: ResourceType = kind === 'user' ? 'Users' : 'Groups';
   const id = ledger.idFor(kind, ext);
   if (id !== undefined) {
     const found = await io.get<T>(type, id, bucket);
-    if (found !== undefined) return [found];
+    if (found !== undefined) {
+      const current = kind === 'user' ? (found as ScimUser).userName : (found as ScimGroup).displayName;
+      return { objects: [found], own: name !== undefined && current === name };
+    }
   }
-  return (await io.query<T>(type, eqFilter('externalId', ext), bucket)).filter((p) => p.externalId === ext);
+  const objects = (await io.query<T>(type, eqFilter('externalId', ext), bucket)).filter((p) => p.externalId === ext);
+  return { objects, own: false };
 }
 
 /**
@@ -221,9 +230,11 @@ async function lookUpUser(
   ledger: Ledger,
   bucket: Bucket,
 ): Promise<string[]> {
-  const found = await objectsOf<ScimUser>('user', ext, io, ledger, bucket);
   const d = desired.user(ext);
-  if (d !== undefined) found.push(...(await holdersOf<ScimUser>('Users', 'userName', d.userName, io, bucket)));
+  const { objects: found, own } = await objectsOf<ScimUser>('user', ext, d?.userName, io, ledger, bucket);
+  // The ledger's account already carries the name: the ledger's claim comes before any name's
+  // (match.ts) and nothing is renamed, so other holders of the name change nothing of its plan.
+  if (d !== undefined && !own) found.push(...(await holdersOf<ScimUser>('Users', 'userName', d.userName, io, bucket)));
   const reached: string[] = [];
   for (const p of found) {
     if (n.users.has(p.id)) continue;
@@ -242,9 +253,9 @@ async function lookUpGroup(
   ledger: Ledger,
   maxMembers: number,
 ): Promise<string[]> {
-  const found = await objectsOf<ScimGroup>('group', ext, io, ledger, 'memberships');
   const d = desired.group(ext);
-  if (d !== undefined) found.push(...(await holdersOf<ScimGroup>('Groups', 'displayName', d.displayName, io, 'memberships')));
+  const { objects: found, own } = await objectsOf<ScimGroup>('group', ext, d?.displayName, io, ledger, 'memberships');
+  if (d !== undefined && !own) found.push(...(await holdersOf<ScimGroup>('Groups', 'displayName', d.displayName, io, 'memberships')));
   const reached: string[] = [];
   for (const p of found) {
     if (n.groups.has(p.id)) continue;
