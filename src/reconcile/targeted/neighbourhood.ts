@@ -271,35 +271,33 @@ async function lookUpGroup(
 }
 
 /**
- * Users whose membership differs between a desired group and the platform groups it may be
- * matched to (by ledger, externalId or name): platform members (through the ledger) the
- * source does not list, and source members the platform group does not hold. A member the
- * ledger does not know is not planned here (it is kept, as by a full plan that cannot place it).
+ * Users whose membership differs between a desired group and a platform group it may be
+ * matched to (by ledger, externalId or name: every such pairing, as the planner may choose any
+ * of them): platform members (through the ledger) the source does not list, and source
+ * members the platform group does not hold; every member of a desired group no platform group
+ * may be matched to (it is created). A member the ledger does not know is not planned here (it
+ * is kept, as by a full plan that cannot place it).
  */
 function membershipDifferences(n: Neighbourhood, desired: DesiredLookup, ledger: Ledger): Set<string> {
   const out = new Set<string>();
-  const related = new Map<string, Set<string>>(); // desired group ext → platform member exts
-  const relatedTo = (p: ScimGroup): string[] => {
-    const exts = new Set(ownersOf('group', p, ledger));
-    for (const g of desired.groupsByNameKey(nameKey(p.displayName))) exts.add(g);
-    return [...exts].filter((e) => desired.group(e) !== undefined);
-  };
+  const paired = new Set<string>();
   for (const p of n.groups.values()) {
-    const memberExts = (p.members ?? []).map((m) => ledger.get('user', m.value)?.externalId).filter((x): x is string => x !== undefined);
-    const groups = relatedTo(p);
-    const wanted = new Set(groups.flatMap((g) => desired.group(g)?.members ?? []));
-    for (const e of memberExts) if (!wanted.has(e)) out.add(e);
-    for (const g of groups) {
-      const set = related.get(g) ?? new Set<string>();
-      for (const e of memberExts) set.add(e);
-      related.set(g, set);
+    const memberExts = new Set(
+      (p.members ?? []).map((m) => ledger.get('user', m.value)?.externalId).filter((x): x is string => x !== undefined),
+    );
+    const candidates = new Set([...ownersOf('group', p, ledger), ...desired.groupsByNameKey(nameKey(p.displayName))]);
+    for (const g of candidates) {
+      const d = desired.group(g);
+      if (d === undefined) continue;
+      paired.add(g);
+      const wanted = new Set(d.members);
+      for (const e of memberExts) if (!wanted.has(e)) out.add(e);
+      for (const e of wanted) if (!memberExts.has(e)) out.add(e);
     }
   }
   for (const g of n.groupIdentities) {
-    const d = desired.group(g);
-    if (d === undefined) continue;
-    const held = related.get(g) ?? new Set<string>();
-    for (const m of d.members) if (!held.has(m)) out.add(m);
+    if (paired.has(g)) continue;
+    for (const m of desired.group(g)?.members ?? []) out.add(m);
   }
   return out;
 }
