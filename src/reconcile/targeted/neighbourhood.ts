@@ -6,7 +6,8 @@
  * - an identity (a source externalId) → its platform object: the ledger's id (GET by id),
  *   else `externalId eq` (a create sent but not confirmed, an object carrying the id);
  * - a desired user or group → the platform objects holding its name (`userName eq` /
- *   `displayName eq`, and the lower-cased name for servers comparing case-exactly);
+ *   `displayName eq`, in the spellings one name has), unless its ledger object already
+ *   carries exactly that name;
  * - a platform object → the identities owning it (ledger, platform externalId) and the
  *   desired object whose name it holds;
  * - a group → the users whose membership in it differs between the source and the platform
@@ -136,21 +137,29 @@ async function close(
   }
 }
 
-/** The platform object(s) of an identity: the ledger's, else whatever carries its externalId. */
+/**
+ * The platform object(s) of an identity: the ledger's, else whatever carries its externalId.
+ * `own`: the ledger's object, already named exactly as the source names it.
+ */
 async function objectsOf<T extends ScimUser | ScimGroup>(
   kind: ObjectKind,
   ext: string,
+  name: string | undefined,
   io: Reader,
   ledger: Ledger,
   bucket: Bucket,
-): Promise<T[]> {
+): Promise<{ objects: T[]; own: boolean }> {
   const type: ResourceType = kind === 'user' ? 'Users' : 'Groups';
   const id = ledger.idFor(kind, ext);
   if (id !== undefined) {
     const found = await io.get<T>(type, id, bucket);
-    if (found !== undefined) return [found];
+    if (found !== undefined) {
+      const current = kind === 'user' ? (found as ScimUser).userName : (found as ScimGroup).displayName;
+      return { objects: [found], own: name !== undefined && current === name };
+    }
   }
-  return (await io.query<T>(type, eqFilter('externalId', ext), bucket)).filter((p) => p.externalId === ext);
+  const objects = (await io.query<T>(type, eqFilter('externalId', ext), bucket)).filter((p) => p.externalId === ext);
+  return { objects, own: false };
 }
 
 /**
@@ -221,9 +230,11 @@ async function lookUpUser(
   ledger: Ledger,
   bucket: Bucket,
 ): Promise<string[]> {
-  const found = await objectsOf<ScimUser>('user', ext, io, ledger, bucket);
   const d = desired.user(ext);
-  if (d !== undefined) found.push(...(await holdersOf<ScimUser>('Users', 'userName', d.userName, io, bucket)));
+  const { objects: found, own } = await objectsOf<ScimUser>('user', ext, d?.userName, io, ledger, bucket);
+  // The ledger's account already carries the name: the ledger's claim comes before any name's
+  // (match.ts) and nothing is renamed, so other holders of the name change nothing of its plan.
+  if (d !== undefined && !own) found.push(...(await holdersOf<ScimUser>('Users', 'userName', d.userName, io, bucket)));
   const reached: string[] = [];
   for (const p of found) {
     if (n.users.has(p.id)) continue;
@@ -242,9 +253,9 @@ async function lookUpGroup(
   ledger: Ledger,
   maxMembers: number,
 ): Promise<string[]> {
-  const found = await objectsOf<ScimGroup>('group', ext, io, ledger, 'memberships');
   const d = desired.group(ext);
-  if (d !== undefined) found.push(...(await holdersOf<ScimGroup>('Groups', 'displayName', d.displayName, io, 'memberships')));
+  const { objects: found, own } = await objectsOf<ScimGroup>('group', ext, d?.displayName, io, ledger, 'memberships');
+  if (d !== undefined && !own) found.push(...(await holdersOf<ScimGroup>('Groups', 'displayName', d.displayName, io, 'memberships')));
   const reached: string[] = [];
   for (const p of found) {
     if (n.groups.has(p.id)) continue;
@@ -260,35 +271,33 @@ async function lookUpGroup(
 }
 
 /**
- * Users whose membership differs between a desired group and the platform groups it may be
- * matched to (by ledger, externalId or name): platform members (through the ledger) the
- * source does not list, and source members the platform group does not hold. A member the
- * ledger does not know is not planned here (it is kept, as by a full plan that cannot place it).
+ * Users whose membership differs between a desired group and a platform group it may be
+ * matched to (by ledger, externalId or name: every such pairing, as the planner may choose any
+ * of them): platform members (through the ledger) the source does not list, and source
+ * members the platform group does not hold; every member of a desired group no platform group
+ * may be matched to (it is created). A member the ledger does not know is not planned here (it
+ * is kept, as by a full plan that cannot place it).
  */
 function membershipDifferences(n: Neighbourhood, desired: DesiredLookup, ledger: Ledger): Set<string> {
   const out = new Set<string>();
-  const related = new Map<string, Set<string>>(); // desired group ext → platform member exts
-  const relatedTo = (p: ScimGroup): string[] => {
-    const exts = new Set(ownersOf('group', p, ledger));
-    for (const g of desired.groupsByNameKey(nameKey(p.displayName))) exts.add(g);
-    return [...exts].filter((e) => desired.group(e) !== undefined);
-  };
+  const paired = new Set<string>();
   for (const p of n.groups.values()) {
-    const memberExts = (p.members ?? []).map((m) => ledger.get('user', m.value)?.externalId).filter((x): x is string => x !== undefined);
-    const groups = relatedTo(p);
-    const wanted = new Set(groups.flatMap((g) => desired.group(g)?.members ?? []));
-    for (const e of memberExts) if (!wanted.has(e)) out.add(e);
-    for (const g of groups) {
-      const set = related.get(g) ?? new Set<string>();
-      for (const e of memberExts) set.add(e);
-      related.set(g, set);
+    const memberExts = new Set(
+      (p.members ?? []).map((m) => ledger.get('user', m.value)?.externalId).filter((x): x is string => x !== undefined),
+    );
+    const candidates = new Set([...ownersOf('group', p, ledger), ...desired.groupsByNameKey(nameKey(p.displayName))]);
+    for (const g of candidates) {
+      const d = desired.group(g);
+      if (d === undefined) continue;
+      paired.add(g);
+      const wanted = new Set(d.members);
+      for (const e of memberExts) if (!wanted.has(e)) out.add(e);
+      for (const e of wanted) if (!memberExts.has(e)) out.add(e);
     }
   }
   for (const g of n.groupIdentities) {
-    const d = desired.group(g);
-    if (d === undefined) continue;
-    const held = related.get(g) ?? new Set<string>();
-    for (const m of d.members) if (!held.has(m)) out.add(m);
+    if (paired.has(g)) continue;
+    for (const m of desired.group(g)?.members ?? []) out.add(m);
   }
   return out;
 }

@@ -3,7 +3,7 @@
  * each replays the exact sequence of edits and notifications that once broke a promise.
  */
 import { describe, expect, it } from 'vitest';
-import { groupEdit, initialModel, joiner, leaver, nameRotation, recycle } from '../model/commands.ts';
+import { adminEdit, groupEdit, initialModel, joiner, leaver, mover, nameRotation, recycle } from '../model/commands.ts';
 import { nameSpellings } from '../../../src/reconcile/targeted/neighbourhood.ts';
 import { startModelWorld } from '../model/run-model.ts';
 import { ChangeSystem, type ChangeModelStats } from './change-model.ts';
@@ -36,6 +36,15 @@ describe('change model counterexamples', () => {
       [recycle(10, true), 'deliver', true],
     ]);
     expect(stats.deferred['name-held']).toBeGreaterThanOrEqual(1);
+  });
+
+  it("two groups swap names after an admin deleted a member's account: each group gets its members whichever way it is matched", async () => {
+    const stats = await replay([
+      [adminEdit(6, 'delete'), 'deliver', false],
+      [mover(0, 0), 'deliver', false],
+      [groupEdit(0, 'swap-names'), 'deliver', true],
+    ]);
+    expect(stats.targeted).toBeGreaterThanOrEqual(2);
   });
 
   it('the holders of a name are asked for in the spellings one name has: ß for ss, cases, NFC and NFD', () => {

@@ -73,7 +73,8 @@ describe('targeted reconcile of users', () => {
       ]);
       expect(requests.every((r) => r.method === 'GET')).toBe(true);
       expect(fullListings(requests)).toEqual([]);
-      expect(out.outcome.kind === 'plan' && out.outcome.readsBy.users).toBeLessThanOrEqual(BUDGET);
+      // Its account by externalId (none yet) and the holders of its userName; Engineering by id.
+      expect(out.outcome.kind === 'plan' && out.outcome.readsBy).toEqual({ users: 2, memberships: 1 });
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       const userRequests = requests.length - (out.outcome.kind === 'plan' ? out.outcome.readsBy.memberships : 0);
       expect(userRequests + applied.requests.filter((r) => r.path.includes('/Users')).length).toBeLessThanOrEqual(BUDGET);
@@ -88,6 +89,8 @@ describe('targeted reconcile of users', () => {
       const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
       const plan = planOf(out.outcome);
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-2', reason: 'disabled-in-source' })]);
+      // One read: its account by id, which already carries its userName.
+      expect(out.outcome.kind === 'plan' && out.outcome.readsBy).toEqual({ users: 1, memberships: 0 });
       expect(plan.summary.changes).toBe(1);
       // Reads by id or by filter only: never a page of every user.
       expect(fullListings(requests)).toEqual([]);
@@ -103,6 +106,8 @@ describe('targeted reconcile of users', () => {
       expect(affected.users).toEqual(['e-4']);
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
+      // The leaver's account by id; Sales by id. No name to look up: the leaver has none in the source.
+      expect(out.outcome.kind === 'plan' && out.outcome.readsBy).toEqual({ users: 1, memberships: 1 });
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-4', reason: 'not-in-source' })]);
       // The guard's percentage is of the tenant's 7 managed objects (1 of 7 is within maxDeletePercent 20), not of the 2 read.
       expect(plan.guard).toMatchObject({ tripped: false, managed: 7, destructive: 1 });
@@ -148,6 +153,8 @@ describe('targeted reconcile of users', () => {
       expect(plan.users.update.map((u) => [u.id, u.changes.find((c) => c.path === 'userName')?.after])).toEqual([
         [before, 'cyrus@example.com'],
       ]);
+      // Its account by id, and who holds the new name.
+      expect(out.outcome.kind === 'plan' && out.outcome.readsBy).toEqual({ users: 2, memberships: 0 });
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       expect(requests.length + applied.requests.length).toBeLessThanOrEqual(BUDGET);
       expect(byName(sim, 'cyrus@example.com').id).toBe(before);
