@@ -99,7 +99,6 @@ describe('file store', () => {
     expect(runs.at(-1)).toBe('run-4000');
   });
 
-
   it('skips a line torn by a crash and continues the ids after it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plog-'));
     dirs.push(dir);

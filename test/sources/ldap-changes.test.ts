@@ -231,7 +231,7 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
     const norm = (d: SourceDelta) => d.groups.upserted.map((g) => [g.displayName, [...g.members].sort()]).sort();
     expect(norm(a)).toEqual(norm(b));
     expect(norm(a).map(([name]) => name)).toEqual(['all', 'team']);
-    expect((norm(a)[1]?.[1] as string[]).length).toBe(4);
+    expect(norm(a)[1]![1] as string[]).toHaveLength(4);
     cursor = a.cursor;
   });
 
