@@ -21,6 +21,8 @@ export interface LoggedRequest {
   item: boolean;
   status: number;
   filter?: string;
+  /** startIndex of a GET on a collection (a page of a listing). */
+  start?: number;
   /** externalId of the user the request names (its path, or the body of a POST /Users). */
   user?: string;
   /** externalId of the group the request names. */
@@ -80,6 +82,8 @@ export class RequestLogWriter {
     const line: LoggedRequest = { t: Date.now(), method: entry.method, res, item: id !== undefined, status: entry.status };
     const filter = entry.query['filter'];
     if (filter !== undefined) line.filter = filter;
+    const start = entry.query['startIndex'];
+    if (entry.method === 'GET' && id === undefined && start !== undefined) line.start = Number(start);
     const body = (entry.body ?? {}) as Record<string, unknown>;
     if (res === 'Users') {
       if (id !== undefined) line.user = this.userExtOf(id);
@@ -172,9 +176,14 @@ export class RequestLogTail {
   }
 }
 
-/** A listing of every user (or group): GET on the collection without a filter. */
-export function isFullListing(r: LoggedRequest, res: 'Users' | 'Groups'): boolean {
+/** A page of a listing of every user (or group): GET on the collection without a filter. */
+export function isListingPage(r: LoggedRequest, res: 'Users' | 'Groups'): boolean {
   return r.method === 'GET' && r.res === res && !r.item && r.filter === undefined;
+}
+
+/** The first page of a listing of every user (or group): one per full listing. */
+export function isFullListing(r: LoggedRequest, res: 'Users' | 'Groups'): boolean {
+  return isListingPage(r, res) && (r.start === undefined || r.start <= 1);
 }
 
 /** A group membership write (PATCH or PUT of a group). */
