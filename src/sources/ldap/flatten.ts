@@ -34,6 +34,8 @@ export interface MembershipStats {
 export interface MembershipResult {
   groups: NormalizedGroup[];
   stats: MembershipStats;
+  /** Group externalId → the externalIds of the groups nested directly in it (only groups that have some, and only when flattening). */
+  nested: Map<string, string[]>;
 }
 
 /**
@@ -119,8 +121,32 @@ export class MembershipResolver {
       if (inCycle) stats.groupsInCycles++;
       return { externalId: g.externalId, displayName: g.displayName, members: [...members] };
     });
-    return { groups, stats };
+    const nested = new Map<string, string[]>();
+    children.forEach((kids, i) => {
+      if (kids.length > 0)
+        nested.set(
+          (this.groups[i] as RawGroup).externalId,
+          kids.map((k) => (this.groups[k] as RawGroup).externalId),
+        );
+    });
+    return { groups, stats, nested };
   }
+}
+
+/** Every group from which one of `ids` can be reached through nesting (not `ids` themselves, unless in a cycle). */
+export function ancestorGroups(nested: ReadonlyMap<string, readonly string[]>, ids: Iterable<string>): Set<string> {
+  const parents = new Map<string, string[]>();
+  for (const [parent, kids] of nested) for (const k of kids) parents.set(k, [...(parents.get(k) ?? []), parent]);
+  const out = new Set<string>();
+  const stack = [...ids];
+  while (stack.length > 0) {
+    for (const p of parents.get(stack.pop() as string) ?? []) {
+      if (out.has(p)) continue;
+      out.add(p);
+      stack.push(p);
+    }
+  }
+  return out;
 }
 
 /** All at once: the groups' member values resolved against the users (see MembershipResolver). */

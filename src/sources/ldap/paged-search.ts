@@ -3,7 +3,7 @@
  * larger than the server's size limit (AD: 1,000) is read completely. A size-limit result is
  * an error, never a short list.
  */
-import type { Client, Entry, SearchResult } from 'ldapts';
+import type { Client, Control, Entry, SearchResult } from 'ldapts';
 import { isSyncError } from '../../errors.ts';
 import { ldapError } from './classify.ts';
 import { errorContext } from './connect.ts';
@@ -16,6 +16,8 @@ export interface SearchRequestSpec {
   attributes: string[];
   /** Label for error messages, e.g. `users under ou=people,dc=example,dc=org`. */
   what: string;
+  /** Request controls besides paging (e.g. Active Directory's Show Deleted). */
+  controls?: Control[];
 }
 
 export interface PagedResult {
@@ -44,15 +46,19 @@ export async function pagedSearch(
   let references = 0;
   const referenceUris: string[] = [];
   try {
-    const pagesIter: AsyncGenerator<SearchResult> = client.searchPaginated(req.baseDn, {
-      scope: req.scope,
-      filter: req.filter,
-      attributes: req.attributes,
-      // ldapts matches these names case-sensitively against the server's spelling.
-      explicitBufferAttributes: s.binaryAttributes.flatMap((a) => [a, a.toLowerCase()]),
-      paged: { pageSize: s.pageSize },
-      timeLimit: Math.ceil(s.timeoutSeconds),
-    });
+    const pagesIter: AsyncGenerator<SearchResult> = client.searchPaginated(
+      req.baseDn,
+      {
+        scope: req.scope,
+        filter: req.filter,
+        attributes: req.attributes,
+        // ldapts matches these names case-sensitively against the server's spelling.
+        explicitBufferAttributes: s.binaryAttributes.flatMap((a) => [a, a.toLowerCase()]),
+        paged: { pageSize: s.pageSize },
+        timeLimit: Math.ceil(s.timeoutSeconds),
+      },
+      req.controls,
+    );
     let next = pagesIter.next();
     for (;;) {
       const r = await next;
@@ -83,9 +89,17 @@ export async function readEntry(
   dn: string,
   attributes: string[],
   what: string,
+  /** Of `attributes`, those to return as raw bytes. */
+  binary: string[] = [],
 ): Promise<Entry | undefined> {
   try {
-    const res = await client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes, timeLimit: Math.ceil(s.timeoutSeconds) });
+    const res = await client.search(dn, {
+      scope: 'base',
+      filter: '(objectClass=*)',
+      attributes,
+      timeLimit: Math.ceil(s.timeoutSeconds),
+      ...(binary.length > 0 ? { explicitBufferAttributes: binary.flatMap((a) => [a, a.toLowerCase()]) } : {}),
+    });
     return res.searchEntries[0];
   } catch (e) {
     if ((e as { code?: unknown }).code === 32) return undefined;

@@ -29,6 +29,23 @@ const groupAttributesSchema = z.strictObject({
 
 const searchScope = z.enum(['sub', 'one']).default('sub');
 
+/** How the source sees changes between full reads (docs/sources.md, "Change detection"). */
+export const ldapChangesSchema = z.strictObject({
+  /**
+   * `auto`: `usn` with the active-directory preset, `modify-timestamp` otherwise; `off`: no
+   * change reader (every run is a full read).
+   */
+  mechanism: z.enum(['auto', 'modify-timestamp', 'usn', 'off']).default('auto'),
+  /** How often the daemon asks for changes. */
+  pollSeconds: z.number().positive().default(30),
+  /** `modify-timestamp`: how far before the last change seen each poll looks again (timestamps have 1 s resolution). */
+  overlapSeconds: z.number().min(0).max(3600).default(5),
+  /** `usn`: read deleted objects with the Show Deleted control (Active Directory, Samba AD). */
+  deletedObjects: z.boolean().default(true),
+  /** Where changed entries are looked for (so a move out of scope is seen); default: the naming contexts holding the base DNs. */
+  baseDn: baseDnSchema.optional(),
+});
+
 export const ldapDisabledSchema = z
   .strictObject({
     userAccountControl: z.boolean().optional(),
@@ -90,6 +107,7 @@ export const ldapSourceSchema = z
       .prefault({}),
     /** Replaces the preset's disabled-account rule when set. */
     disabled: ldapDisabledSchema.optional(),
+    changes: ldapChangesSchema.prefault({}),
   })
   .refine((c) => (c.bindPassword === undefined) !== (c.bindPasswordFile === undefined), {
     message: 'set exactly one of bindPassword (e.g. "${LDAP_BIND_PASSWORD}") or bindPasswordFile (a mounted secret file)',

@@ -13,6 +13,18 @@ export interface SearchSpec {
   attributes: string[];
 }
 
+export type ChangeMechanismName = 'modify-timestamp' | 'usn';
+
+export interface ChangeSettings {
+  /** undefined: no change reader. */
+  mechanism: ChangeMechanismName | undefined;
+  pollMs: number;
+  overlapSeconds: number;
+  deletedObjects: boolean;
+  /** undefined: the naming contexts holding the base DNs (from the root DSE). */
+  baseDns: string[] | undefined;
+}
+
 export interface LdapSettings {
   url: string;
   startTls: boolean;
@@ -34,6 +46,7 @@ export interface LdapSettings {
   disabled: DisabledRule;
   /** Attributes to return as raw bytes (binary GUIDs). */
   binaryAttributes: string[];
+  changes: ChangeSettings;
 }
 
 const uniq = (xs: string[]): string[] => [...new Map(xs.map((x) => [x.toLowerCase(), x])).values()];
@@ -108,5 +121,19 @@ export function resolveLdapSettings(c: LdapSourceConfig): LdapSettings {
     rangeRetrieval: c.membership.rangeRetrieval ?? p.rangeRetrieval,
     disabled,
     binaryAttributes: [...binary],
+    changes: {
+      mechanism:
+        c.changes.mechanism === 'off'
+          ? undefined
+          : c.changes.mechanism === 'auto'
+            ? c.preset === 'active-directory'
+              ? 'usn'
+              : 'modify-timestamp'
+            : c.changes.mechanism,
+      pollMs: Math.round(c.changes.pollSeconds * 1000),
+      overlapSeconds: c.changes.overlapSeconds,
+      deletedObjects: c.changes.deletedObjects,
+      baseDns: c.changes.baseDn,
+    },
   };
 }

@@ -11,17 +11,19 @@ import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
 import { nfc } from '../../identity/canonical-name.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
-import type { DesiredState, NormalizedUser, SourceRejection } from '../../identity/model.ts';
-import { admitGroup, admitUser } from '../../identity/admit.ts';
+import type { DesiredState, SourceRejection } from '../../identity/model.ts';
+import { admitGroup } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
-import { logDirectoryRead, type Source } from '../source.ts';
+import { logDirectoryRead } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import { changeMechanismOf, LdapChangeReader } from './changes.ts';
 import { ldapError } from './classify.ts';
 import { errorContext, openLdap, type LdapCredentials } from './connect.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { MembershipResolver } from './flatten.ts';
-import { mapGroup, mapUser, readId } from './map.ts';
-import type { IdFormat } from './presets.ts';
+import { mapGroup } from './map.ts';
+import { entryIdentity, UserCollector } from './collect-users.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import { collectRange, findRangeSlice, type RangeSlice } from './range.ts';
 import type { LdapSourceConfig } from './schema.ts';
@@ -39,20 +41,28 @@ export interface LdapSourceContext {
 
 type Stats = Record<string, number>;
 
+export interface DirectoryRead {
+  state: DesiredState;
+  /** Group externalId → the groups nested directly in it (MembershipResult.nested). */
+  nested: ReadonlyMap<string, readonly string[]>;
+}
+
 /** Sources already warned about for a bind without TLS: once per process, not per construction (validate, plan and each daemon run build one). */
 const warnedInsecure = new Set<string>();
 
-export class LdapSource implements Source {
+export class LdapSource implements ChangeSource {
   readonly describe: string;
   readonly settings: LdapSettings;
   private readonly config: LdapSourceConfig;
   private readonly ctx: LdapSourceContext;
+  private readonly changeReader: LdapChangeReader;
 
   constructor(config: LdapSourceConfig, ctx: LdapSourceContext) {
     this.config = config;
     this.ctx = ctx;
     this.settings = resolveLdapSettings(config);
     this.describe = `ldap:${config.url} (${config.preset})`;
+    this.changeReader = new LdapChangeReader(this, ctx.logger);
     if (!/^ldaps:/i.test(config.url) && !config.startTls && !warnedInsecure.has(this.describe)) {
       warnedInsecure.add(this.describe);
       ctx.logger?.warn({ source: this.describe }, 'LDAP without TLS: the bind password travels in clear (allowInsecure: true)');
@@ -61,18 +71,34 @@ export class LdapSource implements Source {
 
   async read(signal?: AbortSignal): Promise<DesiredState> {
     const started = performance.now();
+    return this.withClient('read', signal, async (client) => {
+      const { state } = await this.readDirectory(client, signal);
+      return logDirectoryRead(this.ctx.logger, this.describe, 'LDAP directory read', started, state);
+    });
+  }
+
+  changeMechanism(): ChangeMechanism | undefined {
+    return changeMechanismOf(this.settings, this.changeReader.deletesVisible);
+  }
+
+  /** What changed since `cursor` (changes.ts); a full read when the cursor cannot be used. */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    return this.withClient('change read', signal, (client) => this.changeReader.changes(client, cursor, signal));
+  }
+
+  /** One bound connection for `fn`, unbound afterwards; every failure leaves as a classified SourceError. */
+  private async withClient<T>(what: string, signal: AbortSignal | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
     try {
       const client = await openLdap(this.settings, await this.credentials(), signal);
       try {
-        const state = await this.readAll(client, signal);
-        return logDirectoryRead(this.ctx.logger, this.describe, 'LDAP directory read', started, state);
+        return await fn(client);
       } finally {
         await client.unbind().catch(() => undefined);
       }
     } catch (e) {
       signal?.throwIfAborted();
       if (isSyncError(e)) throw e;
-      throw new SourceError(`LDAP read from ${this.config.url} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw new SourceError(`LDAP ${what} from ${this.config.url} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
   }
 
@@ -120,7 +146,8 @@ export class LdapSource implements Source {
     return { password, ca };
   }
 
-  private async readAll(client: Client, signal: AbortSignal | undefined): Promise<DesiredState> {
+  /** The complete desired state, and which groups are nested in which (for the change reader's ancestors). */
+  async readDirectory(client: Client, signal: AbortSignal | undefined): Promise<DirectoryRead> {
     const s = this.settings;
     const stats: Stats = { ldapPages: 0, referencesIgnored: 0, usersDisabled: 0, activeUnknown: 0, rangeRequests: 0 };
     const rejected: SourceRejection[] = [];
@@ -128,40 +155,12 @@ export class LdapSource implements Source {
     const disabledByFilter = await this.disabledDns(client, stats, signal);
 
     // Users are mapped page by page: only the normalized users and their indexes accumulate.
-    const users: NormalizedUser[] = [];
-    const index = new DuplicateIndex<number>('userName', (at) => {
-      const u = users[at] as NormalizedUser;
-      return { ref: u.attributes['dn'] as string, name: u.userName };
-    });
-    const userByDn = new Map<string, string>();
-    const userByUid = new Map<string, string>();
-    const rejectedUserDns = new Set<string>();
-    const addUser = (raw: Entry): void => {
-      const e = new EntryView(raw);
-      const key = dnKey(e.dn);
-      // Overlapping base DNs return the same entry twice.
-      if (userByDn.has(key) || rejectedUserDns.has(key)) return;
-      const m = mapUser(e, s, disabledByFilter.has(key));
-      const admitted = m.ok ? admitUser(m.value.user, index, users.length) : m;
-      if (!admitted.ok || !m.ok) {
-        rejected.push({
-          kind: 'user',
-          ref: e.dn,
-          reason: admitted.ok ? 'unreadable' : admitted.reason,
-          ...entryIdentity(e, s.userMap.externalId, s.userMap.externalIdFormat, 'userName', s.userMap.userName),
-        });
-        rejectedUserDns.add(key);
-        return;
-      }
-      const u = admitted.value;
-      users.push(u);
-      userByDn.set(key, u.externalId);
-      if (s.memberAttribute === 'memberUid')
-        for (const uid of e.strings(s.memberUidAttribute)) userByUid.set(uid.trim().toLowerCase(), u.externalId);
-      if (!u.active) stats.usersDisabled = (stats.usersDisabled ?? 0) + 1;
-      if (m.value.activeUnknown) stats.activeUnknown = (stats.activeUnknown ?? 0) + 1;
-    };
+    const collector = new UserCollector(s, disabledByFilter, rejected);
+    const users = collector.users;
+    const addUser = (raw: Entry): void => collector.add(raw);
     const usersRead = await this.searchAll(client, s.users, s.users.attributes, 'users', stats, signal, addUser, rejected);
+    stats.usersDisabled = collector.usersDisabled;
+    stats.activeUnknown = collector.activeUnknown;
     if (stats.activeUnknown) {
       this.ctx.logger?.warn(
         { source: this.describe, count: stats.activeUnknown },
@@ -175,9 +174,9 @@ export class LdapSource implements Source {
     }
 
     const resolver = new MembershipResolver({
-      userByDn,
-      userByUid,
-      rejectedUserDns,
+      userByDn: collector.userByDn,
+      userByUid: collector.userByUid,
+      rejectedUserDns: collector.rejectedUserDns,
       memberAttribute: s.memberAttribute,
       flattenNested: s.flattenNested,
     });
@@ -194,11 +193,11 @@ export class LdapSource implements Source {
         'group members outside the user scope skipped',
       );
     }
-    return { users, groups: membership.groups, rejected, stats };
+    return { state: { users, groups: membership.groups, rejected, stats }, nested: membership.nested };
   }
 
   /** Every entry of the search under each base DN, handed to `onEntry` page by page; returns how many. */
-  private async searchAll(
+  async searchAll(
     client: Client,
     spec: { baseDns: string[]; filter: string; scope: 'sub' | 'one' },
     attributes: string[],
@@ -248,12 +247,12 @@ export class LdapSource implements Source {
     return count;
   }
 
-  /** With a `disabled.filter`, the server tells which in-scope users are disabled. */
-  private async disabledDns(client: Client, stats: Stats, signal: AbortSignal | undefined): Promise<Set<string>> {
+  /** With a `disabled.filter`, the server tells which in-scope users are disabled (`within`: only those also matching it). */
+  async disabledDns(client: Client, stats: Stats, signal: AbortSignal | undefined, within?: string): Promise<Set<string>> {
     const s = this.settings;
     const out = new Set<string>();
     if (s.disabled.filter === undefined) return out;
-    const filter = `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})`;
+    const filter = `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)}${within === undefined ? '' : wrap(within)})`;
     await this.searchAll(client, { ...s.users, filter }, ['1.1'], 'disabled users', stats, signal, (e) => out.add(dnKey(e.dn)));
     return out;
   }
@@ -305,19 +304,6 @@ export class LdapSource implements Source {
 
 const mb = (bytes: number): number => Math.round(bytes / 1024 / 102.4) / 10;
 
-/** What a rejected entry still shows (SourceRejection): its id and name when readable, and its DN. */
-function entryIdentity(
-  e: EntryView,
-  idAttr: string,
-  idFormat: IdFormat,
-  nameKey: 'userName' | 'displayName',
-  nameAttr: string,
-): Partial<SourceRejection> {
-  const id = readId(e, idAttr, idFormat);
-  const name = e.first(nameAttr)?.trim();
-  return { dn: e.dn, ...(id.ok ? { externalId: id.value } : {}), ...(name ? { [nameKey]: name } : {}) };
-}
-
 /**
  * Active Directory answers a search of the domain root with references to its application
  * partitions (DomainDnsZones, ForestDnsZones) and the configuration partition. They hold DNS
@@ -328,7 +314,7 @@ export function isAdApplicationPartition(uri: string): boolean {
   return /^(dc=domaindnszones|dc=forestdnszones|cn=configuration)\b/.test(dn);
 }
 
-function wrap(filter: string): string {
+export function wrap(filter: string): string {
   const f = filter.trim();
   return f.startsWith('(') ? f : `(${f})`;
 }
@@ -341,6 +327,6 @@ async function readFileOrFail(path: string, key: string): Promise<string> {
   }
 }
 
-export function createLdapSource(config: LdapSourceConfig, ctx: LdapSourceContext): Source {
+export function createLdapSource(config: LdapSourceConfig, ctx: LdapSourceContext): ChangeSource {
   return new LdapSource(config, ctx);
 }

@@ -1,0 +1,260 @@
+/**
+ * The LDAP change reader (modifyTimestamp polling) against a real slapd: each directory event
+ * made with an admin connection is polled with the previous cursor and must come back as the
+ * complete current record read() would return, or as a removal.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Attribute, Change, Client } from 'ldapts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SourceChanges, SourceDelta } from '../../src/sources/changes.ts';
+import { supportsChanges } from '../../src/sources/changes.ts';
+import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
+import { LdapSource } from '../../src/sources/ldap/source.ts';
+import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import type { LdifEntry } from '../helpers/ldif.ts';
+
+const SUFFIX = 'dc=example,dc=org';
+const PEOPLE = `ou=people,${SUFFIX}`;
+const FORMER = `ou=former,${SUFFIX}`;
+const GROUPS = `ou=groups,${SUFFIX}`;
+const dn = (uid: string, ou = PEOPLE): string => `uid=${uid},${ou}`;
+const groupDn = (cn: string): string => `cn=${cn},${GROUPS}`;
+
+const person = (uid: string, extra: Record<string, string> = {}): LdifEntry => ({
+  dn: dn(uid),
+  attrs: { objectClass: 'inetOrgPerson', uid, cn: `${uid} person`, sn: uid, mail: `${uid}@example.org`, employeeType: 'staff', ...extra },
+});
+
+let sl: SlapdHandle;
+let admin: Client;
+let src: LdapSource;
+let cursor: string | undefined;
+let baseCfg: LdapSourceInput;
+const dir = mkdtempSync(join(tmpdir(), 'ldap-changes-'));
+
+const source = (over: Partial<LdapSourceInput> = {}): LdapSource =>
+  new LdapSource(ldapSourceSchema.parse({ ...baseCfg, ...over }), { configDir: dir });
+
+/** One poll with the kept cursor; the next cursor is kept. */
+async function poll(): Promise<SourceChanges> {
+  const r = await src.changes(cursor);
+  cursor = r.cursor;
+  return r;
+}
+
+async function pollDelta(): Promise<SourceDelta> {
+  const r = await poll();
+  if (r.kind !== 'delta') throw new Error(`expected a delta, got a full read (${r.reason})`);
+  return r;
+}
+
+const idOf = async (uid: string): Promise<string> => {
+  const state = await src.read();
+  const u = state.users.find((x) => x.userName === uid);
+  if (!u) throw new Error(`${uid} not read`);
+  return u.externalId;
+};
+
+beforeAll(async () => {
+  sl = await startSlapd({
+    entries: [
+      { dn: PEOPLE, attrs: { objectClass: 'organizationalUnit', ou: 'people' } },
+      { dn: FORMER, attrs: { objectClass: 'organizationalUnit', ou: 'former' } },
+      { dn: GROUPS, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } },
+      person('alice'),
+      person('bob'),
+      person('carol'),
+      person('dave'),
+      { dn: groupDn('team'), attrs: { objectClass: 'groupOfNames', cn: 'team', member: [dn('alice'), dn('bob')] } },
+      // `all` reaches team's users through nesting.
+      { dn: groupDn('all'), attrs: { objectClass: 'groupOfNames', cn: 'all', member: [groupDn('team'), dn('carol')] } },
+      { dn: groupDn('other'), attrs: { objectClass: 'groupOfNames', cn: 'other', member: [dn('carol')] } },
+    ],
+  });
+  baseCfg = {
+    type: 'ldap',
+    url: sl.url,
+    allowInsecure: true,
+    bindDn: sl.readerDn,
+    bindPassword: sl.readerPassword,
+    timeoutSeconds: 10,
+    connectTimeoutSeconds: 2,
+    users: { baseDn: PEOPLE },
+    groups: { baseDn: GROUPS },
+    disabled: { attribute: 'employeeType', values: ['disabled'] },
+    changes: { overlapSeconds: 2 },
+  };
+  src = source();
+  admin = new Client({ url: sl.url });
+  await admin.bind(sl.adminDn, sl.adminPassword);
+});
+
+afterAll(async () => {
+  await admin?.unbind().catch(() => undefined);
+  await sl?.stop();
+});
+
+describe('LDAP changes by modifyTimestamp (slapd)', () => {
+  it('the first poll without a cursor is a full read with a cursor in server time', async () => {
+    expect(supportsChanges(src)).toBe(true);
+    expect(src.changeMechanism()).toMatchObject({ name: 'ldap-modify-timestamp', pollIntervalMs: 30_000 });
+    const r = await poll();
+    expect(r.kind).toBe('full');
+    if (r.kind !== 'full') return;
+    expect(r.reason).toBe('no cursor');
+    expect(r.state.users.map((u) => u.userName).sort()).toEqual(['alice', 'bob', 'carol', 'dave']);
+    const c = JSON.parse(r.cursor) as { mechanism: string; t: string };
+    expect(c.mechanism).toBe('modify-timestamp');
+    // The latest change in the directory (the slapadd load), not this machine's clock.
+    expect(c.t).toMatch(/^\d{14}Z$/);
+  });
+
+  it('an empty round returns nothing and leaves the cursor unchanged', async () => {
+    const before = cursor;
+    const d = await pollDelta();
+    expect(d.users.upserted).toEqual([]);
+    expect(d.users.removed).toEqual([]);
+    expect(d.groups.upserted).toEqual([]);
+    expect(d.cursor).toBe(before);
+  });
+
+  it('a joiner added to the people OU is an upserted user, timed by its modifyTimestamp', async () => {
+    await admin.add(dn('erin'), { objectClass: 'inetOrgPerson', uid: 'erin', cn: 'Erin Joiner', sn: 'Joiner', mail: 'erin@example.org' });
+    const d = await pollDelta();
+    expect(d.users.upserted.map((u) => u.userName)).toEqual(['erin']);
+    const erin = d.users.upserted[0]!;
+    expect(erin).toMatchObject({ active: true, emails: ['erin@example.org'], attributes: { dn: dn('erin') } });
+    const at = d.changedAt[erin.externalId];
+    expect(at).toBeTypeOf('number');
+    // Generalized time in whole seconds: at most a second before now, never in the future by much.
+    expect(Math.abs((at as number) - Date.now())).toBeLessThan(60_000);
+    expect(d.users.removed).toEqual([]);
+    expect(d.groups.upserted).toEqual([]);
+  });
+
+  it('an attribute change arrives as the complete current record, equal to what read() returns', async () => {
+    await admin.modify(
+      dn('bob'),
+      new Change({ operation: 'replace', modification: new Attribute({ type: 'mail', values: ['robert@example.org'] }) }),
+    );
+    const d = await pollDelta();
+    expect(d.users.upserted.map((u) => u.userName)).toEqual(['bob']);
+    const full = (await src.read()).users.find((u) => u.userName === 'bob');
+    expect(d.users.upserted[0]).toEqual(full);
+    expect(full?.emails).toEqual(['robert@example.org']);
+  });
+
+  it('a leaver disabled in LDAP arrives as active: false', async () => {
+    await admin.modify(
+      dn('dave'),
+      new Change({ operation: 'replace', modification: new Attribute({ type: 'employeeType', values: ['disabled'] }) }),
+    );
+    const d = await pollDelta();
+    expect(d.users.upserted.map((u) => [u.userName, u.active])).toEqual([['dave', false]]);
+  });
+
+  it('a rename (modrdn) keeps the entryUUID and carries the new DN and login', async () => {
+    const id = await idOf('erin');
+    await admin.modifyDN(dn('erin'), 'uid=erin.j');
+    const d = await pollDelta();
+    expect(d.users.upserted).toHaveLength(1);
+    expect(d.users.upserted[0]).toMatchObject({ externalId: id, userName: 'erin.j', attributes: { dn: `uid=erin.j,${PEOPLE}` } });
+    expect(d.users.removed).toEqual([]);
+  });
+
+  it('a user moved out of the people OU is removed', async () => {
+    const id = await idOf('carol');
+    await admin.modifyDN(dn('carol'), `uid=carol,${FORMER}`);
+    const d = await pollDelta();
+    expect(d.users.upserted).toEqual([]);
+    expect(d.users.removed).toContain(id);
+    expect(d.changedAt[id]).toBeTypeOf('number');
+  });
+
+  it('a member added to a group arrives as the group with its complete flattened member list', async () => {
+    await admin.modify(
+      groupDn('other'),
+      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('alice')] }) }),
+    );
+    const d = await pollDelta();
+    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    expect(d.groups.upserted.map((g) => g.displayName)).toEqual(['other']);
+    // carol moved out of scope: the complete list is alice alone.
+    expect(d.groups.upserted[0]!.members).toEqual([ids.get('alice')]);
+    expect(d.users.upserted).toEqual([]);
+  });
+
+  it('a member removed from a group arrives as the group without them', async () => {
+    await admin.modify(
+      groupDn('other'),
+      new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [dn('alice')] }) }),
+    );
+    const d = await pollDelta();
+    expect(d.groups.upserted.map((g) => [g.displayName, g.members])).toEqual([['other', []]]);
+  });
+
+  it("a change to a nested group re-resolves the parent's members", async () => {
+    await admin.modify(
+      groupDn('team'),
+      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('dave')] }) }),
+    );
+    const d = await pollDelta();
+    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    const byName = new Map(d.groups.upserted.map((g) => [g.displayName, new Set(g.members)]));
+    expect([...byName.keys()].sort()).toEqual(['all', 'team']);
+    const team = new Set(['alice', 'bob', 'dave'].map((u) => ids.get(u)));
+    expect(byName.get('team')).toEqual(team);
+    // all = team's users (carol left the scope).
+    expect(byName.get('all')).toEqual(team);
+    const teamId = d.groups.upserted.find((g) => g.displayName === 'team')!.externalId;
+    expect(d.changedAt[teamId]).toBeTypeOf('number');
+  });
+
+  it('two changes within the same second are both seen: the overlap looks again, entryCSN skips only what was delivered', async () => {
+    const mail = (v: string): Change => new Change({ operation: 'replace', modification: new Attribute({ type: 'mail', values: [v] }) });
+    await admin.modify(dn('alice'), mail('alice.1@example.org'));
+    const first = await pollDelta();
+    await admin.modify(dn('alice'), mail('alice.2@example.org'));
+    const second = await pollDelta();
+    expect(first.users.upserted.map((u) => u.emails)).toEqual([['alice.1@example.org']]);
+    expect(second.users.upserted.map((u) => u.emails)).toEqual([['alice.2@example.org']]);
+    // Delivered once: the next poll, still inside the overlap window, repeats nothing.
+    const third = await pollDelta();
+    expect(third.users.upserted).toEqual([]);
+    expect(third.cursor).toBe(second.cursor);
+  });
+
+  it('a cursor replayed from before a change delivers it again, unchanged (duplicates are harmless)', async () => {
+    const old = cursor;
+    await admin.modify(dn('bob'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Builder'] }) }));
+    const a = await src.changes(old);
+    const b = await src.changes(old);
+    expect(a.kind).toBe('delta');
+    expect(b).toEqual(a);
+    cursor = a.cursor;
+  });
+
+  it('a deleted user is invisible to modifyTimestamp polling (documented blind spot)', async () => {
+    await admin.del(dn('bob'));
+    const d = await pollDelta();
+    expect(d.users.removed).toEqual([]);
+    expect(d.users.upserted).toEqual([]);
+    expect(src.changeMechanism()?.blindSpots.some((b) => /deleted entries/.test(b))).toBe(true);
+  });
+
+  it('a cursor from another configuration or of another form means a full read (cursor expired)', async () => {
+    const other = source({ users: { baseDn: PEOPLE, filter: '(uid=a*)' } });
+    const r = await other.changes(cursor);
+    expect(r).toMatchObject({ kind: 'full', reason: 'cursor expired' });
+    const junk = await src.changes('not json');
+    expect(junk).toMatchObject({ kind: 'full', reason: 'cursor expired' });
+  });
+
+  it('changes.mechanism: off leaves the source without a change reader', () => {
+    const off = source({ changes: { mechanism: 'off' } });
+    expect(off.changeMechanism()).toBeUndefined();
+    expect(supportsChanges(off)).toBe(false);
+  });
+});
