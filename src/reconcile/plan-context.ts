@@ -20,6 +20,24 @@ export interface PlanInput {
   /** Notes from reading the platform (e.g. objects the listing skipped). */
   warnings?: PlanWarning[];
   now: number;
+  /**
+   * The whole tenant's figures for the guard, when the plan covers only part of it (a targeted
+   * reconcile's neighbourhood): the percentages are taken against these, and "the source is
+   * empty" / "no group has a member" are facts about the whole source. Absent: counted from
+   * this input, as a full reconcile does.
+   */
+  guardBase?: GuardBase | undefined;
+}
+
+export interface GuardBase {
+  /** Managed platform objects at the last full reconcile. */
+  managed: number;
+  /** Members of the managed groups at the last full reconcile; absent: the compared groups' members. */
+  members?: number | undefined;
+  /** Valid users in the whole desired state. */
+  sourceUsers: number;
+  /** Every in-scope group of the whole desired state lists no member. */
+  sourceMembersEmpty: boolean;
 }
 
 export interface PlanContext {

@@ -38,20 +38,22 @@ function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   const members = planMemberships(ctx, users, groups);
   ctx.warnings.push(...nameWarnings(users, groups));
 
+  const base = input.guardBase;
   const managed =
+    base?.managed ??
     input.platformUsers.filter((u) => input.ledger.has('user', u.id) || (config.ownership.mode === 'externalId' && !!u.externalId)).length +
-    input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId))
-      .length;
+      input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId))
+        .length;
   const memberRemovals = members.memberships.reduce((n, m) => n + m.remove.length, 0);
   const inScopeGroups = groups.compared.map((c) => c.source);
   const guard = evaluateGuard({
     destructive: users.deactivate.length + users.delete.length + groups.delete.length,
     managed,
     memberRemovals,
-    members: members.members,
-    sourceEmpty: desired.users.length === 0,
+    members: base?.members ?? members.members,
+    sourceEmpty: (base?.sourceUsers ?? desired.users.length) === 0,
     sourceRejectedUsers: userRejections(desired.rejected).length,
-    sourceMembersEmpty: inScopeGroups.length > 0 && inScopeGroups.every((g) => g.members.length === 0),
+    sourceMembersEmpty: base?.sourceMembersEmpty ?? (inScopeGroups.length > 0 && inScopeGroups.every((g) => g.members.length === 0)),
     unidentified: unidentifiedReasons(input, users.leavers.size, members.leaverRemovals, groups.delete.length),
     limits: config.guards,
     allowDeletes: input.allowDeletes,

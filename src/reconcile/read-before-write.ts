@@ -28,6 +28,7 @@ export function readBeforeWrite(target: ScimTarget, events: ReadBeforeWriteEvent
     get: (type, id, signal) => target.get(type, id, signal),
     getUser: (id, signal) => target.getUser(id, signal),
     getGroup: (id, signal) => target.getGroup(id, signal),
+    query: (type, filter, signal) => target.query(type, filter, signal),
     createUser: (body) => target.createUser(body),
     createGroup: (body) => target.createGroup(body),
     async patch(type, id, ops) {

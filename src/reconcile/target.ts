@@ -22,6 +22,8 @@ export interface ScimTarget {
   /** The same, typed per resource: one user or group by id, undefined on 404. */
   getUser(id: string, signal?: AbortSignal): Promise<ScimUser | undefined>;
   getGroup(id: string, signal?: AbortSignal): Promise<ScimGroup | undefined>;
+  /** The objects an (escaped, filter.ts) SCIM filter selects, without a full listing; E_UNSUPPORTED when the server cannot filter. */
+  query<T extends ScimUser | ScimGroup>(type: ResourceType, filter: string, signal?: AbortSignal): Promise<T[]>;
   createUser(body: NewResource<ScimUser>): Promise<CreateOutcome<ScimUser>>;
   createGroup(body: NewResource<ScimGroup>): Promise<CreateOutcome<ScimGroup>>;
   patch(type: ResourceType, id: string, ops: PatchOperation[]): Promise<void>;

@@ -188,6 +188,19 @@ export class ScimClient {
   }
 
   /**
+   * The objects one filter selects, by the server's filtering only: never a full listing.
+   * A server that says it cannot filter fails with E_UNSUPPORTED (the caller falls back to
+   * its own full read). Build `filter` with filter.ts (escaped values).
+   */
+  async query<T extends ScimResource>(type: ResourceType, filter: string, signal?: AbortSignal): Promise<T[]> {
+    const spc = await this.serviceProviderConfig();
+    if (spc?.filter?.supported === false) {
+      throw new SyncError(ErrorCodes.UNSUPPORTED, 'rejected', `filter ${type}: the server does not support filtering`);
+    }
+    return this.listAll<T>(type, { filter, ...(signal ? { signal } : {}) });
+  }
+
+  /**
    * By externalId (exact), then userName (case-insensitive, exact spelling preferred), then a
    * full listing if the server refuses the filter: see resolve.ts. Several candidates throw
    * E_AMBIGUOUS_MATCH. `mustExist` (the server said so): list everything before saying none.

@@ -24,9 +24,29 @@ export interface TargetedInput {
   affected: { users: readonly string[]; groups: readonly string[] };
   /** Managed platform objects at the last full reconcile: the base of the guard's percentages. */
   managedAtLastFull: number;
+  /** Members of the managed groups at the last full reconcile: the base of the member-removal percentage. */
+  membersAtLastFull?: number | undefined;
+  /** A group with more members is not compared locally (defer `group-too-large`); default TARGETED_LIMITS.maxGroupMembers. */
+  maxGroupMembers?: number | undefined;
+  /** Identities (users + groups) one targeted plan may reach; default TARGETED_LIMITS.maxIdentities. */
+  maxIdentities?: number | undefined;
   allowDeletes: boolean;
   now: number;
   signal?: AbortSignal | undefined;
+}
+
+/** The bounds of a targeted reconcile; past them it defers to a full reconcile. */
+export const TARGETED_LIMITS = {
+  /** Members of one platform group compared locally (a GET of the group returns them all). */
+  maxGroupMembers: 10_000,
+  /** Users and groups in one neighbourhood (each costs one or two reads). */
+  maxIdentities: 500,
+} as const;
+
+/** Platform reads of one targeted plan: for the changed users themselves, and for memberships (groups and their members). */
+export interface TargetedReads {
+  users: number;
+  memberships: number;
 }
 
 /** Why a change could not be decided locally; each is a stable code in logs and metrics. */
@@ -37,7 +57,9 @@ export type DeferReason =
   | 'unknown-member' // a member with no platform object known to the ledger or a filter
   | 'unidentified-rejection' // a rejected entry without identity could be anyone
   | 'outside-neighbourhood' // the plan would touch an object outside the change's neighbourhood
-  | 'platform-unreadable'; // an affected object could not be read (after retries)
+  | 'platform-unreadable' // an affected object could not be read (after retries), or the server cannot filter
+  | 'neighbourhood-too-large' // more identities than TARGETED_LIMITS.maxIdentities
+  | 'guard'; // the plan trips the deletion guard: the full plan decides, and the operator approves that one
 
 export type TargetedOutcome =
   | {
@@ -45,5 +67,8 @@ export type TargetedOutcome =
       plan: Plan;
       /** Platform requests spent on reading the neighbourhood (GET and filtered lists). */
       reads: number;
+      readsBy: TargetedReads;
+      /** The identities planned (source externalIds), the affected ones and those they reach. */
+      neighbourhood: { users: string[]; groups: string[] };
     }
   | { kind: 'defer'; reason: DeferReason; detail: string; reads: number };

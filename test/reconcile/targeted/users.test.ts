@@ -1,0 +1,158 @@
+/**
+ * Targeted reconciles of users, one scene per event, against the simulator over a socket:
+ * the change flows as a source delta into the desired cache, only the affected platform
+ * objects are read, and the plan is the full planner's. Each scene proves the platform state
+ * after the targeted apply, the request budget, and that a full plan afterwards changes nothing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.ts';
+import type { Simulator } from '../../../src/simulator/index.ts';
+import {
+  createWorkspace,
+  startSim,
+  type ConfigPatch,
+  type DirUser,
+  type Directory,
+  type Workspace,
+} from '../../helpers/reconcile-harness.ts';
+import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
+import { applyTargeted, counted, edit, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
+
+const staff = (): DirUser[] => [
+  user('e-1', 'ana@example.com'),
+  user('e-2', 'ben@example.com'),
+  user('e-3', 'cy@example.com'),
+  user('e-4', 'dee@example.com'),
+  user('e-5', 'eve@example.com'),
+];
+
+function directory(list: DirUser[], eng: string[], sales: string[]): Directory {
+  return {
+    users: list,
+    groups: [
+      { externalId: 'g-eng', displayName: 'Engineering', members: eng },
+      { externalId: 'g-sales', displayName: 'Sales', members: sales },
+    ],
+  };
+}
+
+/** At most this many platform requests for one changed user, group membership requests apart. */
+const BUDGET = 5;
+
+describe('targeted reconcile of users', () => {
+  let sim: Simulator;
+  let ws: Workspace;
+  let ctx: BuiltReconcileContext;
+  let path: ChangePath;
+
+  async function setUp(config: ConfigPatch = {}): Promise<void> {
+    sim = await startSim();
+    ws = createWorkspace(sim, { directory: directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']), config });
+    ctx = await ws.context();
+    path = (await fullReconcile(ctx)).path;
+  }
+
+  afterEach(async () => {
+    await ctx.close();
+    await sim.close();
+  });
+
+  describe('deprovision.action deactivate', () => {
+    beforeEach(() => setUp());
+
+    it('a joiner is created with the groups of the source, within the request budget', async () => {
+      const fay = user('e-6', 'fay@example.com');
+      const { affected } = await edit(ws, ctx, path, directory([...staff(), fay], ['e-1', 'e-2', 'e-6'], ['e-3', 'e-4', 'e-5']));
+      expect(affected.users).toEqual(['e-6']);
+      const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
+      const plan = planOf(out.outcome);
+      expect(plan.users.create.map((c) => c.externalId)).toEqual(['e-6']);
+      expect(plan.memberships.map((m) => [m.group.displayName, m.add.map((a) => a.externalId), m.remove.length])).toEqual([
+        ['Engineering', ['e-6'], 0],
+      ]);
+      expect(requests.every((r) => r.method === 'GET')).toBe(true);
+      expect(out.outcome.kind === 'plan' && out.outcome.readsBy.users).toBeLessThanOrEqual(BUDGET);
+      const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
+      const userRequests = requests.length - (out.outcome.kind === 'plan' ? out.outcome.readsBy.memberships : 0);
+      expect(userRequests + applied.requests.filter((r) => r.path.includes('/Users')).length).toBeLessThanOrEqual(BUDGET);
+      expect(byName(sim, 'fay@example.com')).toMatchObject({ externalId: 'e-6', active: true });
+      expect(groups(sim)).toContain('Engineering: ana@example.com ben@example.com fay@example.com');
+      await expectConverged(ws);
+    });
+
+    it('a leaver disabled in the source is deactivated and keeps its groups, without listing the platform', async () => {
+      const list = staff().map((u) => (u.externalId === 'e-2' ? { ...u, active: false } : u));
+      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
+      const plan = planOf(out.outcome);
+      expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-2', reason: 'disabled-in-source' })]);
+      expect(plan.summary.changes).toBe(1);
+      // Reads by id or by filter only: never a page of every user.
+      expect(requests.filter((r) => r.path.endsWith('/Users') && r.query['filter'] === undefined)).toEqual([]);
+      const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
+      expect(requests.length + applied.requests.length).toBeLessThanOrEqual(BUDGET);
+      expect(users(sim)).toContain('ben@example.com e-2 inactive');
+      await expectConverged(ws);
+    });
+
+    it('a leaver deleted from the source is deactivated and removed from its groups', async () => {
+      const list = staff().filter((u) => u.externalId !== 'e-4');
+      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
+      expect(affected.users).toEqual(['e-4']);
+      const out = await targeted(ctx, path, affected);
+      const plan = planOf(out.outcome);
+      expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-4', reason: 'not-in-source' })]);
+      expect(plan.memberships.map((m) => [m.group.displayName, m.add.length, m.remove.map((r) => r.externalId)])).toEqual([
+        ['Sales', 0, ['e-4']],
+      ]);
+      await applyTargeted(ctx, plan, out.ledger);
+      expect(users(sim)).toContain('dee@example.com e-4 inactive');
+      expect(groups(sim)).toContain('Sales: cy@example.com eve@example.com');
+      await expectConverged(ws);
+    });
+
+    it('a rename changes the userName of the same account', async () => {
+      const before = byName(sim, 'cy@example.com').id;
+      const list = staff().map((u) => (u.externalId === 'e-3' ? user('e-3', 'cyrus@example.com') : u));
+      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
+      const plan = planOf(out.outcome);
+      expect(plan.users.update.map((u) => [u.id, u.changes.find((c) => c.path === 'userName')?.after])).toEqual([
+        [before, 'cyrus@example.com'],
+      ]);
+      const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
+      expect(requests.length + applied.requests.length).toBeLessThanOrEqual(BUDGET);
+      expect(byName(sim, 'cyrus@example.com').id).toBe(before);
+      await expectConverged(ws);
+    });
+
+    it('an attribute change updates only that user', async () => {
+      const list = staff().map((u) => (u.externalId === 'e-5' ? { ...u, familyName: 'Evergreen' } : u));
+      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const out = await targeted(ctx, path, affected);
+      const plan = planOf(out.outcome);
+      expect(plan.summary.changes).toBe(1);
+      expect(plan.users.update.map((u) => u.externalId)).toEqual(['e-5']);
+      expect(plan.users.update[0]?.changes).toContainEqual({ path: 'name.familyName', before: 'e-5', after: 'Evergreen' });
+      await applyTargeted(ctx, plan, out.ledger);
+      expect(byName(sim, 'eve@example.com').name?.familyName).toBe('Evergreen');
+      await expectConverged(ws);
+    });
+  });
+
+  describe('deprovision.action delete', () => {
+    beforeEach(() => setUp({ provisioning: { deprovision: { action: 'delete' } } }));
+
+    it('a leaver deleted from the source is deleted from the platform', async () => {
+      const list = staff().filter((u) => u.externalId !== 'e-1');
+      const { affected } = await edit(ws, ctx, path, directory(list, ['e-2'], ['e-3', 'e-4', 'e-5']));
+      const out = await targeted(ctx, path, affected);
+      const plan = planOf(out.outcome);
+      expect(plan.users.delete).toEqual([expect.objectContaining({ externalId: 'e-1', reason: 'not-in-source' })]);
+      await applyTargeted(ctx, plan, out.ledger);
+      expect(sim.store.getUserByUserName('ana@example.com')).toBeUndefined();
+      expect(groups(sim)).toContain('Engineering: ben@example.com');
+      await expectConverged(ws);
+    });
+  });
+});
