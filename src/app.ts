@@ -22,6 +22,8 @@ import { errorReporter } from './jobs/error-log.ts';
 import { registerSchedulers } from './jobs/schedulers.ts';
 import { createTenantRuntime, type TenantRuntime } from './jobs/tenant-runtime.ts';
 import { daemonStatus } from './jobs/status.ts';
+import { ChangeStream, openChangeSources, replicaOwner } from './jobs/change-stream.ts';
+import type { ChangeSource } from './sources/changes.ts';
 import { auditStatus } from './audit/status.ts';
 import { RedisAuditStateStore } from './audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from './audit/dead-letter/redis-store.ts';
@@ -111,6 +113,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
     return p;
   };
   const unwatch: Array<() => void> = [];
+  const changeSources = new Map<string, ChangeSource>();
+  const streams: ChangeStream[] = [];
   let server: ObservabilityServer | undefined;
   let statusPage: StatusPageServer | undefined;
   let started = false;
@@ -195,7 +199,9 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
       const events = applyEvents;
       await opts.whenRedisReady?.();
       await checkRedisRequirements(redis, logger);
-      await registerSchedulers(queues, tenants.values());
+      // Tenants whose source reports its changes: a change stream each (one replica runs it).
+      if (want.has('reconcile')) for (const [id, source] of await openChangeSources(tenants, logger)) changeSources.set(id, source);
+      await registerSchedulers(queues, tenants.values(), new Set(changeSources.keys()));
       if (want.has('apply')) {
         applyWorker = instrumentWorker(
           new Worker<ChunkJobData | Record<string, unknown>>(
@@ -269,6 +275,25 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
           QUEUE_NAMES.audit,
         );
       }
+      const owner = replicaOwner();
+      for (const [id, source] of changeSources) {
+        const stream = new ChangeStream(
+          {
+            rt: tenants.get(id)!,
+            source,
+            redis,
+            keyPrefix: factory.keyPrefix,
+            flow,
+            applyEvents: events,
+            applyQueue: queues.apply,
+            reconcileQueue: queues.reconcile,
+            logger,
+          },
+          owner,
+        );
+        stream.start();
+        streams.push(stream);
+      }
       // Labelled with the BullMQ queue name, as scimsync_jobs_total and the job duration are.
       for (const q of Object.values(queues)) unwatch.push(watchQueueDepth(q.name, () => q.getJobCounts(...QUEUE_STATES)));
       // Lag must keep growing between runs, or a stalled export would look healthy.
@@ -302,6 +327,8 @@ export function buildDaemon(all: LoadedConfig[], opts: DaemonOptions): Daemon {
         // between tasks (the task in flight is not reported as failed).
         shutdown.abort(new Error('shutdown'));
       };
+      // Change streams first: a batch in flight stops (its cursor is not advanced) and the lease goes to another replica.
+      await withTimeout(Promise.all(streams.map((st) => st.stop())), left()).catch(() => undefined);
       // Stop fetching new jobs everywhere at once, then give running jobs the bound.
       await withTimeout(Promise.all(workers.map((w) => w.pause(true).catch(() => undefined))), left()).catch(() => undefined);
       const drain = async (): Promise<void> => {

@@ -190,6 +190,23 @@ export const provisioningSchema = z.strictObject({
    * the group; `additive`: members are only ever added. Neither removes a person the source lists.
    */
   membership: z.enum(['authoritative', 'additive']).default('authoritative'),
+  /** Change-driven sync: the daemon (and `watch`) apply source changes as they come; docs/daemon.md, "Change-driven sync". */
+  changes: z
+    .strictObject({
+      /** On for every source that can report its changes (sources/changes.ts); the full reconcile stays as drift repair. */
+      enabled: z.boolean().default(true),
+      /** Changes arriving within this window are applied as one batch (the latest record of each identity wins), ms. */
+      coalesceMs: z.number().int().min(0).max(60_000).default(1_000),
+      /** How often the source is asked for changes, ms (default: the source's mechanism decides). */
+      pollIntervalMs: z.number().int().min(100).max(3_600_000).optional(),
+      /** Rolling window over which destructive changes count toward provisioning.guards, minutes. */
+      burstWindowMinutes: z
+        .number()
+        .positive()
+        .max(7 * 24 * 60)
+        .default(60),
+    })
+    .prefault({}),
   apply: z
     .strictObject({
       concurrency: z.number().int().min(1).max(256).default(8),
@@ -242,7 +259,11 @@ export const redisSchema = z
 /** Cron schedules (UTC) of the daemon's jobs for one tenant. */
 export const schedulesSchema = z
   .strictObject({
-    reconcile: z.strictObject({ pattern: z.string().min(9).default('*/30 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
+    /**
+     * Without a pattern: every 30 minutes, or every 6 hours when the tenant's source reports its
+     * changes and provisioning.changes is on (the full reconcile is then drift repair only).
+     */
+    reconcile: z.strictObject({ pattern: z.string().min(9).optional(), enabled: z.boolean().default(true) }).prefault({}),
     audit: z.strictObject({ pattern: z.string().min(9).default('*/5 * * * *'), enabled: z.boolean().default(true) }).prefault({}),
     /** `audit verify` of the recent past (docs/audit.md#verify); off by default: it re-exports the range. */
     auditVerify: z

@@ -26,10 +26,13 @@ export interface TenantKeys {
   approval: string;
   /** List (newest first) of JSON run records. */
   history(kind: 'reconcile' | 'audit'): string;
-  /** String with TTL, `<fencing token> <owner>`: the lease of the run in progress (one per tenant and kind). */
-  lease(kind: 'reconcile' | 'audit'): string;
+  /**
+   * String with TTL, `<fencing token> <owner>`: the lease of the run in progress (one per tenant
+   * and kind); `changes`: the replica that runs the tenant's change stream.
+   */
+  lease(kind: LeaseKind): string;
   /** Counter: the last fencing token issued for the lease (only ever grows). */
-  fence(kind: 'reconcile' | 'audit'): string;
+  fence(kind: LeaseKind): string;
   /** String: JSON array of tasks of one fanned-out chunk. */
   chunk(runId: string, phase: string, index: number): string;
   /** Hash: aggregated results of a fanned-out run. */
@@ -38,7 +41,15 @@ export interface TenantKeys {
   runFailures(runId: string): string;
   /** Rate limiter key space (rate-limiter-flexible adds its own suffix). */
   rateLimit: string;
+  /** Hash: the change stream's cursor and state (cursor, savedAt, lastPollAt, owner, …), shown by /status. */
+  changeStream: string;
+  /** Sorted set: destructive operations the change path applied (score: epoch ms), the guard's rolling window. */
+  changeBurstWindow: string;
+  /** String (JSON): destructive changes held by the rolling-window guard until approve-deletes. */
+  changeBurstHold: string;
 }
+
+export type LeaseKind = 'reconcile' | 'audit' | 'changes';
 
 export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
   const base = `${keyPrefix}:{${tenant}}`;
@@ -61,6 +72,9 @@ export function tenantKeys(keyPrefix: string, tenant: string): TenantKeys {
     runResult: (runId) => `${base}:run:${runId}:result`,
     runFailures: (runId) => `${base}:run:${runId}:failures`,
     rateLimit: `${base}:rate`,
+    changeStream: `${base}:changes:stream`,
+    changeBurstWindow: `${base}:changes:burst-window`,
+    changeBurstHold: `${base}:changes:burst-hold`,
   };
 }
 

@@ -17,7 +17,12 @@ import type { ApplyFailure } from '../reconcile/apply.ts';
 import { planPhases } from '../reconcile/tasks.ts';
 import { DaemonProvisioningLog } from '../provisioning-log/daemon.ts';
 import { createSource, sourceContext } from '../sources/registry.ts';
-import { runPhaseFannedOut } from './apply-job.ts';
+import { runPhaseFannedOut, type FanOutDeps } from './apply-job.ts';
+import type { RunLease } from './lease.ts';
+import { RedisBurstStore } from './change-state.ts';
+import { enforceBurstHold } from '../reconcile/changes/burst-guard.ts';
+import type { Ledger } from '../reconcile/ledger.ts';
+import type { Plan } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys } from './keys.ts';
 import { runRecorder, type RunRecord } from './tenant-state.ts';
@@ -25,7 +30,8 @@ import type { TenantRuntime } from './tenant-runtime.ts';
 
 export interface ReconcileJobData {
   tenant: string;
-  trigger: 'schedule' | 'manual' | 'approval';
+  /** `changes`: requested by the change stream (a change it left to a full reconcile). */
+  trigger: 'schedule' | 'manual' | 'approval' | 'changes';
 }
 
 export interface ReconcileJobDeps {
@@ -60,7 +66,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
 
   const q = await rt.state.quarantine();
   setQuarantined(tenant, q.quarantined);
-  if (q.quarantined && Date.now() < q.until && job.data.trigger === 'schedule') {
+  if (q.quarantined && Date.now() < q.until && (job.data.trigger === 'schedule' || job.data.trigger === 'changes')) {
     const r = record('quarantined', { until: new Date(q.until).toISOString(), reason: q.reason });
     recordRun(tenant, 'reconcile', 'quarantined', 0, logger, r.detail);
     return r;
@@ -106,31 +112,16 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
     // Planning may have taken longer than the lease (a stalled event loop): a plan made under
     // a lost lease is never applied, and nothing below is written.
     await lease.assertHeld();
+    // Destructive changes held by the change path's rolling-window guard stay held here too.
+    const burst = new RedisBurstStore(deps.redis, deps.keyPrefix, tenant);
+    const burstHold = await burst.hold();
+    enforceBurstHold(plan, burstHold, approval);
     const approved = approval !== undefined && plan.guard.overridden;
     if (approval !== undefined) await rt.state.takeApproval();
     recordPlan(tenant, plan, logger);
     const provisioningLog = new DaemonProvisioningLog(deps.redis, deps.keyPrefix, rt);
     await provisioningLog.planned(runId, plan, logger);
-    // Write-ahead: pending creates and the pruned ledger are saved before any request.
-    // Written entry by entry, never as a whole: chunks of an earlier run taken over from a
-    // dead replica may still be recording objects, and a whole-ledger write would drop them.
-    const pruned = ledger.takePruned();
-    await rt.ledger.forgetMany('user', pruned.user);
-    await rt.ledger.forgetMany('group', pruned.group);
-    await rt.ledger.markPending(
-      'user',
-      plan.users.create.map((c) => c.externalId),
-    );
-    await rt.ledger.markPending(
-      'group',
-      plan.groups.create.map((c) => c.externalId),
-    );
-    // user-attribute values read while planning: kept, so the next run need not read them again.
-    await rt.ledger.recordAttributePlanning({
-      states: ledger.attributes.takeChangedStates(),
-      forgotten: ledger.attributes.takeForgottenDefinitions(),
-      definitions: ledger.attributes.takeChangedDefinitions(),
-    });
+    await writeAheadLedger(rt, plan, ledger);
     const held = plan.guard.tripped;
     await rt.state.setHeldDeletes(
       held
@@ -159,13 +150,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
       fence: lease.fence,
       signal,
     };
-    for (const phase of planPhases(plan)) {
-      if (phase.tasks.length === 0) continue;
-      await lease.assertHeld();
-      await job.updateProgress({ phase: phase.name });
-      await runPhaseFannedOut(fanOut, tenant, runId, phase);
-      if (await deps.redis.hexists(tenantKeys(deps.keyPrefix, tenant).runResult(runId), 'aborted')) break;
-    }
+    await runPhases(fanOut, tenant, runId, plan, lease, (phase) => job.updateProgress({ phase }));
     // Chunks stop when the lease is lost: their silence must not read as success.
     await lease.assertHeld();
     const summary = await collectRunResult(deps.redis, deps.keyPrefix, tenant, runId);
@@ -182,6 +167,7 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
         : badRun
           ? 'failed'
           : 'partial';
+    if (!held && burstHold !== undefined) await burst.clear();
     const fresh = await rt.ledger.load();
     setManagedObjects(tenant, Object.keys(fresh?.users ?? {}).length, Object.keys(fresh?.groups ?? {}).length);
     const r = record(result, {
@@ -245,6 +231,49 @@ export async function processReconcile(job: Job<ReconcileJobData>, deps: Reconci
   } finally {
     await source.close?.();
     await lease.release().catch(() => undefined);
+  }
+}
+
+/**
+ * Write-ahead, before any request: pending creates and the pruned ledger are saved. Written
+ * entry by entry, never as a whole: chunks of an earlier run taken over from a dead replica
+ * may still be recording objects, and a whole-ledger write would drop them.
+ */
+export async function writeAheadLedger(rt: TenantRuntime, plan: Plan, ledger: Ledger): Promise<void> {
+  const pruned = ledger.takePruned();
+  await rt.ledger.forgetMany('user', pruned.user);
+  await rt.ledger.forgetMany('group', pruned.group);
+  await rt.ledger.markPending(
+    'user',
+    plan.users.create.map((c) => c.externalId),
+  );
+  await rt.ledger.markPending(
+    'group',
+    plan.groups.create.map((c) => c.externalId),
+  );
+  // user-attribute values read while planning: kept, so the next run need not read them again.
+  await rt.ledger.recordAttributePlanning({
+    states: ledger.attributes.takeChangedStates(),
+    forgotten: ledger.attributes.takeForgottenDefinitions(),
+    definitions: ledger.attributes.takeChangedDefinitions(),
+  });
+}
+
+/** Fans the plan's phases out in order, each under the lease; stops after a phase that aborted the run. */
+export async function runPhases(
+  fanOut: FanOutDeps,
+  tenant: string,
+  runId: string,
+  plan: Plan,
+  lease: Pick<RunLease, 'assertHeld'>,
+  onPhase?: (phase: string) => Promise<void>,
+): Promise<void> {
+  for (const phase of planPhases(plan)) {
+    if (phase.tasks.length === 0) continue;
+    await lease.assertHeld();
+    await onPhase?.(phase.name);
+    await runPhaseFannedOut(fanOut, tenant, runId, phase);
+    if (await fanOut.redis.hexists(tenantKeys(fanOut.keyPrefix, tenant).runResult(runId), 'aborted')) break;
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { TenantRuntime } from './tenant-runtime.ts';
+import { reconcilePattern } from '../config/reconcile-schedule.ts';
 
 export const schedulerId = (kind: 'reconcile' | 'audit' | 'audit-verify', tenant: string): string => `${kind}:${tenant}`;
 
@@ -16,14 +17,20 @@ export function jobOptions(attempts: number): {
   return { attempts, backoff: { type: 'exponential', delay: 30_000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } };
 }
 
-export async function registerSchedulers(queues: { reconcile: Queue; audit: Queue }, tenants: Iterable<TenantRuntime>): Promise<void> {
+/** `changesFlow`: tenants whose change stream runs (their full reconcile defaults to every 6 hours). */
+export async function registerSchedulers(
+  queues: { reconcile: Queue; audit: Queue },
+  tenants: Iterable<TenantRuntime>,
+  changesFlow: ReadonlySet<string> = new Set(),
+): Promise<void> {
   for (const rt of tenants) {
     const cfg = rt.loaded.config;
+    const reconcile = { ...cfg.schedules.reconcile, pattern: reconcilePattern(cfg, changesFlow.has(rt.id)) };
     const attempts = cfg.daemon.jobAttempts;
     // One scheduler per job a tenant runs on a schedule: upserted when enabled, removed when not.
     // `audit-verify` (verify of the recent past) runs on the audit queue and is off by default.
     const jobs = [
-      { queue: queues.reconcile, name: 'reconcile', schedule: cfg.schedules.reconcile, wanted: Boolean(cfg.provisioning) },
+      { queue: queues.reconcile, name: 'reconcile', schedule: reconcile, wanted: Boolean(cfg.provisioning) },
       { queue: queues.audit, name: 'audit', schedule: cfg.schedules.audit, wanted: Boolean(cfg.audit) },
       { queue: queues.audit, name: 'audit-verify', schedule: cfg.schedules.auditVerify, wanted: Boolean(cfg.audit) },
     ] as const;
@@ -73,7 +80,7 @@ export async function triggerRun(
   kind: 'reconcile' | 'audit' | 'audit-verify',
   tenant: string,
   attempts: number,
-  trigger: 'manual' | 'approval' = 'manual',
+  trigger: 'manual' | 'approval' | 'changes' = 'manual',
 ): Promise<string | undefined> {
   const job = await queue.add(
     kind,

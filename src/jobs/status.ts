@@ -12,6 +12,7 @@ import type { RedisClient } from './redis.ts';
 import { schedulerId } from './schedulers.ts';
 import { TenantState } from './tenant-state.ts';
 import { tenantKeys } from './keys.ts';
+import { RedisBurstStore, RedisChangeState } from './change-state.ts';
 
 export interface StatusDeps {
   tenants: Map<string, { id: string; loaded: { config: { audit?: unknown; provisioning?: unknown } } }>;
@@ -42,7 +43,10 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
           deadLetters: new RedisDeadLetterStore(deps.redis, deps.keyPrefix, rt.id),
         })
       : null;
+    const changes = rt.loaded.config.provisioning ? await changeStreamStatus(deps.redis, deps.keyPrefix, rt.id) : null;
     extra[rt.id] = {
+      // The change stream (docs/daemon.md, "Change-driven sync"): null without provisioning.
+      changes,
       nextRun: {
         reconcile: nextReconcile?.next ? new Date(nextReconcile.next).toISOString() : null,
         audit: nextAudit?.next ? new Date(nextAudit.next).toISOString() : null,
@@ -62,4 +66,31 @@ export async function daemonStatus(deps: StatusDeps): Promise<StatusDocument & {
   for (const [name, q] of Object.entries(deps.queues))
     queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
   return { ...statusDocument(extra), queues };
+}
+
+/** The tenant's change stream as every replica sees it: who runs it, when it last asked, its cursor and what it holds. */
+async function changeStreamStatus(redis: RedisClient, keyPrefix: string, tenant: string): Promise<Record<string, unknown>> {
+  const keys = tenantKeys(keyPrefix, tenant);
+  const [s, lease, hold] = await Promise.all([
+    new RedisChangeState(redis, keyPrefix, tenant).read(),
+    redis.get(keys.lease('changes')),
+    new RedisBurstStore(redis, keyPrefix, tenant).hold(),
+  ]);
+  const now = Date.now();
+  const iso = (ms: number | undefined): string | null => (ms !== undefined ? new Date(ms).toISOString() : null);
+  const owner = lease === null ? null : lease.replace(/^\d+ /, '');
+  return {
+    state: owner !== null ? 'running' : s.mechanism !== undefined ? 'stopped' : 'off',
+    mechanism: s.mechanism || null,
+    owner,
+    cursor: s.cursor ?? null,
+    cursorSavedAt: iso(s.cursorSavedAt),
+    cursorAgeSeconds: s.cursorSavedAt !== undefined ? Math.round((now - s.cursorSavedAt) / 1000) : null,
+    lastPollAt: iso(s.lastPollAt),
+    lagSeconds: s.lastPollAt !== undefined ? Math.round((now - s.lastPollAt) / 1000) : null,
+    lastBatchAt: iso(s.lastBatchAt),
+    lastResult: s.lastResult ?? null,
+    lastDeferred: s.lastDeferReason !== undefined ? { reason: s.lastDeferReason, at: iso(s.lastDeferAt) } : null,
+    heldBurst: hold ? { destructive: hold.destructive, memberRemovals: hold.memberRemovals, reasons: hold.reasons, at: iso(hold.at) } : null,
+  };
 }

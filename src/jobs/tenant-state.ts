@@ -6,7 +6,7 @@
 import type { DaemonConfig } from '../config/schema.ts';
 import type { DeleteApproval } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
-import { tenantKeys, type TenantKeys } from './keys.ts';
+import { tenantKeys, type LeaseKind, type TenantKeys } from './keys.ts';
 import { acquireRunLease, type RunLease } from './lease.ts';
 
 export interface RunRecord {
@@ -74,7 +74,7 @@ export class TenantState {
    * holds it. `owner` (e.g. the job id) lets a job recovered after its replica stalled or died
    * take its own lease over: the new token fences the earlier holder out.
    */
-  acquireLease(kind: 'reconcile' | 'audit', owner: string, ttlMs: number): Promise<RunLease | undefined> {
+  acquireLease(kind: LeaseKind, owner: string, ttlMs: number): Promise<RunLease | undefined> {
     return acquireRunLease(this.redis, this.keys.lease(kind), this.keys.fence(kind), owner, ttlMs);
   }
 

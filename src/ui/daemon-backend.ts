@@ -4,6 +4,7 @@
  * and the provisioning log. Actions are the operator commands' own operations (approve-deletes,
  * resume, trigger), offered only when daemon.ui.actionTokenFile is set.
  */
+import { reconcilePattern } from '../config/reconcile-schedule.ts';
 import type { Queue } from 'bullmq';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Secret } from '../config/secret.ts';
@@ -88,7 +89,8 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         schedules: (['reconcile', 'audit'] as const).map((kind) => ({
           kind,
           configured: kind === 'reconcile' ? cfg.provisioning !== undefined : cfg.audit !== undefined,
-          pattern: cfg.schedules[kind].pattern,
+          pattern:
+            kind === 'reconcile' ? reconcilePattern(cfg, str(obj(t['changes'])['mechanism']) !== null) : cfg.schedules.audit.pattern,
           enabled: cfg.schedules[kind].enabled,
           next: str(next[kind]),
         })),

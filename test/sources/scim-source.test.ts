@@ -142,7 +142,7 @@ describe('SCIM source against the simulator', () => {
   });
 
   it('check() probes one page and reports the total', async () => {
-    expect(await source().check()).toMatch(new RegExp(`readable, ${N} users$`));
+    expect(await source().check()).toMatch(new RegExp(`readable, ${N} users; changes by meta.lastModified$`));
   });
 
   it('refuses plain http to a non-loopback host at validation', () => {

@@ -4,7 +4,7 @@
  * file that cannot be read to the end (missing, unterminated quote) fails the whole read.
  */
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, type FileHandle } from 'node:fs/promises';
 import type { CsvError } from 'csv-parse';
 import { resolveConfigPath } from '../../config/paths.ts';
 import { DuplicateIndex } from '../../identity/duplicates.ts';
@@ -13,6 +13,8 @@ import { admitUser } from '../../identity/admit.ts';
 import { validateGroup } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import { FILE_CHANGE_MECHANISM, FileChangeTracker } from '../file/file-changes.ts';
 import { indexHeader } from './header.ts';
 import { rowMapper, type RowMapper } from './row.ts';
 import type { CsvSourceConfig } from './schema.ts';
@@ -26,20 +28,37 @@ export function csvGroupId(name: string): string {
   return `csv:${name.normalize('NFC').toLowerCase()}`;
 }
 
-export class CsvSource implements Source {
+export class CsvSource implements ChangeSource {
   readonly describe: string;
   private readonly config: CsvSourceConfig;
   private readonly path: string;
+  /** Re-reads the export when it changed and diffs against the previous read (file/file-changes.ts). */
+  readonly tracker: FileChangeTracker;
 
   constructor(config: CsvSourceConfig, ctx: CsvSourceContext) {
     this.config = config;
     this.path = resolveConfigPath(ctx.configDir, config.path);
     this.describe = `csv:${config.path}`;
+    this.tracker = new FileChangeTracker(this.path, this.describe, (handle, signal) => this.readFrom(handle, signal));
   }
 
   async read(signal?: AbortSignal): Promise<DesiredState> {
+    return await this.readFrom(undefined, signal);
+  }
+
+  changeMechanism(): ChangeMechanism {
+    return FILE_CHANGE_MECHANISM;
+  }
+
+  /** What changed in the export since `cursor`: nothing (a stat), a diff against the previous read, or a full read. */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    return await this.tracker.changes(cursor, signal);
+  }
+
+  /** The file at the path, or through a handle already open on it (read from its start). */
+  private async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
     try {
-      return await this.parseFile(signal);
+      return await this.parseFile(handle, signal);
     } catch (e) {
       signal?.throwIfAborted();
       if (isSyncError(e)) throw e;
@@ -55,14 +74,15 @@ export class CsvSource implements Source {
     return `${s.users.length} users, ${s.groups.length} groups, ${s.rejected.length} rejected rows`;
   }
 
-  private async parseFile(signal: AbortSignal | undefined): Promise<DesiredState> {
-    await access(this.path); // a missing file fails here with ENOENT, before any parsing
+  private async parseFile(handle: FileHandle | undefined, signal: AbortSignal | undefined): Promise<DesiredState> {
+    if (handle === undefined) await access(this.path); // a missing file fails here with ENOENT, before any parsing
     const { parse } = await import('csv-parse'); // loaded by a CSV read only, not with the source registry
     const c = this.config;
     const rejected: SourceRejection[] = [];
     let fatal: SourceError | undefined;
     let skipped = 0;
-    const parser = createReadStream(this.path, signal ? { signal } : {}).pipe(
+    const from = handle ? { fd: handle, start: 0, autoClose: false } : {};
+    const parser = createReadStream(this.path, { ...from, ...(signal ? { signal } : {}) }).pipe(
       parse({
         delimiter: c.delimiter,
         bom: true,

@@ -7,14 +7,15 @@
  * entry (json-entries.ts); YAML is parsed whole (see readYaml).
  */
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, type FileHandle } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { DesiredState } from '../../identity/model.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Logger } from '../../observability/logger.ts';
-import type { Source } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import { FILE_CHANGE_MECHANISM, FileChangeTracker } from './file-changes.ts';
 import type { FileSourceConfig } from './schema.ts';
 import { JsonEntryReader } from './json-entries.ts';
 import { DirectoryNormalizer, normalizeDocument } from './normalize.ts';
@@ -25,20 +26,37 @@ export interface FileSourceContext {
   logger?: Logger;
 }
 
-export class FileSource implements Source {
+export class FileSource implements ChangeSource {
   readonly describe: string;
   /** Absolute path of the directory file. */
   readonly path: string;
   private readonly logger: Logger | undefined;
+  /** Re-reads the file when it changed and diffs against the previous read (file-changes.ts). */
+  readonly tracker: FileChangeTracker;
 
   constructor(config: FileSourceConfig, ctx: FileSourceContext) {
     this.path = resolveConfigPath(ctx.configDir, config.path);
     this.describe = `file:${config.path}`;
     this.logger = ctx.logger;
+    this.tracker = new FileChangeTracker(this.path, this.describe, (handle, signal) => this.readFrom(handle, signal));
   }
 
   async read(signal?: AbortSignal): Promise<DesiredState> {
-    const state = extname(this.path).toLowerCase() === '.json' ? await this.readJson(signal) : await this.readYaml(signal);
+    return await this.readFrom(undefined, signal);
+  }
+
+  changeMechanism(): ChangeMechanism {
+    return FILE_CHANGE_MECHANISM;
+  }
+
+  /** What changed in the file since `cursor`: nothing (a stat), a diff against the previous read, or a full read. */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    return await this.tracker.changes(cursor, signal);
+  }
+
+  /** The file at the path, or through a handle already open on it (read from its start). */
+  private async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
+    const state = extname(this.path).toLowerCase() === '.json' ? await this.readJson(handle, signal) : await this.readYaml(handle, signal);
     this.logger?.debug({ source: this.describe, ...state.stats, rejected: state.rejected.length }, 'file source read');
     return state;
   }
@@ -50,13 +68,14 @@ export class FileSource implements Source {
   }
 
   /** JSON: streamed, each entry normalized as it is parsed (json-entries.ts). */
-  private async readJson(signal?: AbortSignal): Promise<DesiredState> {
+  private async readJson(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
     const normalizer = new DirectoryNormalizer();
     const reader = new JsonEntryReader(this.describe, (list, raw, index) =>
       list === 'users' ? normalizer.user(raw, index) : normalizer.group(raw, index),
     );
     try {
-      for await (const chunk of createReadStream(this.path, signal ? { signal } : {}) as AsyncIterable<Buffer>) {
+      const from = handle ? { fd: handle, start: 0, autoClose: false } : {};
+      for await (const chunk of createReadStream(this.path, { ...from, ...(signal ? { signal } : {}) }) as AsyncIterable<Buffer>) {
         reader.write(chunk);
       }
     } catch (e) {
@@ -73,10 +92,11 @@ export class FileSource implements Source {
    * parser yields a document only when it ends), so the text is parsed whole and the
    * entries normalized one by one from the tree. Large directories belong in JSON or CSV.
    */
-  private async readYaml(signal?: AbortSignal): Promise<DesiredState> {
+  private async readYaml(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
     let text: string;
     try {
-      text = await readFile(this.path, { encoding: 'utf8', ...(signal ? { signal } : {}) });
+      // A handle's own position is still at 0: the change tracker reads it by position only.
+      text = await readFile(handle ?? this.path, { encoding: 'utf8', ...(signal ? { signal } : {}) });
     } catch (e) {
       throw this.unreadable(e, signal);
     }

@@ -16,6 +16,17 @@ import { SourceError, isSyncError } from '../../errors.ts';
 import { PlatformClient } from '../../platform/http-client.ts';
 import { ScimClient } from '../../platform/scim/client.ts';
 import type { Source } from '../source.ts';
+import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import {
+  FIRST_CURSOR_SKEW_MS,
+  SCIM_CHANGE_MECHANISM,
+  decodeScimCursor,
+  discoverLastModifiedFilter,
+  encodeScimCursor,
+  knownFrom,
+  readScimDelta,
+  type ScimKnown,
+} from './changes.ts';
 import { mapScimGroups, mapScimUser } from './map.ts';
 import type { ScimSourceConfig } from './schema.ts';
 
@@ -25,10 +36,14 @@ export interface ScimSourceContext {
   secrets?: ReadonlyMap<string, Secret> | undefined;
 }
 
-export class ScimSource implements Source {
+export class ScimSource implements ChangeSource {
   readonly describe: string;
   private readonly config: ScimSourceConfig;
   private readonly ctx: ScimSourceContext;
+  /** Whether the server filters on meta.lastModified: unknown until discovered (changes(), check()). */
+  private lastModifiedFilter: boolean | undefined;
+  /** Member ids and nesting of the last complete read, for group deltas. */
+  private known: ScimKnown | undefined;
 
   constructor(config: ScimSourceConfig, ctx: ScimSourceContext) {
     this.config = config;
@@ -64,7 +79,10 @@ export class ScimSource implements Source {
         );
       }
       const stats: Record<string, number> = { usersListed: raw.length, groupsListed: 0, membersOutsideScope: 0, groupsInCycles: 0 };
-      if (!this.config.groups) return { users, groups: [], rejected, stats };
+      if (!this.config.groups) {
+        this.known = knownFrom(ids, []);
+        return { users, groups: [], rejected, stats };
+      }
       const rawGroups = await scim.listGroups(signal);
       const groupIndex = new DuplicateIndex<KeptEntry>('displayName', (kept) => kept);
       const valid = rawGroups.flatMap((g) => {
@@ -80,6 +98,7 @@ export class ScimSource implements Source {
         return [];
       });
       const mapped = mapScimGroups(valid, ids);
+      this.known = knownFrom(ids, rawGroups);
       Object.assign(stats, {
         groupsListed: rawGroups.length,
         membersOutsideScope: mapped.membersOutsideScope,
@@ -89,8 +108,45 @@ export class ScimSource implements Source {
     }, signal);
   }
 
+  /**
+   * `meta.lastModified gt` where the server filters on it. Assumed until discovery (the first
+   * changes() or check()) says otherwise; undefined from then on for a server that cannot.
+   */
+  changeMechanism(): ChangeMechanism | undefined {
+    return this.lastModifiedFilter === false ? undefined : SCIM_CHANGE_MECHANISM;
+  }
+
+  /** Users and groups modified since `cursor`; no cursor, an unknown one or no filter support: a full read. */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    const supported = await this.withClient((scim, http) => this.discover(scim, http, signal), signal);
+    const started = encodeScimCursor({ since: new Date(Date.now() - FIRST_CURSOR_SKEW_MS).toISOString(), seen: [] });
+    if (!supported)
+      return {
+        kind: 'full',
+        reason: 'mechanism unavailable',
+        detail: 'the server does not filter on meta.lastModified',
+        state: await this.read(signal),
+        cursor: started,
+      };
+    const decoded = cursor === undefined ? undefined : decodeScimCursor(cursor);
+    if (decoded !== undefined) {
+      const known = this.known;
+      const r = await this.withClient((scim) => readScimDelta(scim, decoded, known, this.config.groups, signal), signal);
+      if (r.kind === 'delta') return r.delta;
+      return { kind: 'full', reason: 'cannot apply alone', detail: r.detail, state: await this.read(signal), cursor: started };
+    }
+    const reason = cursor === undefined ? 'no cursor' : 'cursor expired';
+    return { kind: 'full', reason, state: await this.read(signal), cursor: started };
+  }
+
+  private async discover(scim: ScimClient, http: PlatformClient, signal?: AbortSignal): Promise<boolean> {
+    this.lastModifiedFilter ??= await discoverLastModifiedFilter(scim, http, `${this.config.scimPath.replace(/\/+$/, '')}/Users`, signal);
+    return this.lastModifiedFilter;
+  }
+
   async check(signal?: AbortSignal): Promise<string> {
-    return this.withClient(async (_scim, http) => {
+    return this.withClient(async (scim, http) => {
+      await this.discover(scim, http, signal);
       // One small read proves URL, TLS, token and path without listing everything.
       const path = `${this.config.scimPath.replace(/\/+$/, '')}/Users`;
       const res = await http.requestJson<{ totalResults?: unknown }>('GET', path, {
@@ -100,7 +156,8 @@ export class ScimSource implements Source {
         ...(signal ? { signal } : {}),
       });
       const total = typeof res.body?.totalResults === 'number' ? res.body.totalResults : undefined;
-      return `${this.describe}: readable${total === undefined ? '' : `, ${total} users`}`;
+      const changes = this.lastModifiedFilter ? 'changes by meta.lastModified' : 'no change filter (full reads only)';
+      return `${this.describe}: readable${total === undefined ? '' : `, ${total} users`}; ${changes}`;
     }, signal);
   }
 

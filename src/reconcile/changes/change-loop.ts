@@ -1,0 +1,206 @@
+/**
+ * The change path of one tenant: ask the source what changed since the cursor, coalesce what
+ * arrives within a short window, apply it to the cached desired state, plan it with the
+ * targeted reconcile, and apply that plan under the tenant's right to write (in the daemon its
+ * reconcile lease with a fencing token). What cannot be decided locally, and every full read
+ * the source answers with, is left to a full reconcile, which the loop requests.
+ *
+ * The cursor is saved only after the batch's writes were acknowledged (or a full reconcile
+ * was requested for them): a crash before that reads the same changes again, which is safe
+ * because they are complete records.
+ */
+import type { ProvisioningConfig } from '../../config/schema.ts';
+import type { DesiredState } from '../../identity/model.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { sleep } from '../../platform/retry.ts';
+import type { UserAttributeTarget } from '../../platform/user-attributes.ts';
+import type { ChangeSource, SourceChanges, SourceDelta } from '../../sources/changes.ts';
+import { Ledger, type LedgerStore } from '../ledger.ts';
+import type { Plan } from '../plan-types.ts';
+import type { ScimTarget } from '../target.ts';
+import { planTargeted as defaultPlanTargeted } from '../targeted/plan.ts';
+import type { TargetedInput, TargetedOutcome } from '../targeted/types.ts';
+import { checkBurst, destructiveCounts, holdDestructive, type BurstStore } from './burst-guard.ts';
+import { affectedOf, isEmptyDelta, mergeDeltas } from './coalesce.ts';
+import { applyDeltaToDesired } from './desired.ts';
+import { changeMetrics } from './metrics.ts';
+
+/** What a batch may do while it writes: stop when `signal` aborts; `assertHeld` throws once the right to write is lost. */
+export interface WriteScope {
+  signal: AbortSignal;
+  assertHeld(): Promise<void>;
+}
+
+export interface AppliedBatch {
+  /** Tasks the platform acknowledged, and those that failed. */
+  writes: number;
+  failed: number;
+}
+
+/** How the host lets a batch write (the daemon: lease, fencing token, quarantine; `watch`: in-process). */
+export interface ChangeWriter {
+  /** Runs `work` while the tenant may be written; `busy` (a full reconcile runs) or `quarantined` otherwise. */
+  exclusive<T>(work: (scope: WriteScope) => Promise<T>): Promise<T | 'busy' | 'quarantined'>;
+  /** Applies a plan (write-ahead ledger, provisioning log) and reports what reached the platform. */
+  apply(plan: Plan, ledger: Ledger, scope: WriteScope, runId: string): Promise<AppliedBatch>;
+}
+
+export interface CursorStore {
+  load(): Promise<string | undefined>;
+  save(cursor: string): Promise<void>;
+}
+
+export interface ChangeLoopDeps {
+  tenant: string;
+  source: ChangeSource;
+  config: ProvisioningConfig;
+  /** Read-only view of the platform, for planning. */
+  target: ScimTarget;
+  attributes?: UserAttributeTarget | undefined;
+  ledgerStore: LedgerStore;
+  cursor: CursorStore;
+  burst: BurstStore;
+  writer: ChangeWriter;
+  /** Asks for a full reconcile (the daemon queues one; `watch` runs one). */
+  requestFull(reason: string, detail?: string): Promise<void>;
+  logger: Logger;
+  planTargeted?: (input: TargetedInput) => Promise<TargetedOutcome>;
+  now?: () => number;
+}
+
+export type BatchResult =
+  | { kind: 'idle' }
+  | { kind: 'full'; reason: string; detail?: string | undefined }
+  | { kind: 'applied'; runId: string; identities: number; writes: number; failed: number; held: string[] }
+  | { kind: 'deferred'; reason: string; detail: string; identities: number }
+  | { kind: 'busy' }
+  | { kind: 'quarantined' };
+
+/** Total changed identities of a delta (its users and groups). */
+const sizeOf = (a: { users: readonly string[]; groups: readonly string[] }): number => a.users.length + a.groups.length;
+
+export class ChangeLoop {
+  private readonly deps: ChangeLoopDeps;
+  private readonly now: () => number;
+  private desired: DesiredState | undefined;
+  private cursor: string | undefined;
+  private loaded = false;
+  private batches = 0;
+
+  constructor(deps: ChangeLoopDeps) {
+    this.deps = deps;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** The mechanism's poll interval, or provisioning.changes.pollIntervalMs when set. */
+  get pollIntervalMs(): number {
+    return this.deps.config.changes.pollIntervalMs ?? this.deps.source.changeMechanism()?.pollIntervalMs ?? 5_000;
+  }
+
+  /** A full reconcile read the source: its state is the cache from now on (the cursor stays the loop's). */
+  replaceDesired(state: DesiredState): void {
+    this.desired = state;
+  }
+
+  /** One round: ask for changes (coalescing what follows within the window) and handle them. */
+  async pollOnce(signal?: AbortSignal): Promise<BatchResult> {
+    const { source, config, logger } = this.deps;
+    if (!this.loaded) {
+      this.cursor = await this.deps.cursor.load();
+      this.loaded = true;
+    }
+    // A saved cursor without a cache (a restart): the deltas since the cursor need the whole
+    // state to be planned against; a complete read gives it (records are current either way).
+    if (this.cursor !== undefined && this.desired === undefined) this.desired = await source.read(signal);
+    const detectedAt = this.now();
+    let answer: SourceChanges = await source.changes(this.cursor, signal);
+    if (answer.kind === 'delta' && !isEmptyDelta(answer) && config.changes.coalesceMs > 0) {
+      await sleep(config.changes.coalesceMs, signal);
+      const more = await source.changes(answer.cursor, signal);
+      answer = more.kind === 'full' ? more : mergeDeltas(answer, more);
+    }
+    if (answer.kind === 'full') {
+      this.desired = answer.state;
+      logger.info({ reason: answer.reason, detail: answer.detail }, 'change stream: the source answered with a full read; a full reconcile applies it');
+      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: answer.reason.replaceAll(' ', '-') });
+      await this.deps.requestFull(answer.reason, answer.detail);
+      await this.saveCursor(answer.cursor);
+      return { kind: 'full', reason: answer.reason, detail: answer.detail };
+    }
+    if (isEmptyDelta(answer)) {
+      if (answer.cursor !== this.cursor) await this.saveCursor(answer.cursor);
+      return { kind: 'idle' };
+    }
+    return this.applyDelta(answer, detectedAt, signal);
+  }
+
+  private async saveCursor(cursor: string): Promise<void> {
+    await this.deps.cursor.save(cursor);
+    this.cursor = cursor;
+  }
+
+  private async applyDelta(delta: SourceDelta, detectedAt: number, signal?: AbortSignal): Promise<BatchResult> {
+    const { tenant, config, logger } = this.deps;
+    if (this.desired === undefined) this.desired = await this.deps.source.read(signal);
+    // Applying the same complete records again (a retried batch) changes nothing.
+    this.desired = applyDeltaToDesired(this.desired, delta);
+    const desired = this.desired;
+    const affected = affectedOf(delta);
+    const identities = sizeOf(affected);
+    const runId = `${this.now().toString(36)}-c${(++this.batches).toString(36)}`;
+    const plan = this.deps.planTargeted ?? defaultPlanTargeted;
+    const outcome = await this.deps.writer.exclusive(async (scope) => {
+      const ledger = await Ledger.load(this.deps.ledgerStore);
+      const managed = ledger.count('user') + ledger.count('group');
+      const targeted = await plan({
+        tenant,
+        source: this.deps.source.describe,
+        config,
+        target: this.deps.target,
+        attributes: this.deps.attributes,
+        ledger,
+        desired,
+        affected,
+        managedAtLastFull: managed,
+        allowDeletes: false,
+        now: this.now(),
+        signal: AbortSignal.any([scope.signal, ...(signal ? [signal] : [])]),
+      });
+      if (targeted.kind === 'defer') return targeted;
+      const counts = destructiveCounts(targeted.plan);
+      const window = this.now() - config.changes.burstWindowMinutes * 60_000;
+      const hold = await this.deps.burst.hold();
+      const verdict = checkBurst(counts, await this.deps.burst.appliedSince(window), managed, config, hold);
+      if (verdict.held) holdDestructive(targeted.plan, verdict.reasons);
+      await scope.assertHeld();
+      const applied = await this.deps.writer.apply(targeted.plan, ledger, scope, runId);
+      if (!verdict.held) await this.deps.burst.recordApplied(this.now(), counts);
+      else await this.deps.burst.setHold({ ...verdict.window, reasons: verdict.reasons, at: hold?.at ?? this.now() });
+      return { kind: 'plan' as const, applied, reads: targeted.reads, held: verdict.held ? verdict.reasons : [] };
+    });
+    if (outcome === 'busy' || outcome === 'quarantined') return { kind: outcome };
+    if (outcome.kind === 'defer') {
+      changeMetrics.changes.inc({ tenant, outcome: 'deferred' }, identities);
+      changeMetrics.deferred.inc({ tenant, reason: outcome.reason });
+      logger.info({ reason: outcome.reason, detail: outcome.detail, identities }, 'change stream: a change is left to a full reconcile');
+      await this.deps.requestFull(`deferred: ${outcome.reason}`, outcome.detail);
+      await this.saveCursor(delta.cursor);
+      return { kind: 'deferred', reason: outcome.reason, detail: outcome.detail, identities };
+    }
+    const ackAt = this.now();
+    if (outcome.held.length > 0) {
+      changeMetrics.changes.inc({ tenant, outcome: 'held' }, identities);
+      logger.warn({ reasons: outcome.held, identities }, 'change stream: destructive changes held by the guard (rolling window) until approve-deletes');
+      await this.deps.requestFull('burst held', outcome.held.join('; '));
+    } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
+    for (const id of [...affected.users, ...affected.groups])
+      changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);
+    changeMetrics.requestsPerChange.observe({ tenant }, (outcome.reads + outcome.applied.writes + outcome.applied.failed) / Math.max(1, identities));
+    await this.saveCursor(delta.cursor);
+    logger.info(
+      { runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, reads: outcome.reads, held: outcome.held.length > 0 },
+      'change stream: changes applied',
+    );
+    return { kind: 'applied', runId, identities, writes: outcome.applied.writes, failed: outcome.applied.failed, held: outcome.held };
+  }
+}
