@@ -9,6 +9,8 @@
 #
 #   redis-server          Redis on 127.0.0.1:6379; Cluster and Sentinel tests start their own
 #   slapd, ldap-utils     the LDAP tests start their own slapd in a temp dir
+#   samba                 the Active Directory change tests provision their own Samba AD DC in a
+#                         temp dir (samba-tool) and run it on 127.0.0.1:389
 #   openssl               test CAs and certificates
 #   chromium              the status page's browser test (playwright-core drives /usr/bin/chromium)
 #   rsyslog, rsyslog-gnutls, rsyslog-relp
@@ -40,6 +42,7 @@ missing=()
 have redis-server || missing+=(redis-server)
 have slapd || missing+=(slapd)
 have ldapsearch || missing+=(ldap-utils)
+have samba-tool && have samba || missing+=(samba)
 have openssl || missing+=(openssl)
 have chromium || missing+=(chromium)
 have script || missing+=(util-linux)
