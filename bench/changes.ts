@@ -2,12 +2,13 @@
  * `npm run bench:changes`: change-driven sync, measured from the platform's side.
  *
  * A real slapd is bulk-loaded (slapadd, offline) with 100,000 users + 5,000 groups
- * (bench/lib/ldap-directory.ts); the platform simulator runs in its own process and logs
+ * (bench/lib/ldap-directory.ts), or with `--directory samba` a Samba AD domain controller with
+ * 10,000 users + 500 groups (bench/lib/change-directory.ts); the platform simulator runs in its own process and logs
  * every SCIM request it acknowledges (bench/lib/request-log.ts); the shipped CLI makes the
  * initial full reconcile (`apply`). Then the process under test runs and, once idle, a driver
  * makes 300 directory changes at 5 per second through real LDAP add / modify / modrdn / delete
  * (joiners, leavers disabled and deleted, renames, attribute changes, group moves;
- * bench/lib/ldap-change-driver.ts), recording when the directory accepted each. Measured:
+ * bench/lib/ldap-change-driver.ts, samba-change-driver.ts), recording when the directory accepted each. Measured:
  *
  * - propagation: from the directory's acceptance of a change to the simulator's
  *   acknowledgement of the last platform write it needs (p50/p95/p99);
@@ -17,7 +18,8 @@
  *   cannot see (OpenLDAP keeps no trace of a deleted entry: a deleted leaver's own
  *   deprovisioning waits for the full reconcile, which the bench then runs and times apart;
  *   the memberships of deleted users are removed through the change path, as their groups
- *   changed), then empty after that full reconcile;
+ *   changed; Active Directory keeps tombstones, seen through Show Deleted), then empty after
+ *   that full reconcile;
  * - idle: CPU (utime + stime of /proc/<pid>/stat, children included) and RSS of the process
  *   under test over `--idle-minutes` of idle polling.
  *
@@ -28,11 +30,12 @@
  *              (`apply`), each in its own process, for as long as changes are outstanding;
  *   auto       (default) watch when the CLI has the command, otherwise daemon.
  *
- *   node bench/changes.ts [--process auto] [--users 100000] [--groups 5000] [--changes 300]
- *        [--rate 5] [--idle-minutes 60] [--settle-seconds 180] [--from-sources] [--no-results]
+ *   node bench/changes.ts [--process auto] [--directory slapd|samba] [--users N] [--groups N]
+ *        [--changes 300] [--rate 5] [--idle-minutes 60] [--settle-seconds 180]
+ *        [--ldap-poll-seconds S (not a default: to compare)] [--from-sources] [--no-results]
  *
- * Writes its section of bench/RESULTS.md (`changes`, or `changes-baseline` for full-loop)
- * only after a complete run.
+ * Writes its section of bench/RESULTS.md (`changes`, `changes-samba`; `-baseline` appended
+ * for full-loop) only after a complete run. Needs slapd (or samba, as root), Redis for the daemon.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -42,11 +45,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { startSlapd, type SlapdHandle } from '../test/helpers/slapd.ts';
-import { PropagationTracker, percentile, planChanges, type DoneChange } from './lib/change-plan.ts';
+import { PropagationTracker, percentile, planChanges, type ChangeDriver, type DoneChange } from './lib/change-plan.ts';
 import { runCli, type CliRun } from './lib/cli-run.ts';
-import { LdapChangeDriver } from './lib/ldap-change-driver.ts';
-import { GROUPS, PEOPLE, ldifEntries, membershipCount } from './lib/ldap-directory.ts';
+import { startChangeDirectory, type ChangeDirectory } from './lib/change-directory.ts';
 import { describeMachine } from './lib/machine.ts';
 import { cpuSeconds, rssMb } from './lib/proc-stat.ts';
 import { RequestLogTail, isFullListing, isListingPage, isMembershipWrite, type LoggedRequest } from './lib/request-log.ts';
@@ -204,8 +205,9 @@ async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string
   return { changes: plan.summary.changes, blindRemovals, other: plan.summary.changes - blindRemovals, summary: plan.summary };
 }
 
-function writeConfig(ws: Workspace, sl: SlapdHandle, sim: SimulatorProcess, kind: ProcessKind, keyPrefix: string): void {
-  writeFileSync(join(ws.dir, 'password'), sl.readerPassword);
+function writeConfig(ws: Workspace, directory: ChangeDirectory, sim: SimulatorProcess, kind: ProcessKind, keyPrefix: string): void {
+  writeFileSync(join(ws.dir, 'password'), directory.password);
+  const source = directory.source('password');
   const config = {
     tenant: TENANT,
     // Large groups (a tenth of all users) need pages bigger than the default response cap.
@@ -214,15 +216,7 @@ function writeConfig(ws: Workspace, sl: SlapdHandle, sim: SimulatorProcess, kind
     logging: { level: 'info' },
     provisioning: {
       source: {
-        type: 'ldap',
-        url: sl.url,
-        allowInsecure: true,
-        bindDn: sl.readerDn,
-        bindPasswordFile: 'password',
-        pageSize: 1000,
-        users: { baseDn: PEOPLE, attributes: { extra: { department: 'departmentNumber' } } },
-        groups: { baseDn: GROUPS },
-        disabled: { attribute: 'employeeType', values: ['terminated'] },
+        ...source,
         ...(args['ldap-poll-seconds'] !== undefined ? { changes: { pollSeconds: Number(args['ldap-poll-seconds']) } } : {}),
       },
     },
@@ -239,9 +233,10 @@ interface Verdict {
 }
 
 async function main(): Promise<void> {
-  if (args.directory !== 'slapd') throw new Error(`--directory ${args.directory}: only slapd is wired in this build`);
-  const users = Number(args.users ?? 100_000);
-  const groups = Number(args.groups ?? 5_000);
+  if (args.directory !== 'slapd' && args.directory !== 'samba') throw new Error(`--directory ${args.directory}: slapd or samba`);
+  const directoryKind = args.directory;
+  const users = Number(args.users ?? (directoryKind === 'samba' ? 10_000 : 100_000));
+  const groups = Number(args.groups ?? (directoryKind === 'samba' ? 500 : 5_000));
   const changeCount = Number(args.changes);
   const rate = Number(args.rate);
   const idleMs = Number(args['idle-minutes']) * 60_000;
@@ -251,11 +246,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-changes-'));
   const keyPrefix = `bench-changes-${process.pid}`;
 
-  let sl: SlapdHandle | undefined;
+  let directory: ChangeDirectory | undefined;
   let sim: SimulatorProcess | undefined;
   let underTest: UnderTest | undefined;
   let loop: FullLoop | undefined;
-  let driver: LdapChangeDriver | undefined;
+  let driver: ChangeDriver | undefined;
   try {
     let build: string | undefined;
     if (!args['from-sources']) {
@@ -277,14 +272,11 @@ async function main(): Promise<void> {
     say(`process under test: ${kind}${kind === 'full-loop' ? ' (BASELINE: full reconciles back to back, no change path)' : ''}`);
 
     let t = performance.now();
-    sl = await startSlapd({ entries: ldifEntries(users, groups), sizeLimit: 1000 });
-    const loadMs = performance.now() - t;
-    say(
-      `slapd: ${n0(users)} users + ${n0(groups)} groups (${n0(membershipCount(users, groups))} memberships) loaded with slapadd in ${s1(loadMs)} s`,
-    );
+    directory = await startChangeDirectory(directoryKind, users, groups);
+    say(directory.description);
     const requestLog = join(dir, 'requests.jsonl');
     sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000, requestLog });
-    writeConfig(ws, sl, sim, kind, keyPrefix);
+    writeConfig(ws, directory, sim, kind, keyPrefix);
 
     t = performance.now();
     const initial = await runCli(process.execPath, [ws.bin, 'apply', '--config', ws.config, '--json', '--yes'], { env });
@@ -303,7 +295,7 @@ async function main(): Promise<void> {
     }
 
     // ---- change phase ----
-    driver = new LdapChangeDriver(sl.url, sl.adminDn, sl.adminPassword, users, groups);
+    driver = directory.driver();
     await driver.connect();
     const planned = planChanges(changeCount, users);
     const tracker = new PropagationTracker(false);
@@ -427,12 +419,12 @@ async function main(): Promise<void> {
 
     // ---- idle ----
     let idle:
-      | { cpuPct: number; firstMb?: number; lastMb?: number; requests: number; listings: number; minutes: number; slapdPct?: number }
+      | { cpuPct: number; firstMb?: number; lastMb?: number; requests: number; listings: number; minutes: number; serverPct?: number }
       | undefined;
     if (idleMs > 0) {
       say(`idle phase: ${idleMs / 60_000} min`);
       tail.read();
-      const slapdPid = Number(readFileSync(join(sl.dir, 'slapd.pid'), 'utf8').trim());
+      const serverPid = directory.serverPid();
       if (kind === 'full-loop') {
         loop = new FullLoop(ws);
         loop.start();
@@ -441,7 +433,7 @@ async function main(): Promise<void> {
         underTest ? (cpuSeconds(underTest.pid, true) ?? 0) : (cpuSeconds('self', true) ?? 0) - (cpuSeconds('self') ?? 0);
       const started = Date.now();
       const cpu0 = cpuNow();
-      const slapd0 = cpuSeconds(slapdPid) ?? 0;
+      const server0 = serverPid !== undefined ? cpuSeconds(serverPid) : undefined;
       const rss: number[] = [];
       const idleRequests: LoggedRequest[] = [];
       while (Date.now() - started < idleMs) {
@@ -463,7 +455,9 @@ async function main(): Promise<void> {
         requests: idleRequests.filter((r) => r.res !== 'other').length,
         listings: idleRequests.filter((r) => isFullListing(r, 'Users')).length,
         minutes: seconds / 60,
-        slapdPct: (((cpuSeconds(slapdPid) ?? slapd0) - slapd0) / seconds) * 100,
+        ...(serverPid !== undefined && server0 !== undefined
+          ? { serverPct: (((cpuSeconds(serverPid) ?? server0) - server0) / seconds) * 100 }
+          : {}),
       };
       say(
         `idle: ${idle.cpuPct.toFixed(2)} % of one core${idle.firstMb !== undefined ? `, RSS ${idle.firstMb.toFixed(0)} → ${idle.lastMb?.toFixed(0)} MB` : ''}`,
@@ -496,7 +490,9 @@ async function main(): Promise<void> {
         pass: listingsUsers.length === 0,
       },
       {
-        name: 'next full plan after the changes (excluding deleted leavers, a documented blind spot on OpenLDAP)',
+        name: directory.deletesBlind
+          ? 'next full plan after the changes (excluding deleted leavers, a documented blind spot on OpenLDAP)'
+          : 'next full plan after the changes',
         measured: `${plan1.other} changes (+ ${plan1.blindRemovals} deprovisionings of the ${blindUsers.size} deleted leavers)`,
         target: '0',
         pass: plan1.other === 0,
@@ -532,17 +528,15 @@ async function main(): Promise<void> {
     const mark = (v: boolean | undefined): string => (v === undefined ? '' : v ? 'PASS' : '**MISS**');
 
     const lines = [
-      kind === 'full-loop'
-        ? '## Change-driven sync — BASELINE: full reconciles back to back (`npm run bench:changes -- --process full-loop`)'
-        : '## Change-driven sync (`npm run bench:changes`)',
+      `## Change-driven sync${directory.kind === 'samba' ? ', Samba AD' : ''}${kind === 'full-loop' ? ' — BASELINE: full reconciles back to back' : ''} (\`npm run bench:changes${directory.kind === 'samba' || kind === 'full-loop' ? ` --${directory.kind === 'samba' ? ' --directory samba' : ''}${kind === 'full-loop' ? ' --process full-loop' : ''}` : ''}\`)`,
       '',
       `${machineLine}. Command: \`${command}\`.`,
       '',
-      `slapd (back_mdb) with ${n0(users)} users + ${n0(groups)} groups (${n0(membershipCount(users, groups))} memberships), bulk-loaded with slapadd in ${s1(loadMs)} s; the platform simulator in its own process, logging every SCIM request it acknowledges; the CLI run from ${ws.via}. Initial full reconcile (\`apply\`) ${s1(initialMs)} s. Process under test: ${
+      `${directory.description}; the platform simulator in its own process, logging every SCIM request it acknowledges; the CLI run from ${ws.via}. Initial full reconcile (\`apply\`) ${s1(initialMs)} s. Process under test: ${
         kind === 'full-loop'
           ? '**baseline** — no change path: `apply` (a full reconcile: read the whole directory, list the whole platform, plan, write) in a new process as soon as the previous one ended'
           : `\`scim-audit-sync ${kind} --config F\`${kind === 'daemon' ? ' (Redis)' : ' (foreground, no Redis)'}, default change settings, started after the initial reconcile and measured once idle`
-      }. ${changeCount} changes at ${rate}/s through LDAP add/modify/modrdn/delete as the directory administrator (made in ${s1(driveMs)} s). Config: \`scim.pageSize: 1000\`, \`maxResponseMegabytes: 512\`, LDAP pages of 1,000, \`disabled: { attribute: employeeType, values: [terminated] }\`${args['ldap-poll-seconds'] !== undefined ? `, **not default:** \`changes.pollSeconds: ${args['ldap-poll-seconds']}\`` : ', change settings at their defaults'}.`,
+      }. ${changeCount} changes at ${rate}/s through LDAP add/modify/modrdn/delete as the directory administrator (made in ${s1(driveMs)} s). Config: \`scim.pageSize: 1000\`, \`maxResponseMegabytes: 512\`, LDAP pages of 1,000, ${directory.kind === 'slapd' ? '`disabled: { attribute: employeeType, values: [terminated] }`' : 'the active-directory preset (disabled: userAccountControl)'}${args['ldap-poll-seconds'] !== undefined ? `, **not default:** \`changes.pollSeconds: ${args['ldap-poll-seconds']}\`` : ', change settings at their defaults'}.`,
       '',
       '| aim | measured | target | |',
       '|---|---:|---:|:---:|',
@@ -553,9 +547,11 @@ async function main(): Promise<void> {
       ...kindRows,
       '',
       `- Propagation: from the LDAP response to the last operation of a change to the simulator's response to the last platform write the change needs (a joiner: its POST /Users and the membership PATCH of its group; a leaver disabled: its deactivation; a rename or an attribute change: a write of that user; a group move: the member removal and addition). A change not propagated within ${s1(settleMs)} s of the last change counts as slower than every measured one.`,
-      kind === 'full-loop'
-        ? '- Deleted leavers: a full reconcile sees a deleted entry (absent from the read), so for the baseline their deprovisioning and group removals are both timed like every other change.'
-        : `- Deleted leavers: on OpenLDAP a deleted entry leaves no trace a change reader can see, so the user's deprovisioning is left to the full reconcile (a documented blind spot); their removals from their groups (the groups changed, as the refint overlay rewrites them) are timed through the change path. Of the ${blindUsers.size} deleted leavers, ${blindViaChanges.length} were deprovisioned during the change phase all the same${blindViaChanges.length > 0 ? ` (at most ${s1(Math.max(...blindViaChanges))} s after the deletion)` : ''}, ${blindLatencies.length - blindViaChanges.length} by the full reconcile the bench ran after it, ${blindUsers.size - blindLatencies.length} not at all.`,
+      kind !== 'full-loop' && !directory.deletesBlind
+        ? '- Deleted leavers: Active Directory keeps a tombstone, which the change reader sees through the Show Deleted control, so their deprovisioning is timed like every other change (AD removes the group links itself).'
+        : kind === 'full-loop'
+          ? '- Deleted leavers: a full reconcile sees a deleted entry (absent from the read), so for the baseline their deprovisioning and group removals are both timed like every other change.'
+          : `- Deleted leavers: on OpenLDAP a deleted entry leaves no trace a change reader can see, so the user's deprovisioning is left to the full reconcile (a documented blind spot); their removals from their groups (the groups changed, as the refint overlay rewrites them) are timed through the change path. Of the ${blindUsers.size} deleted leavers, ${blindViaChanges.length} were deprovisioned during the change phase all the same${blindViaChanges.length > 0 ? ` (at most ${s1(Math.max(...blindViaChanges))} s after the deletion)` : ''}, ${blindLatencies.length - blindViaChanges.length} by the full reconcile the bench ran after it, ${blindUsers.size - blindLatencies.length} not at all.`,
       `- Requests per changed user: every SCIM request from the first change until ${s1(phaseEnd - lastChangeAt)} s after the last (reads included), except group PATCH/PUT, over the ${changedUsers.size} users whose change the change path should carry. By type: ${[
         ...byKind.entries(),
       ]
@@ -564,7 +560,7 @@ async function main(): Promise<void> {
         .join(', ')}.`,
       ...(idle
         ? [
-            `- Idle: CPU of the process under test (utime + stime, its exited children included) over ${idle.minutes.toFixed(1)} min after the change phase; RSS sampled every 10 s. Platform requests while idle: ${idle.requests} (full listings: ${idle.listings}); slapd's CPU meanwhile: ${idle.slapdPct?.toFixed(2)} % of one core.`,
+            `- Idle: CPU of the process under test (utime + stime, its exited children included) over ${idle.minutes.toFixed(1)} min after the change phase; RSS sampled every 10 s. Platform requests while idle: ${idle.requests} (full listings: ${idle.listings})${idle.serverPct !== undefined ? `; the directory server's CPU meanwhile: ${idle.serverPct.toFixed(2)} % of one core` : ''}.`,
           ]
         : []),
       ...(kind === 'full-loop' && loop
@@ -583,13 +579,14 @@ async function main(): Promise<void> {
     ];
     const section = lines.join('\n');
     process.stdout.write(`${section}\n`);
-    if (!args['no-results']) await writeResultsSection(kind === 'full-loop' ? 'changes-baseline' : 'changes', section);
+    if (!args['no-results'])
+      await writeResultsSection(`changes${directory.kind === 'samba' ? '-samba' : ''}${kind === 'full-loop' ? '-baseline' : ''}`, section);
   } finally {
     await driver?.close();
     await loop?.stop();
     await underTest?.stop();
     await sim?.stop();
-    await sl?.stop();
+    await directory?.stop();
     if (args.process === 'daemon') {
       const redis = new Redis(REDIS_URL);
       const keys = [...(await redis.keys(`${keyPrefix}*`).catch(() => [])), ...(await redis.keys(`{${keyPrefix}}*`).catch(() => []))];

@@ -48,6 +48,13 @@ export interface DoneChange extends PlannedChange {
   blindEffects: Effect[];
 }
 
+/** Carries out planned changes on one kind of directory. */
+export interface ChangeDriver {
+  connect(): Promise<void>;
+  apply(p: PlannedChange): Promise<DoneChange>;
+  close(): Promise<void>;
+}
+
 /** `count` changes over distinct users drawn from [0, users), kinds in CHANGE_MIX proportions, shuffled. */
 export function planChanges(count: number, users: number, seed = 42): PlannedChange[] {
   const rand = mulberry32(seed);

@@ -15,30 +15,20 @@
  * - group move: removed from one of its groups, added to another.
  */
 import { Attribute, Change, Client } from 'ldapts';
-import { mulberry32 } from '../../src/simulator/prng.ts';
-import type { DoneChange, Effect, PlannedChange } from './change-plan.ts';
-import { GROUPS, PEOPLE, groupId, groupMembers, userId } from './ldap-directory.ts';
+import type { ChangeDriver, DoneChange, Effect, PlannedChange } from './change-plan.ts';
+import { GROUPS, PEOPLE, groupId, userId } from './ldap-directory.ts';
+import { MembershipModel } from './membership-model.ts';
 
-/** Groups below this number hold a tenth of all users: moves and joiners use the others. */
-const LARGE_GROUPS = 5;
-
-export class LdapChangeDriver {
+export class LdapChangeDriver implements ChangeDriver {
   private readonly client: Client;
-  /** Current groups of each user touched so far (lazily from the generated directory). */
-  private readonly memberOf = new Map<number, Set<number>>();
-  private inverse: Map<number, number[]> | undefined;
-  private readonly rand = mulberry32(7);
-
+  private readonly model: MembershipModel;
   private readonly adminDn: string;
   private readonly adminPassword: string;
-  private readonly users: number;
-  private readonly groups: number;
 
   constructor(url: string, adminDn: string, adminPassword: string, users: number, groups: number) {
     this.adminDn = adminDn;
     this.adminPassword = adminPassword;
-    this.users = users;
-    this.groups = groups;
+    this.model = new MembershipModel(users, groups);
     this.client = new Client({ url, timeout: 60_000 });
   }
 
@@ -49,32 +39,6 @@ export class LdapChangeDriver {
   async close(): Promise<void> {
     await this.client.unbind().catch(() => undefined);
   }
-
-  private groupsOf(i: number): Set<number> {
-    let set = this.memberOf.get(i);
-    if (!set) {
-      if (!this.inverse) {
-        this.inverse = new Map();
-        for (let g = 0; g < this.groups; g++)
-          for (const u of groupMembers(g, this.users, this.groups)) {
-            const list = this.inverse.get(u);
-            if (list) list.push(g);
-            else this.inverse.set(u, [g]);
-          }
-      }
-      set = new Set(this.inverse.get(i) ?? []);
-      this.memberOf.set(i, set);
-    }
-    return set;
-  }
-
-  private otherGroup(not: Set<number>): number {
-    for (;;) {
-      const g = LARGE_GROUPS + Math.floor(this.rand() * (this.groups - LARGE_GROUPS));
-      if (!not.has(g)) return g;
-    }
-  }
-
   private members(g: number, operation: 'add' | 'delete', dn: string): Promise<void> {
     return this.client.modify(`cn=group${g},${GROUPS}`, [
       new Change({ operation, modification: new Attribute({ type: 'member', values: [dn] }) }),
@@ -108,7 +72,7 @@ export class LdapChangeDriver {
           mail: `${uid}@example.org`,
           departmentNumber: `d${i % 50}`,
         });
-        const g = this.otherGroup(new Set());
+        const g = this.model.otherGroup();
         await this.members(g, 'add', jdn);
         const at = Date.now();
         user = await this.entryUuid(jdn);
@@ -122,7 +86,7 @@ export class LdapChangeDriver {
         effects.push({ type: 'deprovision', user });
         break;
       case 'leaver-deleted': {
-        const groups = this.groupsOf(i);
+        const groups = this.model.groupsOf(i);
         for (const g of groups) {
           await this.members(g, 'delete', dn);
           effects.push({ type: 'member-remove', group: groupId(g), user });
@@ -135,7 +99,7 @@ export class LdapChangeDriver {
       case 'rename': {
         const ndn = `uid=renamed${i},${PEOPLE}`;
         await this.client.modifyDN(dn, `uid=renamed${i}`);
-        for (const g of this.groupsOf(i))
+        for (const g of this.model.groupsOf(i))
           await this.client.modify(`cn=group${g},${GROUPS}`, [
             new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [dn] }) }),
             new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [ndn] }) }),
@@ -152,9 +116,9 @@ export class LdapChangeDriver {
         effects.push({ type: 'user-write', user });
         break;
       case 'group-move': {
-        const groups = this.groupsOf(i);
-        const from = [...groups].find((g) => g >= LARGE_GROUPS) ?? [...groups][0];
-        const to = this.otherGroup(groups);
+        const groups = this.model.groupsOf(i);
+        const from = this.model.moveFrom(i);
+        const to = this.model.otherGroup(groups);
         if (from !== undefined) {
           await this.members(from, 'delete', dn);
           groups.delete(from);
