@@ -39,11 +39,12 @@ function planOnce(input: PlanInput, deletesFreeNames: boolean): Plan {
   ctx.warnings.push(...nameWarnings(users, groups));
 
   const base = input.guardBase;
-  const managed =
-    base?.managed ??
+  // A base is never smaller than what this input shows managed (a base of 0 would turn the percentage off).
+  const counted =
     input.platformUsers.filter((u) => input.ledger.has('user', u.id) || (config.ownership.mode === 'externalId' && !!u.externalId)).length +
-      input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId))
-        .length;
+    input.platformGroups.filter((g) => input.ledger.has('group', g.id) || (config.ownership.mode === 'externalId' && !!g.externalId))
+      .length;
+  const managed = Math.max(base?.managed ?? 0, counted);
   const memberRemovals = members.memberships.reduce((n, m) => n + m.remove.length, 0);
   const inScopeGroups = groups.compared.map((c) => c.source);
   const guard = evaluateGuard({

@@ -30,6 +30,11 @@ export interface AttributePlanInput {
   approval?: DeleteApproval | undefined;
   now: number;
   signal?: AbortSignal | undefined;
+  /**
+   * Users whose attributes the whole tenant syncs, when this plan covers only part of it (a
+   * targeted reconcile): the base of `maxAttributeClearPercent`. Absent: the users planned here.
+   */
+  guardUsers?: number | undefined;
 }
 
 const HOUR_MS = 3_600_000;
@@ -155,7 +160,7 @@ export async function addAttributePlan(plan: Plan, input: AttributePlanInput): P
   plan.guard = mergeAttributeGuard(plan.guard, {
     clears: attrs.summary.takeAways,
     usersAffected: attrs.users.filter((u) => u.changes.some((c) => c.takesAway)).length,
-    users: subjects.length,
+    users: input.guardUsers ?? subjects.length,
     limits: config.guards,
     allowDeletes: input.allowDeletes,
     approval: input.approval,

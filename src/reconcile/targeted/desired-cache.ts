@@ -261,6 +261,14 @@ export function applyDelta(cache: DesiredCache, delta: SourceDelta): AffectedSet
   return cache.apply(delta);
 }
 
+/** The identities of several deltas coalesced into one targeted run, each once. */
+export function mergeAffected(...sets: AffectedSet[]): AffectedSet {
+  return {
+    users: [...new Set(sets.flatMap((s) => s.users))],
+    groups: [...new Set(sets.flatMap((s) => s.groups))],
+  };
+}
+
 /**
  * The indexes of a desired state: the cache's own for a cache's view (`cache.state`), else
  * built once from a copy (O(n); such a state must not be changed afterwards).

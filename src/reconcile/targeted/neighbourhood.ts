@@ -15,7 +15,8 @@
  * desired record meets every platform object that could be matched to it.
  */
 import { nameKey } from '../../identity/canonical-name.ts';
-import { eqFilter } from '../../platform/scim/filter.ts';
+import { ErrorCodes, isSyncError } from '../../errors.ts';
+import { eqFilter, orFilter } from '../../platform/scim/filter.ts';
 import type { ResourceType, ScimGroup, ScimUser } from '../../platform/scim/types.ts';
 import type { Ledger, ObjectKind } from '../ledger.ts';
 import type { ScimTarget } from '../target.ts';
@@ -152,7 +153,20 @@ async function objectsOf<T extends ScimUser | ScimGroup>(
   return (await io.query<T>(type, eqFilter('externalId', ext), bucket)).filter((p) => p.externalId === ext);
 }
 
-/** Platform objects whose name has the same key as `name` (the exact spelling, then the lower-cased one). */
+/**
+ * The spellings a server's `eq` might need to find a name held under the same `nameKey`:
+ * composed and decomposed (NFC/NFD), as given, lower- and upper-cased (`straße` and
+ * `STRASSE` are one name; a case-insensitive `eq` finds `Strasse` from `STRASSE`).
+ */
+export function nameSpellings(name: string): string[] {
+  const cased = [name, name.toLowerCase(), name.toUpperCase(), name.toUpperCase().toLowerCase()];
+  return [...new Set(cased.flatMap((s) => [s.normalize('NFC'), s.normalize('NFD')]))];
+}
+
+/**
+ * Platform objects whose name has the same key as `name`: one request asking for every
+ * spelling (`or`); a server that refuses `or` is asked once per spelling.
+ */
 async function holdersOf<T extends ScimUser | ScimGroup>(
   type: ResourceType,
   attr: 'userName' | 'displayName',
@@ -161,16 +175,26 @@ async function holdersOf<T extends ScimUser | ScimGroup>(
   bucket: Bucket,
 ): Promise<T[]> {
   const key = nameKey(name);
-  const spellings = [...new Set([name, name.toLowerCase()])];
-  const out: T[] = [];
-  for (const s of spellings) {
-    const found = await io.query<T>(type, eqFilter(attr, s), bucket);
-    for (const p of found) {
-      const v = (p as Record<string, unknown>)[attr];
-      if (typeof v === 'string' && nameKey(v) === key) out.push(p);
-    }
+  const spellings = nameSpellings(name);
+  let found: T[];
+  try {
+    found = await io.query<T>(
+      type,
+      spellings.length === 1 ? eqFilter(attr, name) : orFilter(...spellings.map((s) => eqFilter(attr, s))),
+      bucket,
+    );
+  } catch (e) {
+    if (spellings.length === 1 || !isSyncError(e) || e.code !== ErrorCodes.REJECTED) throw e;
+    found = [];
+    for (const s of spellings) found.push(...(await io.query<T>(type, eqFilter(attr, s), bucket)));
   }
-  return out;
+  const seen = new Set<string>();
+  return found.filter((p) => {
+    const v = (p as Record<string, unknown>)[attr];
+    if (seen.has(p.id) || typeof v !== 'string' || nameKey(v) !== key) return false;
+    seen.add(p.id);
+    return true;
+  });
 }
 
 function ownersOf(kind: ObjectKind, p: ScimUser | ScimGroup, ledger: Ledger): string[] {

@@ -60,6 +60,8 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
         allowDeletes: input.allowDeletes,
         now: input.now,
         signal: input.signal,
+        // The users a full plan syncs are the source's users matched to a managed account: the valid users are their measure.
+        guardUsers: Math.max(lookup.state.users.length, 1),
       });
     }
     const deferral = deferralOf(plan) ?? outsideNeighbourhood(plan, n);
@@ -75,9 +77,8 @@ export async function planTargeted(input: TargetedInput): Promise<TargetedOutcom
     if (e instanceof Deferral) return { kind: 'defer', reason: e.reason, detail: e.detail, reads: reads() };
     // A bad credential or a stop stays what it is; anything else the platform answered means
     // the neighbourhood could not be read: the full reconcile reads (and reports) it.
-    if (input.signal?.aborted === true || (isSyncError(e) && e.kind === 'fatal')) throw e;
-    const detail = isSyncError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-    return { kind: 'defer', reason: 'platform-unreadable', detail, reads: reads() };
+    if (input.signal?.aborted === true || !isSyncError(e) || e.kind === 'fatal') throw e;
+    return { kind: 'defer', reason: 'platform-unreadable', detail: `${e.code}: ${e.message}`, reads: reads() };
   }
 }
 

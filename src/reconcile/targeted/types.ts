@@ -18,9 +18,15 @@ export interface TargetedInput {
   target: ScimTarget;
   attributes?: UserAttributeTarget | undefined;
   ledger: Ledger;
-  /** The complete desired state, with the changes already applied to it. */
+  /**
+   * The complete desired state, with the changes already applied to it: the view of a
+   * `DesiredCache` (`cache.state`, indexed as it changes); a plain state is indexed once, O(n).
+   */
   desired: DesiredState;
-  /** What changed, by source externalId. Removed ones are simply absent from `desired`. */
+  /**
+   * What changed, by source externalId (what `applyDelta` returned, merged over the changes
+   * coalesced into this run: `mergeAffected`). Removed ones are simply absent from `desired`.
+   */
   affected: { users: readonly string[]; groups: readonly string[] };
   /** Managed platform objects at the last full reconcile: the base of the guard's percentages. */
   managedAtLastFull: number;

@@ -11,7 +11,14 @@ import fc from 'fast-check';
 import { DirectoryModel, GROUP_NAMES, NAME_POOL, nameVariant, type Person } from './directory-model.ts';
 import type { RealSystem } from './system.ts';
 
-type Step = fc.AsyncCommand<DirectoryModel, RealSystem>;
+/** A change to the directory (and perhaps to the platform, by an admin), without the reconcile that follows it. */
+export interface Edit {
+  label: string;
+  apply(m: DirectoryModel, r: RealSystem): void;
+}
+
+/** A step of the full-reconcile model; `edit` is its change alone, for models that reconcile it another way. */
+export type Step = fc.AsyncCommand<DirectoryModel, RealSystem> & { readonly edit: Edit };
 
 const pick = <T>(list: readonly T[], n: number): T | undefined => (list.length === 0 ? undefined : list[n % list.length]);
 
@@ -37,6 +44,7 @@ function step(label: string, edit: (m: DirectoryModel, r: RealSystem) => void): 
       await r.sync(m);
     },
     toString: () => label,
+    edit: { label, apply: edit },
   };
 }
 
@@ -262,7 +270,8 @@ export const loseLedger = (): Step =>
 
 const idx = fc.nat({ max: 20 });
 
-const allSteps: [string, fc.Arbitrary<Step>][] = [
+/** Every step by name (MODEL_EXCLUDE does not apply: see stepArbitraries). */
+export const allSteps: [string, fc.Arbitrary<Step>][] = [
   [
     'Joiner',
     fc

@@ -4,8 +4,9 @@
  * the CI test (seeded, small) and the soak script (longer, any seed).
  */
 import fc from 'fast-check';
-import type { ServerQuirk } from '../../../src/simulator/index.ts';
-import { createWorkspace, startSim } from '../../helpers/reconcile-harness.ts';
+import type { ServerQuirk, Simulator } from '../../../src/simulator/index.ts';
+import { createWorkspace, startSim, type Workspace } from '../../helpers/reconcile-harness.ts';
+import type { DirectoryModel } from './directory-model.ts';
 import { initialModel, stepArbitraries } from './commands.ts';
 import { MAX_DELETE_PERCENT, MAX_DELETES, MAX_MEMBER_REMOVALS, RealSystem } from './system.ts';
 
@@ -13,7 +14,7 @@ import { MAX_DELETE_PERCENT, MAX_DELETES, MAX_MEMBER_REMOVALS, RealSystem } from
  * Real-server behaviours each sequence runs under (a random subset, see docs/simulator.md):
  * the promises must hold on every server, not only on a polite one.
  */
-const MODEL_QUIRKS: ServerQuirk[] = [
+export const MODEL_QUIRKS: ServerQuirk[] = [
   'repeat-first-page',
   'case-sensitive-eq',
   'reject-escaped-filter',
@@ -33,6 +34,35 @@ export interface ModelRunOptions {
   maxPageSize?: number;
 }
 
+/** A fresh simulator and workspace for one sequence, the model's initial directory written, and the real side over them. */
+export async function startModelWorld(
+  opts: Pick<ModelRunOptions, 'ownership' | 'deprovision' | 'maxPageSize'>,
+  pageSize: number,
+  quirks: ServerQuirk[],
+  model: DirectoryModel,
+): Promise<{ sim: Simulator; ws: Workspace; real: RealSystem }> {
+  let real: RealSystem | undefined;
+  const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks, afterListPage: (e) => real?.onListPage(e) });
+  const ws = createWorkspace(sim, {
+    directory: model.toDirectory(),
+    config: {
+      provisioning: {
+        ownership: { mode: opts.ownership },
+        deprovision: { action: opts.deprovision ?? 'deactivate' },
+        guards: {
+          maxDeletes: MAX_DELETES,
+          maxDeletePercent: MAX_DELETE_PERCENT,
+          maxMemberRemovals: MAX_MEMBER_REMOVALS,
+          maxMemberRemovalPercent: 100,
+        },
+      },
+      platform: { scim: { pageSize: pageSize } },
+    },
+  });
+  real = new RealSystem(sim, ws, opts.ownership, opts.deprovision ?? 'deactivate');
+  return { sim, ws, real };
+}
+
 export async function runModel(opts: ModelRunOptions): Promise<void> {
   await fc.assert(
     fc.asyncProperty(
@@ -40,29 +70,11 @@ export async function runModel(opts: ModelRunOptions): Promise<void> {
       fc.integer({ min: 1, max: 4 }),
       fc.subarray(MODEL_QUIRKS),
       async (steps, pageSize, quirks) => {
-        let real: RealSystem | undefined;
-        const sim = await startSim({ maxPageSize: opts.maxPageSize ?? pageSize, quirks, afterListPage: (e) => real?.onListPage(e) });
         const model = initialModel();
-        const ws = createWorkspace(sim, {
-          directory: model.toDirectory(),
-          config: {
-            provisioning: {
-              ownership: { mode: opts.ownership },
-              deprovision: { action: opts.deprovision ?? 'deactivate' },
-              guards: {
-                maxDeletes: MAX_DELETES,
-                maxDeletePercent: MAX_DELETE_PERCENT,
-                maxMemberRemovals: MAX_MEMBER_REMOVALS,
-                maxMemberRemovalPercent: 100,
-              },
-            },
-            platform: { scim: { pageSize: pageSize } },
-          },
-        });
-        real = new RealSystem(sim, ws, opts.ownership, opts.deprovision ?? 'deactivate');
+        const { sim, real } = await startModelWorld(opts, pageSize, quirks, model);
         try {
           await real.sync(model);
-          await fc.asyncModelRun(() => ({ model, real: real as RealSystem }), steps);
+          await fc.asyncModelRun(() => ({ model, real }), steps);
         } finally {
           await sim.close();
         }

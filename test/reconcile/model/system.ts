@@ -39,7 +39,7 @@ export interface AdminAccount {
   active: boolean;
 }
 
-interface Snapshot {
+export interface Snapshot {
   users: Map<string, ScimUser>;
   groups: Map<string, ScimGroup>;
 }
@@ -226,12 +226,24 @@ export class RealSystem {
     for (const g of before.groups.values()) {
       const ext = g.externalId ?? this.groupOwner.get(g.id);
       if (!this.groupOwner.has(g.id) || ext === undefined) continue;
-      if (!model.groups.some((x) => x.ext === ext)) n++;
+      if (!model.groups.some((x) => x.ext === ext) && !this.takesOverByName(model, before, g)) n++;
     }
     return n;
   }
 
-  private checkPlan(model: DirectoryModel, before: Snapshot, plan: Plan): void {
+  /**
+   * A group whose entry left the source gives its name, and the platform group, to a new source
+   * group of that name that has no platform group of its own (docs/reconcile.md, "Matching
+   * precedence"): it is taken over, not deleted. Seen when the delete and the create reach one
+   * full reconcile together.
+   */
+  private takesOverByName(model: DirectoryModel, before: Snapshot, g: ScimGroup): boolean {
+    const owned = new Set([...before.groups.values()].map((x) => x.externalId));
+    return model.groups.some((x) => !x.broken && !owned.has(x.ext) && nameKey(x.displayName) === nameKey(g.displayName));
+  }
+
+  /** The promises of one plan against the model: no admin account written, no handover, nobody present deprovisioned or removed from a group listing them. */
+  checkPlan(model: DirectoryModel, before: Snapshot, plan: Plan): void {
     const touched = [
       ...plan.users.update.map((u) => u.id),
       ...plan.users.reactivate.map((u) => u.id),
@@ -327,7 +339,10 @@ export class RealSystem {
     }
     // Groups that left the source: deleted.
     for (const [id, ext] of this.groupOwner) {
-      if (!model.groups.some((x) => x.ext === ext) && after.groups.has(id)) fail(`group ${ext} left the source but still exists`, model);
+      const now = after.groups.get(id);
+      const takenOver = now?.externalId !== undefined && now.externalId !== ext && model.groups.some((x) => x.ext === now.externalId);
+      if (!model.groups.some((x) => x.ext === ext) && now !== undefined && !takenOver)
+        fail(`group ${ext} left the source but still exists`, model);
     }
     // Groups. A rename is blocked like a user's: its name held by the group of an invalid entry.
     const blockedGroups = this.blockedGroupRenames(model, [...after.groups.values()]);
@@ -460,7 +475,8 @@ export class RealSystem {
     }
   }
 
-  private remember(after: Snapshot): void {
+  /** Takes the platform as it is now as the last reconciled state (owners of accounts and groups). */
+  remember(after: Snapshot): void {
     for (const u of after.users.values()) {
       if (this.admin.has(u.id) || u.externalId === undefined) continue;
       this.owner.set(u.id, u.externalId);

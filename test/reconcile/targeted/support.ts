@@ -67,13 +67,14 @@ export async function fullReconcile(
   const planned = await planReconcile(ctx, { allowDeletes: false });
   const result = await applyPlan(
     planned.plan,
-    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger: planned.ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     { concurrency: 4, requestsPerSecond: 0, adoptExisting: ctx.config.matching.adoptExisting },
   );
   const desired = await ctx.source.read();
   const next: ChangePath = path ?? { cache: DesiredCache.from(desired), managed: 0 };
   if (path !== undefined) next.cache = DesiredCache.from(desired);
-  next.managed = planned.plan.guard.managed;
+  const ledger = await Ledger.load(ctx.ledgerStore);
+  next.managed = ledger.count('user') + ledger.count('group');
   return { plan: planned.plan, result, path: next };
 }
 
@@ -105,6 +106,7 @@ export async function targeted(
     source: ctx.source.describe,
     config: ctx.config,
     target: ctx.target,
+    attributes: ctx.attributes,
     ledger,
     desired: path.cache.state,
     affected,
@@ -123,7 +125,7 @@ export function planOf(outcome: TargetedOutcome): Plan {
 export async function applyTargeted(ctx: BuiltReconcileContext, plan: Plan, ledger: Ledger): Promise<ApplyResult> {
   const result = await applyPlan(
     plan,
-    { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore },
+    { target: ctx.target, ledger, ledgerStore: ctx.ledgerStore, attributes: ctx.attributes },
     { concurrency: 4, requestsPerSecond: 0, adoptExisting: ctx.config.matching.adoptExisting },
   );
   expect(result.failed).toEqual([]);
@@ -135,4 +137,11 @@ export async function counted<T>(sim: Simulator, run: () => Promise<T>): Promise
   const from = sim.requests.length;
   const value = await run();
   return { value, requests: sim.requests.slice(from).filter((r) => /\/(Users|Groups)/.test(r.path)) };
+}
+
+/** Requests that page through a whole collection (no filter): a targeted run sends none. */
+export function fullListings(requests: Simulator['requests']): string[] {
+  return requests
+    .filter((r) => r.method === 'GET' && /\/(Users|Groups)$/.test(r.path) && r.query['filter'] === undefined)
+    .map((r) => r.path);
 }

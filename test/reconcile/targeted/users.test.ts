@@ -16,7 +16,7 @@ import {
   type Workspace,
 } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
-import { applyTargeted, counted, edit, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
+import { applyTargeted, counted, edit, fullListings, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
 
 const staff = (): DirUser[] => [
   user('e-1', 'ana@example.com'),
@@ -71,6 +71,7 @@ describe('targeted reconcile of users', () => {
         ['Engineering', ['e-6'], 0],
       ]);
       expect(requests.every((r) => r.method === 'GET')).toBe(true);
+      expect(fullListings(requests)).toEqual([]);
       expect(out.outcome.kind === 'plan' && out.outcome.readsBy.users).toBeLessThanOrEqual(BUDGET);
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       const userRequests = requests.length - (out.outcome.kind === 'plan' ? out.outcome.readsBy.memberships : 0);
@@ -88,7 +89,7 @@ describe('targeted reconcile of users', () => {
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-2', reason: 'disabled-in-source' })]);
       expect(plan.summary.changes).toBe(1);
       // Reads by id or by filter only: never a page of every user.
-      expect(requests.filter((r) => r.path.endsWith('/Users') && r.query['filter'] === undefined)).toEqual([]);
+      expect(fullListings(requests)).toEqual([]);
       const applied = await counted(sim, () => applyTargeted(ctx, plan, out.ledger));
       expect(requests.length + applied.requests.length).toBeLessThanOrEqual(BUDGET);
       expect(users(sim)).toContain('ben@example.com e-2 inactive');
@@ -102,6 +103,8 @@ describe('targeted reconcile of users', () => {
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-4', reason: 'not-in-source' })]);
+      // The guard's percentage is of the tenant's 7 managed objects (1 of 7 is within maxDeletePercent 20), not of the 2 read.
+      expect(plan.guard).toMatchObject({ tripped: false, managed: 7, destructive: 1 });
       expect(plan.memberships.map((m) => [m.group.displayName, m.add.length, m.remove.map((r) => r.externalId)])).toEqual([
         ['Sales', 0, ['e-4']],
       ]);
