@@ -42,6 +42,7 @@ const MODULES: readonly CommandModule[] = [
   { names: ['simulate-okta'], load: async () => [(await import('./simulate-okta.ts')).simulateOktaCommand] },
   { names: ['ledger'], load: async () => [(await import('./ledger.ts')).ledgerCommand] },
   { names: ['daemon'], load: async () => [(await import('./daemon.ts')).daemonCommand] },
+  { names: ['watch'], load: async () => [(await import('./watch.ts')).watchCommand] },
   { names: ['log'], load: async () => [(await import('./log.ts')).logCommand] },
   {
     names: ['trigger', 'resume', 'approve-deletes', 'status'],

@@ -77,7 +77,8 @@ export interface ChangeStreamState {
   lastResult?: string;
   owner?: string;
   mechanism?: string;
-  lastDeferReason?: string;
+  /** Why the stream last asked for a full reconcile: a stable code (never a name). */
+  lastDeferCode?: string;
   lastDeferAt?: number;
   lastError?: string;
 }
@@ -108,7 +109,7 @@ export class RedisChangeState implements CursorStore {
     const h = await this.redis.hgetall(this.key);
     const num = (k: string): number | undefined => (h[k] !== undefined ? Number(h[k]) : undefined);
     const out: ChangeStreamState = {};
-    for (const k of ['cursor', 'lastResult', 'owner', 'mechanism', 'lastDeferReason', 'lastError'] as const) if (h[k] !== undefined) out[k] = h[k];
+    for (const k of ['cursor', 'lastResult', 'owner', 'mechanism', 'lastDeferCode', 'lastError'] as const) if (h[k] !== undefined) out[k] = h[k];
     for (const k of ['cursorSavedAt', 'lastPollAt', 'lastBatchAt', 'lastDeferAt'] as const) {
       const v = num(k);
       if (v !== undefined) out[k] = v;

@@ -121,10 +121,10 @@ export class ChangeStream {
       cursor: this.state,
       burst: new RedisBurstStore(this.deps.redis, this.deps.keyPrefix, rt.id),
       writer: this.writer(signal, logger),
-      requestFull: async (reason) => {
+      requestFull: async (code, detail) => {
         const id = await triggerRun(this.deps.reconcileQueue, 'reconcile', rt.id, cfg.daemon.jobAttempts, 'changes');
-        logger.info({ reason, jobId: id }, 'change stream: full reconcile requested');
-        await this.state.note({ lastDeferReason: reason, lastDeferAt: Date.now() });
+        logger.info({ code, detail, jobId: id }, 'change stream: full reconcile requested');
+        await this.state.note({ lastDeferCode: code, lastDeferAt: Date.now() });
       },
       logger,
     });

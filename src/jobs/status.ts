@@ -90,7 +90,7 @@ async function changeStreamStatus(redis: RedisClient, keyPrefix: string, tenant:
     lagSeconds: s.lastPollAt !== undefined ? Math.round((now - s.lastPollAt) / 1000) : null,
     lastBatchAt: iso(s.lastBatchAt),
     lastResult: s.lastResult ?? null,
-    lastDeferred: s.lastDeferReason !== undefined ? { reason: s.lastDeferReason, at: iso(s.lastDeferAt) } : null,
+    lastDeferred: s.lastDeferCode !== undefined ? { code: s.lastDeferCode, at: iso(s.lastDeferAt) } : null,
     heldBurst: hold ? { destructive: hold.destructive, memberRemovals: hold.memberRemovals, reasons: hold.reasons, at: iso(hold.at) } : null,
   };
 }

@@ -7,6 +7,7 @@ import '../reconcile/metrics.ts';
 import '../reconcile/attributes/metrics.ts';
 import '../platform/metrics.ts';
 import '../jobs/metrics.ts';
+import '../reconcile/changes/metrics.ts';
 import '../audit/metrics.ts';
 import '../audit/sinks/metrics.ts';
 import { Histogram } from 'prom-client';

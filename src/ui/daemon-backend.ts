@@ -16,7 +16,7 @@ import { ConfigError } from '../errors.ts';
 import { retentionOf } from '../provisioning-log/config-schema.ts';
 import { RedisProvisioningLogStore } from '../provisioning-log/redis-store.ts';
 import { MIN_TOKEN_LENGTH, tokenMatcher } from './actions.ts';
-import type { ActionName, LogFilter, RunView, TenantSummary, TenantView, UiActions, UiBackend } from './view.ts';
+import type { ActionName, ChangeStreamView, LogFilter, RunView, TenantSummary, TenantView, UiActions, UiBackend } from './view.ts';
 
 export interface DaemonUiDeps {
   tenants: ReadonlyMap<string, { id: string; loaded: LoadedConfig }>;
@@ -116,6 +116,7 @@ export function daemonUiBackend(deps: DaemonUiDeps): UiBackend {
         })),
         logToSinks: { enabled: cfg.provisioningLog.deliverToSinks && cfg.audit !== undefined, deliveredUpTo },
         log,
+        changes: t['changes'] && typeof t['changes'] === 'object' ? (t['changes'] as ChangeStreamView) : null,
       };
     },
   };

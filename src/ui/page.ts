@@ -255,6 +255,22 @@ ${q.quarantined ? html`<p><strong class="bad">Quarantined</strong> until ${when(
 ${v.managed ? html`<dt>managed</dt><dd>${v.managed.users} users, ${v.managed.groups} groups</dd>` : ''}</dl>
 ${ro ? '' : actionForm(t, 'trigger', 'Run reconcile now')}
 </section>`;
+  const c = v.changes;
+  const changesSection = c
+    ? html`<section aria-labelledby="changes-h">
+<h2 id="changes-h">Change stream</h2>
+${
+  c.state === 'off'
+    ? html`<p class="muted">Off: the source reports no changes (or <code>provisioning.changes.enabled</code> is false); the full reconcile applies them.</p>`
+    : html`<dl id="change-stream"><dt>state</dt><dd>${c.state === 'running' ? c.state : html`<strong class="bad">${c.state}</strong>`}${c.owner ? html` on <span class="mono">${c.owner}</span>` : ''}</dd>
+<dt>mechanism</dt><dd><code>${c.mechanism ?? '—'}</code></dd>
+<dt>last poll</dt><dd>${when(c.lastPollAt)} (lag ${lag(c.lagSeconds)}), ${c.lastResult ?? '—'}</dd>
+<dt>cursor age</dt><dd>${lag(c.cursorAgeSeconds)}</dd>
+<dt>last full reconcile asked</dt><dd>${c.lastDeferred ? html`<code>${c.lastDeferred.code}</code> ${when(c.lastDeferred.at)}` : 'never'}</dd></dl>
+${c.heldBurst ? html`<p><strong class="held">A burst of ${c.heldBurst.destructive} destructive changes is held</strong> since ${when(c.heldBurst.at)}: ${c.heldBurst.reasons.join('; ')}. Approve under Deletion guard.</p>` : ''}`
+}
+</section>`
+    : '';
   const a = v.audit;
   const auditSection = html`<section aria-labelledby="audit-h">
 <h2 id="audit-h">Audit export and sinks</h2>
@@ -292,6 +308,7 @@ ${!searching && log.length < v.log.length ? html`<p class="muted">${v.log.length
 ${opts.notice ? html`<p class="notice${opts.notice.error ? ' error' : ''}" role="${opts.notice.error ? 'alert' : 'status'}">${opts.notice.text}</p>` : ''}
 ${ro ? html`<p class="muted">Read-only: actions need <code>daemon.ui.actionTokenFile</code>.</p>` : ''}
 <div class="grid">${schedules}${quarantineSection}</div>
+${changesSection}
 ${heldSection}
 <section aria-labelledby="runs-h">
 <h2 id="runs-h">Last runs</h2>

@@ -31,6 +31,21 @@ export interface SinkView {
   deadLetters: number;
 }
 
+/** The tenant's change stream (docs/daemon.md, "Change-driven sync"), from the /status document. */
+export interface ChangeStreamView {
+  /** `running` (a replica holds the stream), `stopped`, `off` (the source reports no changes). */
+  state: string;
+  mechanism: string | null;
+  owner: string | null;
+  lastPollAt: string | null;
+  lagSeconds: number | null;
+  cursorAgeSeconds: number | null;
+  lastResult: string | null;
+  /** Why the stream last left changes to a full reconcile (a stable code). */
+  lastDeferred: { code: string; at: string | null } | null;
+  heldBurst: { destructive: number; memberRemovals: number; reasons: string[]; at: string | null } | null;
+}
+
 export interface TenantView {
   tenant: string;
   schedules: Array<{ kind: 'reconcile' | 'audit'; configured: boolean; pattern: string; enabled: boolean; next: string | null }>;
@@ -44,6 +59,8 @@ export interface TenantView {
   sinks: SinkView[];
   logToSinks: { enabled: boolean; deliveredUpTo: string | null };
   log: ProvisioningRecord[];
+  /** Absent for a tenant without provisioning. */
+  changes?: ChangeStreamView | null;
 }
 
 export interface LogFilter {

@@ -71,6 +71,7 @@ describe('program', () => {
       'simulate-okta',
       'ledger',
       'daemon',
+      'watch',
       'log',
       'trigger',
       'resume',
@@ -90,8 +91,8 @@ describe('program', () => {
     expect(await names(['status', '--tenant', 'audit'])).toEqual(['trigger', 'resume', 'approve-deletes', 'status']);
     expect(await names(['ledger', 'import', '--config', 'c.yaml'])).toEqual(['ledger']);
     expect(await names(['log', '--user', 'alice'])).toEqual(['log']);
-    expect(await names(['frobnicate'])).toHaveLength(16);
-    expect(await names(['--help'])).toHaveLength(16);
+    expect(await names(['frobnicate'])).toHaveLength(17);
+    expect(await names(['--help'])).toHaveLength(17);
   });
 
   it('turns usage errors into CommanderError instead of exiting, for subcommands too', async () => {

@@ -144,7 +144,7 @@ export function daemonSharedConfig(ws: Pick<DaemonWorkspace, 'redisUrl' | 'keyPr
   };
 }
 
-/** One tenant: platform from ${<envPrefix>_URL}/${<envPrefix>_TOKEN}, a file source, reconcile triggered only. */
+/** One tenant: platform from ${<envPrefix>_URL}/${<envPrefix>_TOKEN}, a file source, reconcile triggered only (no change stream). */
 export function tenantConfig(tenant: string, opts: { envPrefix?: string; directory?: string; pattern?: string } = {}): ConfigPatch {
   const env = opts.envPrefix ?? 'SIM';
   return {
@@ -156,7 +156,9 @@ export function tenantConfig(tenant: string, opts: { envPrefix?: string; directo
       timeoutSeconds: 10,
       retry: { maxAttempts: 4, baseDelayMs: 20, maxDelayMs: 200 },
     },
-    provisioning: { source: { type: 'file', path: opts.directory ?? 'directory.yaml' } },
+    // The change stream is on by default in the daemon; tests that are not about it run the
+    // full reconcile alone, so their runs and writes are the ones they trigger.
+    provisioning: { source: { type: 'file', path: opts.directory ?? 'directory.yaml' }, changes: { enabled: false } },
     schedules: { reconcile: { pattern: opts.pattern ?? NEVER }, audit: { enabled: false } },
   };
 }

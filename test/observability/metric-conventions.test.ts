@@ -109,7 +109,8 @@ describe('metric conventions', () => {
       const base = n.replace(/_total$/, '');
       expect(base, n).not.toMatch(/_(ms|milliseconds|minutes|hours|kb|mb)$/);
       if (/_(duration|lag|age|wait|timestamp)(_|$)/.test(base)) expect(base, n).toMatch(/_seconds$/);
-      if (registry.getSingleMetric(n) instanceof Histogram) expect(base, n).toMatch(/_(seconds|bytes|events|ratio)$/);
+      // `requests`: platform requests counted per unit of work (scimsync_change_platform_requests).
+      if (registry.getSingleMetric(n) instanceof Histogram) expect(base, n).toMatch(/_(seconds|bytes|events|requests|ratio)$/);
     }
   });
 

@@ -67,6 +67,17 @@ export function fixedBackend(withActions = false): UiBackend & { calls: string[]
     sinks: [],
     logToSinks: { enabled: false, deliveredUpTo: null },
     log: [heldRecord, record({})],
+    changes: {
+      state: 'running',
+      mechanism: 'ldap-modify-timestamp',
+      owner: 'replica-a:41:0f3c9d2e',
+      lastPollAt: '2026-11-28T03:10:00.000Z',
+      lagSeconds: 2,
+      cursorAgeSeconds: 4,
+      lastResult: 'applied',
+      lastDeferred: { code: 'name-held', at: '2026-11-28T03:05:00.000Z' },
+      heldBurst: { destructive: 3, memberRemovals: 0, reasons: ['3 deactivations/deletions within 60 min exceed guards.maxDeletes (2)'], at: '2026-11-28T03:06:00.000Z' },
+    },
   };
   return {
     calls,

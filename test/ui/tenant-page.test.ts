@@ -31,6 +31,17 @@ describe('the tenant page', () => {
     expect(count(search, 'bob.held@example.com')).toBe(2);
   });
 
+  it("shows the change stream's state, who runs it, its lag, the last deferral and a held burst", async () => {
+    page = await startPage();
+    const body = (await call(page.port, '/ui/tenants/acme', { headers: auth })).body;
+    const section = body.slice(body.indexOf('<h2 id="changes-h">'), body.indexOf('</section>', body.indexOf('<h2 id="changes-h">')));
+    expect(section).toContain('running on <span class="mono">replica-a:41:0f3c9d2e</span>');
+    expect(section).toContain('<code>ldap-modify-timestamp</code>');
+    expect(section).toContain('<code>name-held</code>');
+    expect(section).toContain('A burst of 3 destructive changes is held');
+    expect(section).toContain('exceed guards.maxDeletes (2)');
+  });
+
   it('keeps each externalId and platform id on one line', async () => {
     page = await startPage();
     const body = (await call(page.port, '/ui/tenants/acme', { headers: auth })).body;

@@ -104,3 +104,34 @@ export function enforceBurstHold(plan: Plan, hold: BurstHold | undefined, approv
   holdDestructive(plan, [...hold.reasons, 'a burst of destructive changes is held: approve-deletes releases it']);
   return true;
 }
+
+/** The window and the hold in memory (`watch`: one process, no Redis; a restart starts them again). */
+export class MemoryBurstStore implements BurstStore {
+  private applied: Array<{ at: number } & BurstCounts> = [];
+  private held: BurstHold | undefined;
+
+  async appliedSince(sinceMs: number): Promise<BurstCounts> {
+    this.applied = this.applied.filter((a) => a.at >= sinceMs);
+    return this.applied.reduce((s, a) => ({ destructive: s.destructive + a.destructive, memberRemovals: s.memberRemovals + a.memberRemovals }), {
+      destructive: 0,
+      memberRemovals: 0,
+    });
+  }
+
+  async recordApplied(at: number, counts: BurstCounts): Promise<void> {
+    if (counts.destructive > 0 || counts.memberRemovals > 0) this.applied.push({ at, ...counts });
+  }
+
+  async hold(): Promise<BurstHold | undefined> {
+    return this.held;
+  }
+
+  async setHold(hold: BurstHold): Promise<void> {
+    this.held = hold;
+  }
+
+  async clear(): Promise<void> {
+    this.held = undefined;
+    this.applied = [];
+  }
+}

@@ -10,19 +10,18 @@
  * because they are complete records.
  */
 import type { ProvisioningConfig } from '../../config/schema.ts';
-import type { DesiredState } from '../../identity/model.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { sleep } from '../../platform/retry.ts';
 import type { UserAttributeTarget } from '../../platform/user-attributes.ts';
-import type { ChangeSource, SourceChanges, SourceDelta } from '../../sources/changes.ts';
+import { deltaSize, type ChangeSource, type SourceChanges, type SourceDelta } from '../../sources/changes.ts';
 import { Ledger, type LedgerStore } from '../ledger.ts';
 import type { Plan } from '../plan-types.ts';
 import type { ScimTarget } from '../target.ts';
 import { planTargeted as defaultPlanTargeted } from '../targeted/plan.ts';
 import type { TargetedInput, TargetedOutcome } from '../targeted/types.ts';
 import { checkBurst, destructiveCounts, holdDestructive, type BurstStore } from './burst-guard.ts';
-import { affectedOf, isEmptyDelta, mergeDeltas } from './coalesce.ts';
-import { applyDeltaToDesired } from './desired.ts';
+import { mergeDeltas } from './coalesce.ts';
+import { applyDelta, DesiredCache } from '../targeted/desired-cache.ts';
 import { changeMetrics } from './metrics.ts';
 
 /** What a batch may do while it writes: stop when `signal` aborts; `assertHeld` throws once the right to write is lost. */
@@ -61,8 +60,11 @@ export interface ChangeLoopDeps {
   cursor: CursorStore;
   burst: BurstStore;
   writer: ChangeWriter;
-  /** Asks for a full reconcile (the daemon queues one; `watch` runs one). */
-  requestFull(reason: string, detail?: string): Promise<void>;
+  /**
+   * Asks for a full reconcile (the daemon queues one; `watch` runs one). `code` is stable (a
+   * defer reason, a full-read reason in kebab case, or `burst-held`); `detail` may name people.
+   */
+  requestFull(code: string, detail?: string): Promise<void>;
   logger: Logger;
   planTargeted?: (input: TargetedInput) => Promise<TargetedOutcome>;
   now?: () => number;
@@ -82,10 +84,11 @@ const sizeOf = (a: { users: readonly string[]; groups: readonly string[] }): num
 export class ChangeLoop {
   private readonly deps: ChangeLoopDeps;
   private readonly now: () => number;
-  private desired: DesiredState | undefined;
+  private desired: DesiredCache | undefined;
   private cursor: string | undefined;
   private loaded = false;
   private batches = 0;
+  private pending: { delta: SourceDelta; detectedAt: number } | undefined;
 
   constructor(deps: ChangeLoopDeps) {
     this.deps = deps;
@@ -97,11 +100,6 @@ export class ChangeLoop {
     return this.deps.config.changes.pollIntervalMs ?? this.deps.source.changeMechanism()?.pollIntervalMs ?? 5_000;
   }
 
-  /** A full reconcile read the source: its state is the cache from now on (the cursor stays the loop's). */
-  replaceDesired(state: DesiredState): void {
-    this.desired = state;
-  }
-
   /** One round: ask for changes (coalescing what follows within the window) and handle them. */
   async pollOnce(signal?: AbortSignal): Promise<BatchResult> {
     const { source, config, logger } = this.deps;
@@ -111,27 +109,41 @@ export class ChangeLoop {
     }
     // A saved cursor without a cache (a restart): the deltas since the cursor need the whole
     // state to be planned against; a complete read gives it (records are current either way).
-    if (this.cursor !== undefined && this.desired === undefined) this.desired = await source.read(signal);
-    const detectedAt = this.now();
-    let answer: SourceChanges = await source.changes(this.cursor, signal);
-    if (answer.kind === 'delta' && !isEmptyDelta(answer) && config.changes.coalesceMs > 0) {
+    if (this.cursor !== undefined && this.desired === undefined) this.desired = DesiredCache.from(await source.read(signal));
+    const detectedAt = this.pending?.detectedAt ?? this.now();
+    // A batch that could not be applied yet (busy, quarantined, failed) is kept and merged with
+    // what changed since: the source is asked from the batch's cursor, the saved one stays put.
+    const pending = this.pending?.delta;
+    this.pending = undefined;
+    let answer: SourceChanges = await source.changes(pending?.cursor ?? this.cursor, signal);
+    if (answer.kind === 'delta' && pending) answer = mergeDeltas(pending, answer);
+    if (answer.kind === 'delta' && deltaSize(answer) > 0 && config.changes.coalesceMs > 0 && !pending) {
       await sleep(config.changes.coalesceMs, signal);
       const more = await source.changes(answer.cursor, signal);
       answer = more.kind === 'full' ? more : mergeDeltas(answer, more);
     }
     if (answer.kind === 'full') {
-      this.desired = answer.state;
+      this.desired = DesiredCache.from(answer.state);
       logger.info({ reason: answer.reason, detail: answer.detail }, 'change stream: the source answered with a full read; a full reconcile applies it');
-      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: answer.reason.replaceAll(' ', '-') });
-      await this.deps.requestFull(answer.reason, answer.detail);
+      const code = answer.reason.replaceAll(' ', '-');
+      changeMetrics.deferred.inc({ tenant: this.deps.tenant, reason: code });
+      await this.deps.requestFull(code, answer.detail);
       await this.saveCursor(answer.cursor);
       return { kind: 'full', reason: answer.reason, detail: answer.detail };
     }
-    if (isEmptyDelta(answer)) {
+    if (deltaSize(answer) === 0) {
       if (answer.cursor !== this.cursor) await this.saveCursor(answer.cursor);
       return { kind: 'idle' };
     }
-    return this.applyDelta(answer, detectedAt, signal);
+    const delta = answer;
+    try {
+      const result = await this.applyDelta(delta, detectedAt, signal);
+      if (result.kind === 'busy' || result.kind === 'quarantined') this.pending = { delta, detectedAt };
+      return result;
+    } catch (e) {
+      this.pending = { delta, detectedAt };
+      throw e;
+    }
   }
 
   private async saveCursor(cursor: string): Promise<void> {
@@ -141,11 +153,10 @@ export class ChangeLoop {
 
   private async applyDelta(delta: SourceDelta, detectedAt: number, signal?: AbortSignal): Promise<BatchResult> {
     const { tenant, config, logger } = this.deps;
-    if (this.desired === undefined) this.desired = await this.deps.source.read(signal);
+    this.desired ??= DesiredCache.from(await this.deps.source.read(signal));
     // Applying the same complete records again (a retried batch) changes nothing.
-    this.desired = applyDeltaToDesired(this.desired, delta);
-    const desired = this.desired;
-    const affected = affectedOf(delta);
+    const affected = applyDelta(this.desired, delta);
+    const desired = this.desired.state;
     const identities = sizeOf(affected);
     const runId = `${this.now().toString(36)}-c${(++this.batches).toString(36)}`;
     const plan = this.deps.planTargeted ?? defaultPlanTargeted;
@@ -183,7 +194,7 @@ export class ChangeLoop {
       changeMetrics.changes.inc({ tenant, outcome: 'deferred' }, identities);
       changeMetrics.deferred.inc({ tenant, reason: outcome.reason });
       logger.info({ reason: outcome.reason, detail: outcome.detail, identities }, 'change stream: a change is left to a full reconcile');
-      await this.deps.requestFull(`deferred: ${outcome.reason}`, outcome.detail);
+      await this.deps.requestFull(outcome.reason, outcome.detail);
       await this.saveCursor(delta.cursor);
       return { kind: 'deferred', reason: outcome.reason, detail: outcome.detail, identities };
     }
@@ -191,7 +202,7 @@ export class ChangeLoop {
     if (outcome.held.length > 0) {
       changeMetrics.changes.inc({ tenant, outcome: 'held' }, identities);
       logger.warn({ reasons: outcome.held, identities }, 'change stream: destructive changes held by the guard (rolling window) until approve-deletes');
-      await this.deps.requestFull('burst held', outcome.held.join('; '));
+      await this.deps.requestFull('burst-held', outcome.held.join('; '));
     } else changeMetrics.changes.inc({ tenant, outcome: outcome.applied.failed > 0 ? 'failed' : 'applied' }, identities);
     for (const id of [...affected.users, ...affected.groups])
       changeMetrics.propagation.observe({ tenant }, Math.max(0, ackAt - (delta.changedAt[id] ?? detectedAt)) / 1000);

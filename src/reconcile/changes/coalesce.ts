@@ -39,19 +39,3 @@ export function mergeDeltas(older: SourceDelta, newer: SourceDelta): SourceDelta
     changedAt: { ...newer.changedAt, ...older.changedAt },
   };
 }
-
-/** The identities a delta names, by kind (rejected entries by the identity they still carry). */
-export function affectedOf(d: SourceDelta): { users: string[]; groups: string[] } {
-  const users = new Set([...d.users.upserted.map((u) => u.externalId), ...d.users.removed]);
-  const groups = new Set([...d.groups.upserted.map((g) => g.externalId), ...d.groups.removed]);
-  for (const r of d.rejected) {
-    if (r.externalId === undefined) continue;
-    if (r.kind === 'group') groups.add(r.externalId);
-    else if (r.member === undefined) users.add(r.externalId);
-  }
-  return { users: [...users], groups: [...groups] };
-}
-
-export function isEmptyDelta(d: SourceDelta): boolean {
-  return d.users.upserted.length + d.users.removed.length + d.groups.upserted.length + d.groups.removed.length + d.rejected.length === 0;
-}
