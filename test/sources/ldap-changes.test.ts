@@ -212,6 +212,29 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
     expect(d.changedAt[teamId]).toBeTypeOf('number');
   });
 
+  it('a nested group change resolved by member lookups equals the resolution from a full read', async () => {
+    const logs: { membersFrom?: string }[] = [];
+    const logger = { info: (o: object) => logs.push(o as { membersFrom?: string }), warn: () => undefined, debug: () => undefined };
+    const lookups = new LdapSource(ldapSourceSchema.parse(baseCfg), { configDir: dir, logger });
+    const fullRead = new LdapSource(ldapSourceSchema.parse({ ...baseCfg, changes: { overlapSeconds: 2, maxMemberLookups: 0 } }), {
+      configDir: dir,
+      logger,
+    });
+    await admin.modify(
+      groupDn('team'),
+      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [`uid=erin.j,${PEOPLE}`] }) }),
+    );
+    const a = await lookups.changes(cursor);
+    const b = await fullRead.changes(cursor);
+    expect(logs.flatMap((l) => (l.membersFrom === undefined ? [] : [l.membersFrom]))).toEqual(['lookups', 'full read']);
+    if (a.kind !== 'delta' || b.kind !== 'delta') throw new Error('expected deltas');
+    const norm = (d: SourceDelta) => d.groups.upserted.map((g) => [g.displayName, [...g.members].sort()]).sort();
+    expect(norm(a)).toEqual(norm(b));
+    expect(norm(a).map(([name]) => name)).toEqual(['all', 'team']);
+    expect((norm(a)[1]?.[1] as string[]).length).toBe(4);
+    cursor = a.cursor;
+  });
+
   it('two changes within the same second are both seen: the overlap looks again, entryCSN skips only what was delivered', async () => {
     const mail = (v: string): Change => new Change({ operation: 'replace', modification: new Attribute({ type: 'mail', values: [v] }) });
     await admin.modify(dn('alice'), mail('alice.1@example.org'));
@@ -250,6 +273,15 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
     expect(r).toMatchObject({ kind: 'full', reason: 'cursor expired' });
     const junk = await src.changes('not json');
     expect(junk).toMatchObject({ kind: 'full', reason: 'cursor expired' });
+  });
+
+  it('a refused bind or a server that went away fails the poll with the same classified errors as read()', async () => {
+    await expect(source({ bindPassword: 'wrong' }).changes(cursor)).rejects.toMatchObject({
+      code: 'E_AUTH_INVALID',
+      message: expect.stringMatching(/invalid credentials/),
+    });
+    const gone = source({ url: 'ldap://127.0.0.1:1' });
+    await expect(gone.changes(cursor)).rejects.toMatchObject({ code: 'E_SOURCE_FAILED', message: expect.stringMatching(/ECONNREFUSED/) });
   });
 
   it('changes.mechanism: off leaves the source without a change reader', () => {

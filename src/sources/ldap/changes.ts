@@ -33,11 +33,13 @@ import { UserCollector } from './collect-users.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { ancestorGroups } from './flatten.ts';
+import { resolveChangedGroups } from './changed-groups.ts';
 import { decodeObjectGuid } from './guid.ts';
 import { readId } from './map.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import type { LdapSettings } from './settings.ts';
-import { wrap, type DirectoryRead, type SourceLogger } from './source.ts';
+import { wrap } from './filter.ts';
+import type { DirectoryRead, SourceLogger } from './source.ts';
 
 /** Active Directory LDAP_SERVER_SHOW_DELETED_OID: tombstones are returned by searches. */
 export const SHOW_DELETED_OID = '1.2.840.113556.1.4.417';
@@ -117,6 +119,7 @@ export function changeMechanismOf(s: LdapSettings, deletesVisible: boolean): Cha
     pollIntervalMs: c.pollMs,
     blindSpots: [
       'deleted entries (LDAP servers keep no tombstones; OpenLDAP would need accesslog/syncrepl): the periodic full reconcile removes them',
+      'a change replicated to the polled server more than overlapSeconds after it was made elsewhere (multi-provider replication lag)',
       'a group nested in a deleted group keeps reaching the parent until the full reconcile',
       ...common,
     ],
@@ -185,11 +188,7 @@ export class LdapChangeReader {
     const changed = await this.scan(client, roots, filter, TIMESTAMP_ATTRS, signal);
     const fresh = new Map([...changed].filter(([key, c]) => c.csn === undefined || cur.seen[key] !== c.csn));
     if (fresh.size === 0) return emptyDelta(cursorText as string);
-    const latest = Math.max(
-      parseGeneralizedTime(cur.t) as number,
-      root.currentTime ?? -Infinity,
-      ...[...changed.values()].map((c) => c.stampTime ?? -Infinity),
-    );
+    const latest = latestStamp(changed, Math.max(parseGeneralizedTime(cur.t) as number, root.currentTime ?? -Infinity));
     const next: TimestampCursor = {
       v: 1,
       mechanism: 'modify-timestamp',
@@ -245,15 +244,18 @@ export class LdapChangeReader {
   ): Promise<TimestampCursor> {
     if (root.currentTime !== undefined)
       return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(root.currentTime), seen: {} };
-    const all = await this.scan(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal);
-    const latest = Math.max(0, ...[...all.values()].map((c) => c.stampTime ?? 0));
-    return {
-      v: 1,
-      mechanism: 'modify-timestamp',
-      scope,
-      t: formatGeneralizedTime(latest),
-      seen: seenWithin(all, latest - this.host.settings.changes.overlapSeconds * 1000),
-    };
+    // The whole naming context streams past; only the entries near the latest time are kept.
+    const overlapMs = this.host.settings.changes.overlapSeconds * 1000;
+    let latest = 0;
+    let recent = new Map<string, Changed>();
+    await this.scanEach(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal, (key, c) => {
+      if (c.stampTime === undefined) return;
+      if (c.stampTime > latest) latest = c.stampTime;
+      if (c.stampTime < latest - overlapMs) return;
+      recent.set(key, c);
+      if (recent.size > 10_000) recent = new Map([...recent].filter(([, r]) => (r.stampTime as number) >= latest - overlapMs));
+    });
+    return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(latest), seen: seenWithin(recent, latest - overlapMs) };
   }
 
   private async rootDse(client: Client): Promise<RootDse> {
@@ -287,9 +289,23 @@ export class LdapChangeReader {
     signal: AbortSignal | undefined,
     controls?: Control[],
   ): Promise<Map<string, Changed>> {
+    const out = new Map<string, Changed>();
+    await this.scanEach(client, roots, filter, timeAttrs, signal, (key, c) => out.set(key, c), controls);
+    return out;
+  }
+
+  /** Each entry matching `filter` under the change roots, handed over page by page and not kept. */
+  private async scanEach(
+    client: Client,
+    roots: string[],
+    filter: string,
+    timeAttrs: string[],
+    signal: AbortSignal | undefined,
+    onEntry: (key: string, c: Changed) => void,
+    controls?: Control[],
+  ): Promise<void> {
     const s = this.host.settings;
     const idAttrs = [s.userMap.externalId, ...(s.groups ? [s.groups.map.externalId] : [])];
-    const out = new Map<string, Changed>();
     for (const baseDn of roots) {
       await pagedSearch(
         client,
@@ -305,13 +321,12 @@ export class LdapChangeReader {
         (entries) => {
           for (const raw of entries) {
             const e = new EntryView(raw);
-            out.set(dnKey(e.dn), changedEntry(e, s));
+            onEntry(dnKey(e.dn), changedEntry(e, s));
           }
         },
         signal,
       );
     }
-    return out;
   }
 
   /** Tombstones changed since `from` (Show Deleted); an empty map, remembered as a blind spot, when the server refuses the control. */
@@ -373,17 +388,19 @@ export class LdapChangeReader {
       rejected,
     );
 
-    // Groups: which changed ones are in the group scope; their members come from a full
-    // resolution (every user and group), so the flattened lists are exactly read()'s.
+    // Groups: the changed ones in the group scope, with their complete flattened member lists
+    // and every group they are nested in: looked up entry by entry within a bound, else from a
+    // full resolution (every user and group), exactly as read() flattens.
     const inGroupScope = new Set<string>();
     const changedGroupIds = new Set<string>();
+    const changedGroups: Entry[] = [];
     let groups: NormalizedGroup[] = [];
     const g = s.groups;
     if (g) {
       await this.host.searchAll(
         client,
         { ...g, filter: `(&${wrap(g.filter)}${wrap(changedFilter)})` },
-        [g.map.externalId, g.map.displayName],
+        g.attributes,
         'changed groups',
         stats,
         signal,
@@ -391,16 +408,26 @@ export class LdapChangeReader {
           const key = dnKey(raw.dn);
           if (!changed.has(key)) return;
           inGroupScope.add(key);
+          changedGroups.push(raw);
           const id = readId(new EntryView(raw), g.map.externalId, g.map.externalIdFormat);
           if (id.ok) changedGroupIds.add(id.value);
         },
         rejected,
       );
-      if (inGroupScope.size > 0) {
-        const dir = await this.host.readDirectory(client, signal);
-        const wanted = new Set([...changedGroupIds, ...(s.flattenNested ? ancestorGroups(dir.nested, changedGroupIds) : [])]);
-        groups = dir.state.groups.filter((x) => wanted.has(x.externalId));
-        for (const r of dir.state.rejected) if (r.kind === 'group' && r.dn !== undefined && inGroupScope.has(dnKey(r.dn))) rejected.push(r);
+      if (changedGroups.length > 0) {
+        const groupRejections: SourceRejection[] = [];
+        const looked = await resolveChangedGroups(client, this.host, changedGroups, s.changes.maxMemberLookups, groupRejections, signal);
+        if (looked !== undefined) {
+          groups = looked.groups;
+          rejected.push(...groupRejections);
+        } else {
+          const dir = await this.host.readDirectory(client, signal);
+          const wanted = new Set([...changedGroupIds, ...(s.flattenNested ? ancestorGroups(dir.nested, changedGroupIds) : [])]);
+          groups = dir.state.groups.filter((x) => wanted.has(x.externalId));
+          for (const r of dir.state.rejected)
+            if (r.kind === 'group' && r.dn !== undefined && inGroupScope.has(dnKey(r.dn))) rejected.push(r);
+        }
+        stats.memberResolution = looked === undefined ? 0 : 1;
       }
     }
 
@@ -439,6 +466,7 @@ export class LdapChangeReader {
         groupsUpserted: delta.groups.upserted.length,
         groupsRemoved: delta.groups.removed.length,
         rejected: rejected.length,
+        membersFrom: stats.memberResolution === undefined ? 'none' : stats.memberResolution === 1 ? 'lookups' : 'full read',
       },
       'LDAP changes read',
     );
@@ -471,6 +499,13 @@ function changedEntry(e: EntryView, s: LdapSettings): Changed {
     stampTime: stamps.length > 0 ? Math.max(...stamps) : undefined,
     csn: e.first('entryCSN'),
   };
+}
+
+/** The latest modify/create time among `changed`, at least `floor` (a loop: a directory scan can hold millions). */
+function latestStamp(changed: ReadonlyMap<string, Changed>, floor: number): number {
+  let latest = floor;
+  for (const c of changed.values()) if (c.stampTime !== undefined && c.stampTime > latest) latest = c.stampTime;
+  return latest;
 }
 
 /** Entries changed at or after `from` that carry an entryCSN: what the next poll may skip. */

@@ -125,3 +125,13 @@ function computeDnKey(dn: string): string {
 export function stripOptionalUid(value: string): string {
   return value.replace(/#'[01]*'B$/, '');
 }
+
+/** Whether the entry keyed `key` (dnKey) lies within a `scope` search of the base keyed `base`. */
+export function inSearchScope(key: string, base: string, scope: 'sub' | 'one'): boolean {
+  if (key === base) return scope === 'sub';
+  if (!key.endsWith(`,${base}`)) return false;
+  const below = key.slice(0, key.length - base.length - 1);
+  // `cn=a\,ou=people` names one entry whose value holds a comma: that comma separates nothing.
+  if (/(^|[^\\])(\\\\)*\\$/.test(below)) return false;
+  return scope === 'sub' || splitUnescaped(below, ',').length === 1;
+}

@@ -92,10 +92,23 @@ export async function readEntry(
   /** Of `attributes`, those to return as raw bytes. */
   binary: string[] = [],
 ): Promise<Entry | undefined> {
+  return readEntryMatching(client, s, dn, '(objectClass=*)', attributes, what, binary);
+}
+
+/** The entry at `dn` if it matches `filter`; undefined when it does not, or does not exist. */
+export async function readEntryMatching(
+  client: Client,
+  s: LdapSettings,
+  dn: string,
+  filter: string,
+  attributes: string[],
+  what: string,
+  binary: string[] = [],
+): Promise<Entry | undefined> {
   try {
     const res = await client.search(dn, {
       scope: 'base',
-      filter: '(objectClass=*)',
+      filter,
       attributes,
       timeLimit: Math.ceil(s.timeoutSeconds),
       ...(binary.length > 0 ? { explicitBufferAttributes: binary.flatMap((a) => [a, a.toLowerCase()]) } : {}),

@@ -42,6 +42,11 @@ export const ldapChangesSchema = z.strictObject({
   overlapSeconds: z.number().min(0).max(3600).default(5),
   /** `usn`: read deleted objects with the Show Deleted control (Active Directory, Samba AD). */
   deletedObjects: z.boolean().default(true),
+  /**
+   * A changed group's members are looked up entry by entry up to this many lookups (its nested
+   * groups, its parents, each member); beyond, memberships are resolved from a full read.
+   */
+  maxMemberLookups: z.number().int().min(0).default(2000),
   /** Where changed entries are looked for (so a move out of scope is seen); default: the naming contexts holding the base DNs. */
   baseDn: baseDnSchema.optional(),
 });

@@ -21,6 +21,7 @@ export interface ChangeSettings {
   pollMs: number;
   overlapSeconds: number;
   deletedObjects: boolean;
+  maxMemberLookups: number;
   /** undefined: the naming contexts holding the base DNs (from the root DSE). */
   baseDns: string[] | undefined;
 }
@@ -133,6 +134,7 @@ export function resolveLdapSettings(c: LdapSourceConfig): LdapSettings {
       pollMs: Math.round(c.changes.pollSeconds * 1000),
       overlapSeconds: c.changes.overlapSeconds,
       deletedObjects: c.changes.deletedObjects,
+      maxMemberLookups: c.changes.maxMemberLookups,
       baseDns: c.changes.baseDn,
     },
   };

@@ -23,6 +23,7 @@ import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { MembershipResolver } from './flatten.ts';
 import { mapGroup } from './map.ts';
+import { wrap } from './filter.ts';
 import { entryIdentity, UserCollector } from './collect-users.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import { collectRange, findRangeSlice, type RangeSlice } from './range.ts';
@@ -312,11 +313,6 @@ const mb = (bytes: number): number => Math.round(bytes / 1024 / 102.4) / 10;
 export function isAdApplicationPartition(uri: string): boolean {
   const dn = decodeURIComponent(uri.replace(/^ldaps?:\/\/[^/]*\/?/i, '')).toLowerCase();
   return /^(dc=domaindnszones|dc=forestdnszones|cn=configuration)\b/.test(dn);
-}
-
-export function wrap(filter: string): string {
-  const f = filter.trim();
-  return f.startsWith('(') ? f : `(${f})`;
 }
 
 async function readFileOrFail(path: string, key: string): Promise<string> {

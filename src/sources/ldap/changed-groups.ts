@@ -1,0 +1,149 @@
+/**
+ * Flattened member lists of changed groups without reading the whole directory: the groups a
+ * changed group is nested in (server searches on the member attribute), the groups nested in
+ * those (read by DN), and each member entry looked up by DN with the user filter, mapped and
+ * admitted as read() does. Bounded: past `limit` lookups, or where it cannot be exact (AD range
+ * retrieval, memberUid), it answers undefined and the caller resolves from a full read.
+ */
+import type { Client, Entry } from 'ldapts';
+import { admitGroup } from '../../identity/admit.ts';
+import { nfc } from '../../identity/canonical-name.ts';
+import { DuplicateIndex } from '../../identity/duplicates.ts';
+import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
+import type { ChangeReaderHost } from './changes.ts';
+import { entryIdentity, UserCollector } from './collect-users.ts';
+import { dnKey, inSearchScope, stripOptionalUid } from './dn.ts';
+import { EntryView } from './entry.ts';
+import { MembershipResolver } from './flatten.ts';
+import { mapGroup } from './map.ts';
+import { readEntry, readEntryMatching } from './paged-search.ts';
+import { findRangeSlice } from './range.ts';
+import { escapeFilterValue, wrap } from './filter.ts';
+
+export interface ResolvedGroups {
+  /** The changed groups and every group they are nested in, with their flattened members. */
+  groups: NormalizedGroup[];
+  /** Directory lookups spent. */
+  lookups: number;
+}
+
+/**
+ * `changed`: the changed groups' entries in the group scope, with the group attributes (member
+ * values included). `rejected` receives the changed groups read() would reject.
+ */
+export async function resolveChangedGroups(
+  client: Client,
+  host: Pick<ChangeReaderHost, 'settings' | 'searchAll'>,
+  changed: Entry[],
+  limit: number,
+  rejected: SourceRejection[],
+  signal: AbortSignal | undefined,
+): Promise<ResolvedGroups | undefined> {
+  const s = host.settings;
+  const g = s.groups;
+  if (!g || s.memberAttribute === 'memberUid') return undefined;
+  const stats: Record<string, number> = {};
+  let lookups = 0;
+  const over = (): boolean => lookups > limit;
+
+  // Which DNs are groups in scope (DNs only: cheap next to member lists).
+  const groupKeys = new Set<string>();
+  await host.searchAll(client, g, ['1.1'], 'groups', stats, signal, (e) => groupKeys.add(dnKey(e.dn)));
+
+  const entries = new Map<string, Entry>();
+  for (const e of changed) entries.set(dnKey(e.dn), e);
+  const emit = new Set(entries.keys());
+
+  // Upwards: every group that has a changed group (or one of its parents) as a member.
+  if (s.flattenNested) {
+    let frontier = changed.map((e) => e.dn);
+    while (frontier.length > 0) {
+      const next: string[] = [];
+      for (const dn of frontier) {
+        lookups++;
+        const filter = `(&${wrap(g.filter)}(${s.memberAttribute}=${escapeFilterValue(dn)}))`;
+        await host.searchAll(client, { ...g, filter }, g.attributes, 'groups containing a changed group', stats, signal, (e) => {
+          const key = dnKey(e.dn);
+          emit.add(key);
+          if (entries.has(key)) return;
+          entries.set(key, e);
+          next.push(e.dn);
+        });
+        if (over()) return undefined;
+      }
+      frontier = next;
+    }
+  }
+
+  // Downwards: the groups nested in those, and every member that is not a group.
+  const userDns = new Map<string, string>();
+  const queue = [...entries.values()];
+  while (queue.length > 0) {
+    const e = queue.pop() as Entry;
+    if (s.rangeRetrieval && findRangeSlice(e, s.memberAttribute)) return undefined;
+    for (const value of new EntryView(e).strings(s.memberAttribute)) {
+      const dn = s.memberAttribute === 'uniqueMember' ? stripOptionalUid(value) : value;
+      const key = dnKey(dn);
+      if (!groupKeys.has(key)) {
+        userDns.set(key, dn);
+        continue;
+      }
+      if (!s.flattenNested || entries.has(key)) continue;
+      lookups++;
+      if (over()) return undefined;
+      const child = await readEntry(client, s, dn, g.attributes, `group ${dn}`, s.binaryAttributes);
+      if (child === undefined) continue;
+      entries.set(key, child);
+      queue.push(child);
+    }
+  }
+  if (lookups + userDns.size * (s.disabled.filter === undefined ? 1 : 2) > limit) return undefined;
+
+  // Members: each DN in the user scope read with the user filter, mapped and admitted as read() does.
+  const disabled = new Set<string>();
+  const memberRejections: SourceRejection[] = [];
+  const users = new UserCollector(s, disabled, memberRejections);
+  for (const [key, dn] of userDns) {
+    signal?.throwIfAborted();
+    if (!s.users.baseDns.some((b) => inSearchScope(key, dnKey(b), s.users.scope))) continue;
+    lookups++;
+    const u = await readEntryMatching(client, s, dn, s.users.filter, s.users.attributes, `user ${dn}`, s.binaryAttributes);
+    if (u === undefined) continue;
+    if (s.disabled.filter !== undefined) {
+      lookups++;
+      const d = await readEntryMatching(client, s, dn, `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})`, ['1.1'], `user ${dn}`);
+      if (d !== undefined) disabled.add(key);
+    }
+    users.add(u);
+  }
+
+  // The same admission and flattening as read(), over the groups reached.
+  const resolver = new MembershipResolver({
+    userByDn: users.userByDn,
+    userByUid: users.userByUid,
+    rejectedUserDns: users.rejectedUserDns,
+    memberAttribute: s.memberAttribute,
+    flattenNested: s.flattenNested,
+  });
+  const index = new DuplicateIndex<{ dn: string; name: string }>('displayName', (at) => ({ ref: at.dn, name: at.name }));
+  const emitIds = new Set<string>();
+  for (const [key, raw] of entries) {
+    const e = new EntryView(raw);
+    const m = mapGroup(e, s, e.strings(s.memberAttribute));
+    const admitted = m.ok ? admitGroup(m.value, index, { dn: e.dn, name: nfc(m.value.displayName) }) : m;
+    if (!admitted.ok) {
+      if (emit.has(key))
+        rejected.push({
+          kind: 'group',
+          ref: e.dn,
+          reason: admitted.reason,
+          ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
+        });
+      continue;
+    }
+    resolver.add(admitted.value);
+    if (emit.has(key)) emitIds.add(admitted.value.externalId);
+  }
+  const groups = resolver.finish().groups.filter((x) => emitIds.has(x.externalId));
+  return { groups, lookups };
+}
