@@ -248,12 +248,12 @@ async function main(): Promise<void> {
   const keyPrefix = `bench-changes-${process.pid}`;
 
   let directory: ChangeDirectory | undefined;
+  let build: string | undefined;
   let sim: SimulatorProcess | undefined;
   let underTest: UnderTest | undefined;
   let loop: FullLoop | undefined;
   let driver: ChangeDriver | undefined;
   try {
-    let build: string | undefined;
     if (!args['from-sources']) {
       say('building the shipped CLI (npm run build layout)');
       build = await buildShipped('bench-changes-build');
@@ -595,6 +595,7 @@ async function main(): Promise<void> {
       redis.disconnect();
     }
     rmSync(dir, { recursive: true, force: true });
+    if (build !== undefined) rmSync(build, { recursive: true, force: true });
   }
 }
 
