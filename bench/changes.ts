@@ -226,6 +226,57 @@ function writeConfig(ws: Workspace, directory: ChangeDirectory, sim: SimulatorPr
   writeFileSync(ws.config, JSON.stringify(config, null, 2));
 }
 
+/** What the change loop logged between two times: its batches, deferrals and full-reconcile requests. */
+function changeStreamLog(path: string, from: number, to: number) {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    // no log
+  }
+  const batches: { time: number; identities: number; reads: number; writes: number; failed: number }[] = [];
+  let deferred = 0;
+  let fullRequests = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let l: Record<string, unknown>;
+    try {
+      l = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const time = Number(l['time']);
+    if (!(time >= from && time <= to)) continue;
+    const msg = String(l['msg'] ?? '');
+    if (msg === 'change stream: changes applied')
+      batches.push({
+        time,
+        identities: Number(l['identities']),
+        reads: Number(l['reads']),
+        writes: Number(l['writes']),
+        failed: Number(l['failed']),
+      });
+    else if (msg === 'change stream: a change is left to a full reconcile') deferred += Number(l['identities'] ?? 1);
+    else if (/full reconcile requested|answered with a full read/.test(msg)) fullRequests++;
+  }
+  const ids = batches.map((b) => b.identities).sort((a, b) => a - b);
+  const gapsS = batches
+    .slice(1)
+    .map((b, k) => (b.time - (batches[k] as { time: number }).time) / 1000)
+    .sort((a, b) => a - b);
+  return {
+    batches: batches.length,
+    medianIdentities: ids[Math.floor(ids.length / 2)] ?? 0,
+    maxIdentities: ids[ids.length - 1] ?? 0,
+    reads: batches.reduce((a, b) => a + b.reads, 0),
+    writes: batches.reduce((a, b) => a + b.writes, 0),
+    failed: batches.reduce((a, b) => a + b.failed, 0),
+    deferred,
+    fullRequests,
+    gapsS,
+  };
+}
+
 interface Verdict {
   name: string;
   measured: string;
@@ -343,6 +394,7 @@ async function main(): Promise<void> {
     feed();
     const phaseEnd = Date.now();
     const missing = tracker.missing();
+    const stream = kind === 'full-loop' ? undefined : changeStreamLog(processLog, phaseStart, phaseEnd);
     say(`propagated ${tracker.done.size} of ${done.filter((c) => c.effects.length > 0).length}; ${missing.length} missing`);
 
     // ---- counts of the change phase ----
@@ -567,6 +619,11 @@ async function main(): Promise<void> {
       ...(kind === 'full-loop'
         ? [
             `- Baseline full reconciles in the change phase and idle: each \`apply\` took ${FullLoop.runs.map((r) => s1(r.wallMs)).join(', ')} s.`,
+          ]
+        : []),
+      ...(stream
+        ? [
+            `- The process's own log in the change phase: ${stream.batches} batches applied (identities per batch: median ${stream.medianIdentities}, max ${stream.maxIdentities}; ${n0(stream.reads)} reads and ${n0(stream.writes)} writes in all, ${stream.failed} failed), ${stream.deferred} changes left to a full reconcile, ${stream.fullRequests} full reconciles requested${stream.gapsS.length > 0 ? `; seconds between batch ends: median ${stream.gapsS[Math.floor(stream.gapsS.length / 2)]?.toFixed(1)}, max ${stream.gapsS[stream.gapsS.length - 1]?.toFixed(1)}` : ''}.`,
           ]
         : []),
       ...(missing.length > 0
