@@ -162,14 +162,32 @@ class FullLoop {
  * used under 5 % of a core over that time (a full read of the directory sends nothing to the
  * platform for a while), and at least `minMs` passed.
  */
-async function waitIdle(tail: RequestLogTail, pid: number, quietMs: number, minMs: number, maxMs: number): Promise<void> {
+async function waitIdle(
+  tail: RequestLogTail,
+  pid: number,
+  quietMs: number,
+  minMs: number,
+  maxMs: number,
+  logFile: string,
+  sink: LoggedRequest[] = [],
+): Promise<void> {
   const started = Date.now();
   let lastSeen = Date.now();
   const cpu: { at: number; s: number }[] = [];
   while (Date.now() - started < maxMs) {
-    if (tail.read().length > 0) lastSeen = Date.now();
+    const got = tail.read();
+    sink.push(...got);
+    if (got.length > 0) lastSeen = Date.now();
     const s = cpuSeconds(pid, true);
-    if (s === undefined) throw new Error('the process under test exited while starting');
+    if (s === undefined) {
+      let log = '';
+      try {
+        log = readFileSync(logFile, 'utf8').slice(-3000);
+      } catch {
+        // no log
+      }
+      throw new Error(`the process under test exited:\n${log}`);
+    }
     cpu.push({ at: Date.now(), s });
     const from = cpu.find((c) => c.at >= Date.now() - quietMs);
     const busy = from ? (s - from.s) / Math.max(1, (Date.now() - from.at) / 1000) : 1;
@@ -189,11 +207,15 @@ interface PlanResult {
 async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string>): Promise<PlanResult> {
   if (kind === 'daemon') {
     // `plan` reads the one-shot ledger (state.dir); the daemon keeps its own in Redis.
-    const out = join(ws.dir, 'state', TENANT, 'ledger.json');
+    const out = join(ws.dir, 'ledger-export.json');
     const exported = await runCli(process.execPath, [ws.bin, 'ledger', 'export', '--config', ws.config, '--from', 'redis', '--out', out], {
       env: ws.env,
     });
     if (exported.code !== 0) throw new Error(`ledger export exited ${exported.code}: ${exported.stderrTail.slice(-1500)}`);
+    // The export wraps the ledger (kind, tenant, …); state.dir holds the ledger itself.
+    const { ledger } = JSON.parse(readFileSync(out, 'utf8')) as { ledger: { users: Record<string, unknown> } };
+    if (Object.keys(ledger.users).length === 0) throw new Error("the daemon's ledger is empty: a plan against it would prove nothing");
+    writeFileSync(join(ws.dir, 'state', TENANT, 'ledger.json'), JSON.stringify(ledger));
   }
   const run = await runCli(process.execPath, [ws.bin, 'plan', '--config', ws.config, '--json'], { env: ws.env, keepStdout: true });
   if (run.code !== 0) throw new Error(`plan exited ${run.code}: ${run.stderrTail.slice(-1500)}`);
@@ -342,7 +364,7 @@ async function main(): Promise<void> {
     if (kind !== 'full-loop') {
       underTest = startLongRunning(ws, kind, processLog);
       say(`${kind} started (pid ${underTest.pid}); waiting until it is idle`);
-      await waitIdle(tail, underTest.pid, 15_000, 30_000, 1_200_000);
+      await waitIdle(tail, underTest.pid, 15_000, 30_000, 1_200_000, processLog);
       say(`${kind} idle, RSS ${rssMb(underTest.pid)?.toFixed(0)} MB`);
     }
 
@@ -457,7 +479,9 @@ async function main(): Promise<void> {
         // The daemon's own full reconcile, as its schedule would run it.
         const trigger = await runCli(process.execPath, [ws.bin, 'trigger', 'reconcile', '--config', ws.config], { env });
         if (trigger.code !== 0) throw new Error(`trigger reconcile exited ${trigger.code}: ${trigger.stderrTail.slice(-1500)}`);
-        await waitIdle(tail, underTest.pid, 15_000, 20_000, 1_200_000);
+        const seen: LoggedRequest[] = [];
+        await waitIdle(tail, underTest.pid, 15_000, 20_000, 1_200_000, processLog, seen);
+        blind.feed(seen);
         say(`full reconcile (daemon, triggered) after the changes: ${s1(Date.now() - applyStart)} s`);
       } else {
         const repair = await runCli(process.execPath, [ws.bin, 'apply', '--config', ws.config, '--json', '--yes'], { env });
