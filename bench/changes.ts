@@ -33,6 +33,7 @@
  *   node bench/changes.ts [--process auto] [--directory slapd|samba] [--users N] [--groups N]
  *        [--changes 300] [--rate 5] [--idle-minutes 60] [--settle-seconds 180]
  *        [--ldap-poll-seconds S (not a default: to compare)] [--from-sources] [--no-results]
+ *        [--seed (slapd: seed the simulator and ledger instead of the initial apply)]
  *
  * Writes its section of bench/RESULTS.md (`changes`, `changes-samba`; `-baseline` appended
  * for full-loop) only after a complete run. Needs slapd (or samba, as root), Redis for the daemon.
@@ -48,6 +49,7 @@ import { Redis } from 'ioredis';
 import { PropagationTracker, percentile, planChanges, type ChangeDriver, type DoneChange } from './lib/change-plan.ts';
 import { runCli, type CliRun } from './lib/cli-run.ts';
 import { startChangeDirectory, type ChangeDirectory } from './lib/change-directory.ts';
+import { writeJsonDirectory } from './lib/ldap-directory.ts';
 import { describeMachine } from './lib/machine.ts';
 import { cpuSeconds, rssMb } from './lib/proc-stat.ts';
 import { RequestLogTail, isFullListing, isListingPage, isMembershipWrite, type LoggedRequest } from './lib/request-log.ts';
@@ -73,6 +75,8 @@ const { values: args } = parseArgs({
     'settle-seconds': { type: 'string', default: '180' },
     'from-sources': { type: 'boolean', default: false },
     'no-results': { type: 'boolean', default: false },
+    /** slapd: seed the simulator and the ledger with what the initial full reconcile creates instead of running it. */
+    seed: { type: 'boolean', default: false },
     /** Not a default setting: to see what a shorter poll gives (the aims are for the defaults). */
     'ldap-poll-seconds': { type: 'string' },
   },
@@ -349,14 +353,29 @@ async function main(): Promise<void> {
     directory = await startChangeDirectory(directoryKind, users, groups);
     say(directory.description);
     const requestLog = join(dir, 'requests.jsonl');
-    sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000, requestLog });
+    const seed = args.seed && directory.kind === 'slapd';
+    t = performance.now();
+    if (seed) {
+      // The state a full reconcile leaves, written directly: the same directory as a file-source
+      // document (same externalIds), the simulator seeded with what the engine would create, the ledger naming it.
+      const directoryJson = join(dir, 'directory.json');
+      writeJsonDirectory(directoryJson, users, groups);
+      const ledgerOut = join(dir, 'state', TENANT, 'ledger.json');
+      sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000, requestLog, seedDirectory: directoryJson, ledgerOut });
+    } else sim = await startSimulatorProcess({ token: TOKEN, maxPageSize: 1000, requestLog });
     writeConfig(ws, directory, sim, kind, keyPrefix);
 
-    t = performance.now();
-    const initial = await runCli(process.execPath, [ws.bin, 'apply', '--config', ws.config, '--json', '--yes'], { env });
-    if (initial.code !== 0) throw new Error(`initial apply exited ${initial.code}: ${initial.stderrTail.slice(-2000)}`);
-    const initialMs = performance.now() - t;
-    say(`initial full reconcile (apply): ${s1(initialMs)} s, peak RSS ${initial.peakRssMb?.toFixed(0)} MB`);
+    let initialText: string;
+    if (seed) {
+      initialText = `Instead of the initial full reconcile, the simulator was seeded with what it creates and the ledger written (bench/lib/simulator-main.ts --seed-directory) in ${s1(performance.now() - t)} s; the process under test then ran its own full reconcile on start.`;
+      say(initialText);
+    } else {
+      const initial = await runCli(process.execPath, [ws.bin, 'apply', '--config', ws.config, '--json', '--yes'], { env });
+      if (initial.code !== 0) throw new Error(`initial apply exited ${initial.code}: ${initial.stderrTail.slice(-2000)}`);
+      const initialMs = performance.now() - t;
+      initialText = `Initial full reconcile (\`apply\`) ${s1(initialMs)} s.`;
+      say(`initial full reconcile (apply): ${s1(initialMs)} s, peak RSS ${initial.peakRssMb?.toFixed(0)} MB`);
+    }
 
     const tail = new RequestLogTail(requestLog);
     tail.skipToEnd();
@@ -609,7 +628,7 @@ async function main(): Promise<void> {
       '',
       `${machineLine}. Command: \`${command}\`.`,
       '',
-      `${directory.description}; the platform simulator in its own process, logging every SCIM request it acknowledges; the CLI run from ${ws.via}. Initial full reconcile (\`apply\`) ${s1(initialMs)} s. Process under test: ${
+      `${directory.description}; the platform simulator in its own process, logging every SCIM request it acknowledges; the CLI run from ${ws.via}. ${initialText} Process under test: ${
         kind === 'full-loop'
           ? '**baseline** — no change path: `apply` (a full reconcile: read the whole directory, list the whole platform, plan, write) in a new process as soon as the previous one ended'
           : `\`scim-audit-sync ${kind} --config F\`${kind === 'daemon' ? ' (Redis)' : ' (foreground, no Redis)'}, default change settings, started after the initial reconcile and measured once idle`
