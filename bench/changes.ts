@@ -399,6 +399,7 @@ async function main(): Promise<void> {
       tracker.feed(got);
     };
     const done: DoneChange[] = [];
+    const driverFailures: string[] = [];
     const phaseStart = Date.now();
     if (kind === 'full-loop') {
       loop = new FullLoop(ws);
@@ -414,15 +415,23 @@ async function main(): Promise<void> {
       }
       const d = driver;
       inFlight.push(
-        d.apply(p).then((c) => {
-          done.push(c);
-          // A full reconcile sees deletions: nothing is blind to the baseline.
-          if (kind === 'full-loop') c.effects.push(...c.blindEffects.splice(0));
-          tracker.add(c);
-        }),
+        d.apply(p).then(
+          (c) => {
+            done.push(c);
+            // A full reconcile sees deletions: nothing is blind to the baseline.
+            if (kind === 'full-loop') c.effects.push(...c.blindEffects.splice(0));
+            tracker.add(c);
+          },
+          (e: unknown) => {
+            // The directory refused or timed out: reported, not timed.
+            driverFailures.push(`${p.kind} #${p.seq}: ${e instanceof Error ? e.message : String(e)}`);
+          },
+        ),
       );
     }
     await Promise.all(inFlight);
+    if (driverFailures.length > 0) say(`${driverFailures.length} changes failed in the directory, e.g. ${driverFailures[0]}`);
+    if (done.length === 0) throw new Error(`no change reached the directory: ${driverFailures.slice(0, 3).join('; ')}`);
     const lastChangeAt = Math.max(...done.map((c) => c.at));
     const driveMs = lastChangeAt - phaseStart;
     say(`changes made in ${s1(driveMs)} s (${(changeCount / (driveMs / 1000)).toFixed(2)}/s); waiting for propagation`);
@@ -663,6 +672,9 @@ async function main(): Promise<void> {
         ? [
             `- Baseline full reconciles in the change phase and idle: each \`apply\` took ${FullLoop.runs.map((r) => s1(r.wallMs)).join(', ')} s.`,
           ]
+        : []),
+      ...(driverFailures.length > 0
+        ? [`- **${driverFailures.length} changes failed in the directory** (not timed), e.g. ${driverFailures.slice(0, 3).join('; ')}.`]
         : []),
       ...(stream
         ? [
