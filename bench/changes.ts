@@ -247,7 +247,9 @@ function writeConfig(ws: Workspace, directory: ChangeDirectory, sim: SimulatorPr
         ...(args['ldap-poll-seconds'] !== undefined ? { changes: { pollSeconds: Number(args['ldap-poll-seconds']) } } : {}),
       },
     },
-    ...(kind === 'daemon' ? { redis: { url: REDIS_URL, keyPrefix }, daemon: { http: { host: '127.0.0.1', port: 0 } } } : {}),
+    ...(kind === 'daemon'
+      ? { redis: { url: REDIS_URL, keyPrefix }, daemon: { http: { host: '127.0.0.1', port: 0 }, ui: { port: 0 } } }
+      : {}),
   };
   writeFileSync(ws.config, JSON.stringify(config, null, 2));
 }
