@@ -18,8 +18,8 @@ export const GROUPS = `ou=groups,${SUFFIX}`;
 /** Deterministic, well-formed UUIDs (what OpenLDAP's entryUUID looks like). */
 const uuid = (kind: number, n: number): string =>
   `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-const userId = (i: number): string => uuid(1, i);
-const groupId = (g: number): string => uuid(2, g);
+export const userId = (i: number): string => uuid(1, i);
+export const groupId = (g: number): string => uuid(2, g);
 
 export function groupMembers(g: number, users: number, groups: number): number[] {
   const out: number[] = [];

@@ -3,12 +3,14 @@
  * `scim-audit-sync simulate` that benchmarks use, plus bench-only seeding:
  *
  *   node bench/lib/simulator-main.ts --port 0 --token T --max-page-size 1000 [--latency-ms N]
- *        [--seed-directory dir.json --ledger-out state/<tenant>/ledger.json]
+ *        [--seed-directory dir.json --ledger-out state/<tenant>/ledger.json] [--request-log requests.jsonl]
  *
  * --seed-directory fills the store with exactly the resources the engine would create for
  * that file-source directory (same normalization and mapping code, default mapping), and
  * --ledger-out writes the ownership ledger naming them, so a plan against it is a true
- * no-op that still compares every object. Prints one line, {"event":"listening","url"}.
+ * no-op that still compares every object. --request-log appends one summary line per SCIM
+ * request to a file (bench/lib/request-log.ts: when it was acknowledged, which objects it
+ * concerns, by externalId). Prints one line, {"event":"listening","url"}.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -17,6 +19,7 @@ import { mapGroup, mapUser } from '../../src/identity/mapping.ts';
 import type { LedgerData } from '../../src/reconcile/ledger.ts';
 import { startSimulator, type FaultRule, type SimStore } from '../../src/simulator/index.ts';
 import { normalizeDocument } from '../../src/sources/file/normalize.ts';
+import { RequestLogWriter } from './request-log.ts';
 
 function seed(store: SimStore, directoryPath: string): LedgerData {
   const doc = JSON.parse(readFileSync(directoryPath, 'utf8')) as { users: unknown[]; groups: unknown[] };
@@ -51,12 +54,14 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '0' },
     'seed-directory': { type: 'string' },
     'ledger-out': { type: 'string' },
+    'request-log': { type: 'string' },
   },
 });
 
 const latencyMs = Number(values['latency-ms']);
 const faults: FaultRule[] = latencyMs > 0 ? [{ kind: 'latency', latencyMs }] : [];
 const tokens = (values.token.length > 0 ? values.token : ['test-token']).map((token) => ({ token }));
+let log: RequestLogWriter | undefined;
 const sim = await startSimulator({
   host: values.host,
   port: Number(values.port),
@@ -65,7 +70,9 @@ const sim = await startSimulator({
   faults,
   // A long-running server must not keep every request in memory.
   recordRequests: false,
+  ...(values['request-log'] !== undefined ? { onRequest: (entry) => log?.record(entry) } : {}),
 });
+if (values['request-log'] !== undefined) log = new RequestLogWriter(values['request-log'], sim.store);
 if (values['seed-directory'] !== undefined) {
   const ledger = seed(sim.store, values['seed-directory']);
   if (values['ledger-out'] !== undefined) {
@@ -78,6 +85,7 @@ process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url, ...si
 const stop = (): void => {
   process.off('SIGTERM', stop);
   process.off('SIGINT', stop);
+  log?.close();
   void sim.close();
 };
 process.on('SIGTERM', stop);

@@ -1,7 +1,7 @@
 /**
  * Runs the platform simulator in a separate process, so its CPU and memory stay out of the
  * measured process: `scim-audit-sync simulate` when the CLI has the command, otherwise
- * (or when bench-only seeding is asked for) bench/lib/simulator-main.ts with the same flags.
+ * (or when bench-only seeding or a request log is asked for) bench/lib/simulator-main.ts with the same flags.
  * Resolves once the process printed {"event":"listening","url"}.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,6 +20,8 @@ export interface SimulatorProcessOptions {
   /** Bench-only: seed from a file-source directory (JSON) and write the matching ledger. */
   seedDirectory?: string;
   ledgerOut?: string;
+  /** Bench-only: append a summary line per SCIM request to this file (bench/lib/request-log.ts). */
+  requestLog?: string;
 }
 
 export interface SimulatorProcess {
@@ -92,12 +94,14 @@ async function launch(args: string[], via: 'cli' | 'bench', timeoutMs: number): 
 }
 
 export async function startSimulatorProcess(o: SimulatorProcessOptions): Promise<SimulatorProcess> {
-  if (o.seedDirectory === undefined) {
+  if (o.seedDirectory === undefined && o.requestLog === undefined) {
     const cli = await launch([BIN, 'simulate', ...flags(o)], 'cli', 30_000);
     if (cli) return cli;
   }
-  const seed =
-    o.seedDirectory !== undefined ? ['--seed-directory', o.seedDirectory, ...(o.ledgerOut ? ['--ledger-out', o.ledgerOut] : [])] : [];
+  const seed = [
+    ...(o.seedDirectory !== undefined ? ['--seed-directory', o.seedDirectory, ...(o.ledgerOut ? ['--ledger-out', o.ledgerOut] : [])] : []),
+    ...(o.requestLog !== undefined ? ['--request-log', o.requestLog] : []),
+  ];
   // Seeding a million users takes minutes on a loaded machine.
   const bench = await launch([MAIN, ...flags(o), ...seed], 'bench', 1_800_000);
   if (!bench) throw new Error('simulator process did not start');
