@@ -91,6 +91,9 @@ interface Changed {
 const TIMESTAMP_ATTRS = ['modifyTimestamp', 'createTimestamp', 'entryCSN'];
 const USN_ATTRS = ['whenChanged', 'uSNChanged'];
 
+/** The first cursor's scan keeps the entries near the latest timestamp; it compacts them past this size. */
+const RECENT_COMPACT_MIN = 10_000;
+
 export function changeMechanismOf(s: LdapSettings, deletesVisible: boolean): ChangeMechanism | undefined {
   const c = s.changes;
   if (c.mechanism === undefined) return undefined;
@@ -248,12 +251,18 @@ export class LdapChangeReader {
     const overlapMs = this.host.settings.changes.overlapSeconds * 1000;
     let latest = 0;
     let recent = new Map<string, Changed>();
+    // Compacted when it has doubled since the last compaction: linear even when every entry
+    // shares the latest second (a bulk load), where a compaction can drop nothing.
+    let compactAt = RECENT_COMPACT_MIN;
     await this.scanEach(client, roots, '(objectClass=*)', TIMESTAMP_ATTRS, signal, (key, c) => {
       if (c.stampTime === undefined) return;
       if (c.stampTime > latest) latest = c.stampTime;
       if (c.stampTime < latest - overlapMs) return;
       recent.set(key, c);
-      if (recent.size > 10_000) recent = new Map([...recent].filter(([, r]) => (r.stampTime as number) >= latest - overlapMs));
+      if (recent.size > compactAt) {
+        recent = new Map([...recent].filter(([, r]) => (r.stampTime as number) >= latest - overlapMs));
+        compactAt = Math.max(RECENT_COMPACT_MIN, recent.size * 2);
+      }
     });
     return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(latest), seen: seenWithin(recent, latest - overlapMs) };
   }
