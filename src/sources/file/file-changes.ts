@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { DesiredState } from '../../identity/model.ts';
 import { SourceError } from '../../errors.ts';
-import type { ChangeMechanism, SourceChanges } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type SourceChanges } from '../changes.ts';
 import { diffDesired } from '../diff.ts';
 
 /** A file modified less than this before its stat may still change within the same mtime tick. */
@@ -114,17 +114,6 @@ export class FileChangeTracker {
     const code = (e as { code?: string }).code ?? (e instanceof Error ? e.message : 'unknown error');
     return new SourceError(`${this.describe}: cannot read ${this.path} (${code === 'ENOENT' ? 'no such file' : code})`, { cause: e });
   }
-}
-
-function emptyDelta(cursor: string): SourceChanges {
-  return {
-    kind: 'delta',
-    cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
 }
 
 /** SHA-256 of the whole file, read by position (the handle's own position stays at 0). */

@@ -18,7 +18,7 @@
 import type { Client, Control, Entry } from 'ldapts';
 import { SourceError } from '../../errors.ts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
-import type { ChangeMechanism, SourceChanges, SourceDelta } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type SourceChanges, type SourceDelta } from '../changes.ts';
 import {
   cursorScope,
   decodeCursor,
@@ -472,17 +472,6 @@ export class LdapChangeReader {
     );
     return delta;
   }
-}
-
-function emptyDelta(cursor: string): SourceDelta {
-  return {
-    kind: 'delta',
-    cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
 }
 
 function changedEntry(e: EntryView, s: LdapSettings): Changed {
