@@ -12,7 +12,7 @@ import type { SourceChanges, SourceDelta } from '../../src/sources/changes.ts';
 import { supportsChanges } from '../../src/sources/changes.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
-import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import { slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 import type { LdifEntry } from '../helpers/ldif.ts';
 
 const SUFFIX = 'dc=example,dc=org';
@@ -73,19 +73,7 @@ beforeAll(async () => {
       { dn: groupDn('other'), attrs: { objectClass: 'groupOfNames', cn: 'other', member: [dn('carol')] } },
     ],
   });
-  baseCfg = {
-    type: 'ldap',
-    url: sl.url,
-    allowInsecure: true,
-    bindDn: sl.readerDn,
-    bindPassword: sl.readerPassword,
-    timeoutSeconds: 10,
-    connectTimeoutSeconds: 2,
-    users: { baseDn: PEOPLE },
-    groups: { baseDn: GROUPS },
-    disabled: { attribute: 'employeeType', values: ['disabled'] },
-    changes: { overlapSeconds: 2 },
-  };
+  baseCfg = slapdSourceConfig(sl, { people: PEOPLE, groups: GROUPS }, { changes: { overlapSeconds: 2 } });
   src = source();
   admin = new Client({ url: sl.url });
   await admin.bind(sl.adminDn, sl.adminPassword);
