@@ -16,6 +16,8 @@ import { startSambaAd, type SambaAdHandle } from '../helpers/samba-ad.ts';
 let ad: SambaAdHandle;
 let admin: Client;
 let src: LdapSource;
+/** The source as configured for the change tests; variants override keys. */
+let cfg: LdapSourceInput;
 let STAFF: string;
 let GROUPS: string;
 const dir = mkdtempSync(join(tmpdir(), 'ad-changes-'));
@@ -64,7 +66,7 @@ beforeAll(async () => {
     groupType: String(-2147483646),
     member: [userDn('alice')],
   });
-  const cfg: LdapSourceInput = {
+  cfg = {
     type: 'ldap',
     preset: 'active-directory',
     url: ad.url,
@@ -155,18 +157,7 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
   });
 
   it('with deletedObjects off, a deletion is not seen and is named as a blind spot', async () => {
-    const cfg = ldapSourceSchema.parse({
-      type: 'ldap',
-      preset: 'active-directory',
-      url: ad.url,
-      allowInsecure: true,
-      bindDn: ad.adminDn,
-      bindPassword: ad.adminPassword,
-      users: { baseDn: STAFF },
-      groups: { baseDn: GROUPS },
-      changes: { deletedObjects: false },
-    });
-    const blind = new LdapSource(cfg, { configDir: dir });
+    const blind = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { deletedObjects: false } }), { configDir: dir });
     const start = await blind.changes(undefined);
     await addUser('dave');
     await admin.del(userDn('dave'));
