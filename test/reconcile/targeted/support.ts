@@ -15,7 +15,30 @@ import { planTargeted } from '../../../src/reconcile/targeted/plan.ts';
 import type { TargetedInput, TargetedOutcome } from '../../../src/reconcile/targeted/types.ts';
 import { supportsChanges, type ChangeSource, type SourceDelta } from '../../../src/sources/changes.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import type { Directory, Workspace } from '../../helpers/reconcile-harness.ts';
+import type { DirUser, Directory, Workspace } from '../../helpers/reconcile-harness.ts';
+import { user } from '../lifecycle/support.ts';
+
+const STAFF: Array<[id: string, email: string]> = [
+  ['e-1', 'ana@example.com'],
+  ['e-2', 'ben@example.com'],
+  ['e-3', 'cy@example.com'],
+  ['e-4', 'dee@example.com'],
+  ['e-5', 'eve@example.com'],
+];
+
+/** The first `count` (at most five) of the staff the targeted scenes start from, e-1 ana … e-5 eve. */
+export const teamStaff = (count: number): DirUser[] => STAFF.slice(0, count).map(([id, email]) => user(id, email));
+
+/** `list` with two groups, Engineering and Sales, of the given members. */
+export function teamDirectory(list: DirUser[], eng: string[], sales: string[]): Directory {
+  return {
+    users: list,
+    groups: [
+      { externalId: 'g-eng', displayName: 'Engineering', members: eng },
+      { externalId: 'g-sales', displayName: 'Sales', members: sales },
+    ],
+  };
+}
 
 export interface ChangePath {
   cache: DesiredCache;
