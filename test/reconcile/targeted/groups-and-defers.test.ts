@@ -7,7 +7,19 @@ import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.t
 import type { Simulator } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim, writeRequests, type Workspace } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
-import { applyTargeted, counted, edit, fullReconcile, planOf, targeted, type ChangePath, teamDirectory, teamStaff } from './support.ts';
+import {
+  applyTargeted,
+  counted,
+  edit,
+  fullReconcile,
+  planOf,
+  targeted,
+  type ChangePath,
+  teamDirectory,
+  teamStaff,
+  openScene,
+  closeScene,
+} from './support.ts';
 
 describe('targeted reconcile: memberships and deferrals', () => {
   let sim: Simulator;
@@ -16,16 +28,10 @@ describe('targeted reconcile: memberships and deferrals', () => {
   let path: ChangePath;
 
   beforeEach(async () => {
-    sim = await startSim();
-    ws = createWorkspace(sim, { directory: teamDirectory(teamStaff(4), ['e-1', 'e-2'], ['e-3', 'e-4']) });
-    ctx = await ws.context();
-    path = (await fullReconcile(ctx)).path;
+    ({ sim, ws, ctx, path } = await openScene({ directory: teamDirectory(teamStaff(4), ['e-1', 'e-2'], ['e-3', 'e-4']) }));
   });
 
-  afterEach(async () => {
-    await ctx.close();
-    await sim.close();
-  });
+  afterEach(() => closeScene({ sim, ctx }));
 
   it('a group move changes exactly two memberships', async () => {
     const { affected } = await edit(ws, ctx, path, teamDirectory(teamStaff(4), ['e-1'], ['e-2', 'e-3', 'e-4']));

@@ -7,10 +7,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import { createWorkspace, startSim, type ConfigPatch, type Workspace } from '../../helpers/reconcile-harness.ts';
+import type { ConfigPatch, Workspace } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
 import { applyDelta, mergeAffected } from '../../../src/reconcile/targeted/desired-cache.ts';
 import {
+  closeScene,
+  openScene,
   applyTargeted,
   counted,
   edit,
@@ -33,16 +35,10 @@ describe('targeted reconcile of users', () => {
   let path: ChangePath;
 
   async function setUp(config: ConfigPatch = {}): Promise<void> {
-    sim = await startSim();
-    ws = createWorkspace(sim, { directory: teamDirectory(teamStaff(5), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']), config });
-    ctx = await ws.context();
-    path = (await fullReconcile(ctx)).path;
+    ({ sim, ws, ctx, path } = await openScene({ directory: teamDirectory(teamStaff(5), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']), config }));
   }
 
-  afterEach(async () => {
-    await ctx.close();
-    await sim.close();
-  });
+  afterEach(() => closeScene({ sim, ctx }));
 
   describe('deprovision.action deactivate', () => {
     beforeEach(() => setUp());
