@@ -39,6 +39,13 @@ const source = (over: Partial<LdapSourceInput> = {}): LdapSource =>
 
 const feed = new ChangeFeed(() => src);
 
+/** The externalIds of a full read, by userName. */
+const idsByName = async (): Promise<Map<string, string>> => new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+
+/** Adds `memberDn` to the group `cn` (an admin write). */
+const addMember = (cn: string, memberDn: string): Promise<void> =>
+  admin.modify(groupDn(cn), new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [memberDn] }) }));
+
 const idOf = async (uid: string): Promise<string> => {
   const state = await src.read();
   const u = state.users.find((x) => x.userName === uid);
@@ -151,12 +158,9 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
   });
 
   it('a member added to a group arrives as the group with its complete flattened member list', async () => {
-    await admin.modify(
-      groupDn('other'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('alice')] }) }),
-    );
+    await addMember('other', dn('alice'));
     const d = await feed.delta();
-    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    const ids = await idsByName();
     expect(d.groups.upserted.map((g) => g.displayName)).toEqual(['other']);
     // carol moved out of scope: the complete list is alice alone.
     expect(d.groups.upserted[0]!.members).toEqual([ids.get('alice')]);
@@ -173,12 +177,9 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
   });
 
   it("a change to a nested group re-resolves the parent's members", async () => {
-    await admin.modify(
-      groupDn('team'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('dave')] }) }),
-    );
+    await addMember('team', dn('dave'));
     const d = await feed.delta();
-    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    const ids = await idsByName();
     const byName = new Map(d.groups.upserted.map((g) => [g.displayName, new Set(g.members)]));
     expect([...byName.keys()].sort()).toEqual(['all', 'team']);
     const team = new Set(['alice', 'bob', 'dave'].map((u) => ids.get(u)));
@@ -197,10 +198,7 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       configDir: dir,
       logger,
     });
-    await admin.modify(
-      groupDn('team'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [`uid=erin.j,${PEOPLE}`] }) }),
-    );
+    await addMember('team', `uid=erin.j,${PEOPLE}`);
     const a = await lookups.changes(feed.cursor);
     const b = await fullRead.changes(feed.cursor);
     expect(logs.flatMap((l) => (l.membersFrom === undefined ? [] : [l.membersFrom]))).toEqual(['lookups', 'full read']);
