@@ -13,7 +13,7 @@ import { RedisAuditStateStore } from '../audit/state/redis-store.ts';
 import { RedisDeadLetterStore } from '../audit/dead-letter/redis-store.ts';
 import { createSink } from '../audit/sinks/registry.ts';
 import type { RedisClient } from './redis.ts';
-import { runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
+import { runJobSpanAttributes, runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
 import { withSpan } from '../observability/tracing/spans.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
@@ -33,10 +33,9 @@ export interface AuditJobDeps {
 
 /** One audit export run, the root of its own trace (export windows and sink batches below). */
 export function processAudit(job: Job<AuditJobData>, deps: AuditJobDeps): Promise<RunRecord> {
-  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
   return withSpan(
     'audit export run',
-    attrs,
+    runJobSpanAttributes(job),
     async (span) => {
       const r = await auditRun(job, deps, span.traceId);
       span.set(runSpanAttributes(r));

@@ -14,6 +14,7 @@ import type { RedisClient } from './redis.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 import { auditTenant, isUnrecoverableAuditError } from './audit-tenant.ts';
 import { withSpan } from '../observability/tracing/spans.ts';
+import { runJobSpanAttributes } from './tenant-state.ts';
 
 export const AUDIT_VERIFY_JOB = 'audit-verify';
 
@@ -41,10 +42,9 @@ export interface AuditVerifyJobDeps {
 
 /** One scheduled verify, the root of its own trace (the verify's platform requests below it). */
 export function processAuditVerify(job: Job<AuditVerifyJobData>, deps: AuditVerifyJobDeps): Promise<AuditVerifyResult> {
-  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
   return withSpan(
     'audit verify run',
-    attrs,
+    runJobSpanAttributes(job),
     async (span) => {
       const r = await verifyRun(job, deps);
       span.set({

@@ -25,7 +25,7 @@ import type { Ledger } from '../reconcile/ledger.ts';
 import type { Plan } from '../reconcile/plan-types.ts';
 import type { RedisClient } from './redis.ts';
 import { tenantKeys } from './keys.ts';
-import { runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
+import { runJobSpanAttributes, runRecorder, runSpanAttributes, type RunRecord } from './tenant-state.ts';
 import { withSpan } from '../observability/tracing/spans.ts';
 import type { TenantRuntime } from './tenant-runtime.ts';
 
@@ -57,10 +57,9 @@ const UNRECOVERABLE = new Set<string>([
 
 /** One reconcile run, the root of its own trace (source read, listing, plan, apply phases and chunks below). */
 export function processReconcile(job: Job<ReconcileJobData>, deps: ReconcileJobDeps, token?: string): Promise<RunRecord> {
-  const attrs = { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
   return withSpan(
     'reconcile run',
-    attrs,
+    runJobSpanAttributes(job),
     async (span) => {
       const r = await reconcileRun(job, deps, token, span.traceId);
       span.set(runSpanAttributes(r));

@@ -49,6 +49,14 @@ const SPAN_COUNTS = {
   duplicatesSkipped: 'scimsync.duplicates_skipped',
 } as const;
 
+/** A tenant run job's root span attributes: the tenant, what triggered the run, and which attempt this is. */
+export function runJobSpanAttributes(job: {
+  data: { tenant: string; trigger: string };
+  attemptsMade: number;
+}): Record<string, string | number> {
+  return { 'scimsync.tenant': job.data.tenant, 'scimsync.trigger': job.data.trigger, 'scimsync.attempt': job.attemptsMade + 1 };
+}
+
 /** A finished run's outcome on its root span: the result and counts, nothing else of the detail. */
 export function runSpanAttributes(r: RunRecord): Record<string, string | number> {
   const out: Record<string, string | number> = { 'scimsync.run_id': r.runId, 'scimsync.result': r.result };

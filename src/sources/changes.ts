@@ -57,6 +57,18 @@ export interface SourceFullRead {
 
 export type SourceChanges = SourceDelta | SourceFullRead;
 
+/** A delta that changes nothing, carrying `cursor`; each call returns fresh lists to fill. */
+export function emptyDelta(cursor: string): SourceDelta {
+  return {
+    kind: 'delta',
+    cursor,
+    users: { upserted: [], removed: [] },
+    groups: { upserted: [], removed: [] },
+    rejected: [],
+    changedAt: {},
+  };
+}
+
 /** How a source sees changes, and what it cannot see (docs/sources.md, "Change detection"). */
 export interface ChangeMechanism {
   /** Stable name, e.g. `ldap-modify-timestamp`, `ad-usn-changed`, `google-reports`, `file-watch`. */

@@ -10,7 +10,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { DesiredState, NormalizedGroup, SourceRejection } from '../identity/model.ts';
-import type { SourceDelta } from './changes.ts';
+import { emptyDelta, type SourceDelta } from './changes.ts';
 
 export interface DiffOptions {
   /** The cursor the delta carries (the caller's, for the read `next` came from). */
@@ -22,14 +22,7 @@ export interface DiffOptions {
 type Comparable = Pick<DesiredState, 'users' | 'groups' | 'rejected'>;
 
 export function diffDesired(prev: Comparable, next: Comparable, opts: DiffOptions): SourceDelta {
-  const delta: SourceDelta = {
-    kind: 'delta',
-    cursor: opts.cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
+  const delta = emptyDelta(opts.cursor);
   const stillNamed = new Set<string>();
   for (const r of next.rejected) if (r.externalId !== undefined && r.member === undefined) stillNamed.add(r.externalId);
 

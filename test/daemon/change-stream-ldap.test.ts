@@ -6,7 +6,7 @@
 import { Client } from 'ldapts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonSharedConfig, tenantConfig, waitFor } from '../helpers/daemon-harness.ts';
-import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import { slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 import type { LdifEntry } from '../helpers/ldif.ts';
 import { closingAfterEach, runsFinished } from './support.ts';
 import { Attribute, Change } from 'ldapts';
@@ -49,19 +49,11 @@ describe('change stream from LDAP', () => {
       ...daemonSharedConfig(ws),
       ...tenantConfig('acme'),
       provisioning: {
-        source: {
-          type: 'ldap',
-          url: sl.url,
-          allowInsecure: true,
-          bindDn: sl.readerDn,
-          bindPassword: '${LDAP_PASSWORD}',
-          timeoutSeconds: 10,
-          connectTimeoutSeconds: 2,
-          users: { baseDn: PEOPLE },
-          groups: { baseDn: GROUPS },
-          disabled: { attribute: 'employeeType', values: ['disabled'] },
-          changes: { overlapSeconds: 2 },
-        },
+        source: slapdSourceConfig(
+          sl,
+          { people: PEOPLE, groups: GROUPS },
+          { bindPassword: '${LDAP_PASSWORD}', changes: { overlapSeconds: 2 } },
+        ),
         changes: { enabled: true, pollIntervalMs: 300, coalesceMs: 100 },
         // Three people: one leaver is a third of them, over the default percentage.
         guards: { maxDeletePercent: 50 },

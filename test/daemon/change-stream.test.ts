@@ -18,6 +18,7 @@ import {
   type DaemonWorkspace,
 } from '../helpers/daemon-harness.ts';
 import { loadAllTenants } from '../../src/config/load.ts';
+import type { Simulator } from '../../src/simulator/index.ts';
 import { openControl } from '../../src/jobs/control.ts';
 import { closingAfterEach, runsFinished } from './support.ts';
 import { merge } from '../helpers/reconcile-harness.ts';
@@ -49,15 +50,24 @@ async function startedWith(ws: DaemonWorkspace, users: number): Promise<void> {
   ws.writeConfig(CHANGES);
 }
 
+/**
+ * A daemon over a fresh simulator and `users` people in the file source, after its first full
+ * reconcile (no cursor yet: the first answer is a full read, applied by the full reconcile it
+ * requests), with the stream polling from its cursor.
+ */
+async function streaming(users: number): Promise<{ s: Simulator; ws: DaemonWorkspace; d: DaemonProcess }> {
+  const s = await sim(TOKEN);
+  const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
+  await startedWith(ws, users);
+  const d = await ws.spawnDaemon();
+  await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === users, 'the first full reconcile', 20_000);
+  await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+  return { s, ws, d };
+}
+
 describe('change stream', () => {
   it('a joiner edited into the file source reaches the platform without a scheduled run', { timeout: 90_000 }, async () => {
-    const s = await sim(TOKEN);
-    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
-    await startedWith(ws, 3);
-    const d = await ws.spawnDaemon();
-    // No cursor yet: the first answer is a full read, applied by the full reconcile it requests.
-    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 3, 'the first full reconcile', 20_000);
-    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const { s, ws, d } = await streaming(3);
     const fullRuns = runsFinished([d], 'reconcile').length;
     ws.writeDirectory({ users: people(1, 4), groups: [] });
     await waitFor(() => usersNamed(s, 'user4@example.com') === 1, 'the joiner on the platform', 15_000);
@@ -142,12 +152,7 @@ describe('change stream and the reconcile lease', () => {
 
 describe('change stream and quarantine', () => {
   it('a quarantined tenant gets no batches; its changes are applied once the quarantine ends', { timeout: 90_000 }, async () => {
-    const s = await sim(TOKEN);
-    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
-    await startedWith(ws, 2);
-    const d = await ws.spawnDaemon();
-    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 2, 'the first full reconcile', 20_000);
-    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const { s, ws, d } = await streaming(2);
     const redis = ws.redis();
     const quarantine = `${ws.keyPrefix}:{acme}:quarantine`;
     await redis.hset(quarantine, {
@@ -243,12 +248,7 @@ describe('change stream and the deletion guard', () => {
   it('a change the targeted reconcile cannot decide alone (a recycled userName) triggers a full reconcile', {
     timeout: 90_000,
   }, async () => {
-    const s = await sim(TOKEN);
-    const ws = workspace({ SIM_URL: s.url, SIM_TOKEN: TOKEN });
-    await startedWith(ws, 10);
-    const d = await ws.spawnDaemon();
-    await waitFor(() => runsFinished([d], 'reconcile').length === 1 && s.store.users().length === 10, 'the first full reconcile', 20_000);
-    await waitFor(async () => (await streamOf(d)).lastResult === 'idle', 'the stream polling from its cursor');
+    const { s, ws, d } = await streaming(10);
     const runsBefore = runsFinished([d], 'reconcile').length;
     // u-1 leaves and a newcomer gets the leaver's userName: the account is never handed over locally.
     ws.writeDirectory({ users: [...people(2, 10), person(19, { userName: 'user1@example.com' })], groups: [] });

@@ -11,7 +11,8 @@ import { Change, Attribute, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
 import { escapeDnValue, type LdifEntry } from '../helpers/ldif.ts';
-import { slapdAvailable, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import type { LdapSourceInput } from '../../src/sources/ldap/schema.ts';
+import { slapdAvailable, slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 
 const SUFFIX = 'dc=example,dc=org';
 const PEOPLE = `ou=people,${SUFFIX}`;
@@ -95,21 +96,13 @@ let sl: SlapdHandle;
 let sim: Simulator;
 const dir = mkdtempSync(join(tmpdir(), 'ldap-e2e-'));
 
-function writeConfig(name: string, source: Record<string, unknown>): string {
+function writeConfig(name: string, source: Partial<LdapSourceInput>): string {
   const file = join(dir, name);
-  const src = {
-    type: 'ldap',
-    url: sl.url,
-    allowInsecure: true,
-    bindDn: sl.readerDn,
-    bindPasswordFile: 'ldap-password',
-    timeoutSeconds: 5,
-    connectTimeoutSeconds: 2,
-    users: { baseDn: PEOPLE },
-    groups: { baseDn: GROUPS },
-    disabled: { attribute: 'employeeType', values: ['disabled'] },
-    ...source,
-  };
+  const src = slapdSourceConfig(
+    sl,
+    { people: PEOPLE, groups: GROUPS, bindPasswordFile: 'ldap-password' },
+    { timeoutSeconds: 5, ...source },
+  );
   const cfg = {
     tenant: 'e2e',
     platform: { baseUrl: sim.url, token: 'test-token', allowInsecureHttp: true },

@@ -14,6 +14,7 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { createTestCa } from './test-ca.ts';
 import { toLdif, type LdifEntry } from './ldif.ts';
 
@@ -61,6 +62,31 @@ export interface SlapdHandle {
   adminPassword: string;
   dir: string;
   stop(): Promise<void>;
+}
+
+/**
+ * An LDAP source over this slapd without TLS, bound as the reader account (its password inline,
+ * or `bindPasswordFile` instead), users under `people`, groups under `groups`, and people with
+ * `employeeType: disabled` read as disabled. `over` replaces top-level keys.
+ */
+export function slapdSourceConfig(
+  sl: SlapdHandle,
+  at: { people: string; groups: string; bindPasswordFile?: string },
+  over: Partial<LdapSourceInput> = {},
+): LdapSourceInput {
+  return {
+    type: 'ldap',
+    url: sl.url,
+    allowInsecure: true,
+    bindDn: sl.readerDn,
+    ...(at.bindPasswordFile === undefined ? { bindPassword: sl.readerPassword } : { bindPasswordFile: at.bindPasswordFile }),
+    timeoutSeconds: 10,
+    connectTimeoutSeconds: 2,
+    users: { baseDn: at.people },
+    groups: { baseDn: at.groups },
+    disabled: { attribute: 'employeeType', values: ['disabled'] },
+    ...over,
+  };
 }
 
 export function slapdAvailable(): boolean {

@@ -8,15 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceChanges, SourceDelta } from '../../src/sources/changes.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
+import { ChangeFeed } from '../helpers/change-feed.ts';
 import { startSambaAd, type SambaAdHandle } from '../helpers/samba-ad.ts';
 
 let ad: SambaAdHandle;
 let admin: Client;
 let src: LdapSource;
-let cursor: string | undefined;
+/** The source as configured for the change tests; variants override keys. */
+let cfg: LdapSourceInput;
 let STAFF: string;
 let GROUPS: string;
 const dir = mkdtempSync(join(tmpdir(), 'ad-changes-'));
@@ -44,17 +45,7 @@ async function addUser(sam: string): Promise<void> {
 const uac = (value: number): Change =>
   new Change({ operation: 'replace', modification: new Attribute({ type: 'userAccountControl', values: [String(value)] }) });
 
-async function poll(): Promise<SourceChanges> {
-  const r = await src.changes(cursor);
-  cursor = r.cursor;
-  return r;
-}
-
-async function pollDelta(): Promise<SourceDelta> {
-  const r = await poll();
-  if (r.kind !== 'delta') throw new Error(`expected a delta, got a full read (${r.reason}: ${r.detail ?? ''})`);
-  return r;
-}
+const feed = new ChangeFeed(() => src);
 
 const idByUpn = async (): Promise<Map<string, string>> => new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
 
@@ -75,7 +66,7 @@ beforeAll(async () => {
     groupType: String(-2147483646),
     member: [userDn('alice')],
   });
-  const cfg: LdapSourceInput = {
+  cfg = {
     type: 'ldap',
     preset: 'active-directory',
     url: ad.url,
@@ -98,7 +89,7 @@ afterAll(async () => {
 describe('Active Directory changes by uSNChanged (Samba AD)', () => {
   it('the first poll is a full read; its cursor holds the USN and the DC invocationId', async () => {
     expect(src.changeMechanism()?.name).toBe('ad-usn-changed');
-    const r = await poll();
+    const r = await feed.poll();
     expect(r).toMatchObject({ kind: 'full', reason: 'no cursor' });
     if (r.kind !== 'full') return;
     expect(r.state.users.map((u) => u.userName).sort()).toEqual(['alice@test.example', 'bob@test.example']);
@@ -109,15 +100,15 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
   });
 
   it('nothing changed: an empty delta with the same cursor', async () => {
-    const before = cursor;
-    const d = await pollDelta();
+    const before = feed.cursor;
+    const d = await feed.delta();
     expect(d.users.upserted).toEqual([]);
     expect(d.cursor).toBe(before);
   });
 
   it('a joiner created in the Staff OU is an upserted user with its objectGUID id, timed by whenChanged', async () => {
     await addUser('carol');
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted.map((u) => [u.userName, u.active])).toEqual([['carol@test.example', true]]);
     const ids = await idByUpn();
     const id = ids.get('carol@test.example');
@@ -127,7 +118,7 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
 
   it('a leaver disabled through userAccountControl arrives as active: false', async () => {
     await admin.modify(userDn('bob'), uac(UAC_DISABLED));
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted.map((u) => [u.userName, u.active])).toEqual([['bob@test.example', false]]);
   });
 
@@ -136,7 +127,7 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
       groupDn('analysts'),
       new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [userDn('carol')] }) }),
     );
-    const d = await pollDelta();
+    const d = await feed.delta();
     const ids = await idByUpn();
     expect(d.groups.upserted.map((g) => g.displayName)).toEqual(['analysts']);
     expect(new Set(d.groups.upserted[0]?.members)).toEqual(new Set([ids.get('alice@test.example'), ids.get('carol@test.example')]));
@@ -147,7 +138,7 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
   it('a deleted user is removed, seen through the Show Deleted control, with the id read() used', async () => {
     const id = (await idByUpn()).get('carol@test.example') as string;
     await admin.del(userDn('carol'));
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.removed).toContain(id);
     expect(d.users.upserted).toEqual([]);
     expect(d.changedAt[id]).toBeTypeOf('number');
@@ -159,25 +150,14 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
   });
 
   it('a cursor taken on another domain controller (other invocationId) means a full read', async () => {
-    const other = { ...(JSON.parse(cursor as string) as Record<string, unknown>), dc: '00000000-1111-2222-3333-444444444444' };
+    const other = { ...(JSON.parse(feed.cursor as string) as Record<string, unknown>), dc: '00000000-1111-2222-3333-444444444444' };
     const r = await src.changes(JSON.stringify(other));
     expect(r).toMatchObject({ kind: 'full', reason: 'cursor expired' });
     if (r.kind === 'full') expect(r.detail).toMatch(/another domain controller/);
   });
 
   it('with deletedObjects off, a deletion is not seen and is named as a blind spot', async () => {
-    const cfg = ldapSourceSchema.parse({
-      type: 'ldap',
-      preset: 'active-directory',
-      url: ad.url,
-      allowInsecure: true,
-      bindDn: ad.adminDn,
-      bindPassword: ad.adminPassword,
-      users: { baseDn: STAFF },
-      groups: { baseDn: GROUPS },
-      changes: { deletedObjects: false },
-    });
-    const blind = new LdapSource(cfg, { configDir: dir });
+    const blind = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { deletedObjects: false } }), { configDir: dir });
     const start = await blind.changes(undefined);
     await addUser('dave');
     await admin.del(userDn('dave'));

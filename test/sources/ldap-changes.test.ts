@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceChanges, SourceDelta } from '../../src/sources/changes.ts';
 import { supportsChanges } from '../../src/sources/changes.ts';
+import type { SourceDelta } from '../../src/sources/changes.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
-import { startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import { ChangeFeed } from '../helpers/change-feed.ts';
+import { slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 import type { LdifEntry } from '../helpers/ldif.ts';
 
 const SUFFIX = 'dc=example,dc=org';
@@ -30,25 +31,20 @@ const person = (uid: string, extra: Record<string, string> = {}): LdifEntry => (
 let sl: SlapdHandle;
 let admin: Client;
 let src: LdapSource;
-let cursor: string | undefined;
 let baseCfg: LdapSourceInput;
 const dir = mkdtempSync(join(tmpdir(), 'ldap-changes-'));
 
 const source = (over: Partial<LdapSourceInput> = {}): LdapSource =>
   new LdapSource(ldapSourceSchema.parse({ ...baseCfg, ...over }), { configDir: dir });
 
-/** One poll with the kept cursor; the next cursor is kept. */
-async function poll(): Promise<SourceChanges> {
-  const r = await src.changes(cursor);
-  cursor = r.cursor;
-  return r;
-}
+const feed = new ChangeFeed(() => src);
 
-async function pollDelta(): Promise<SourceDelta> {
-  const r = await poll();
-  if (r.kind !== 'delta') throw new Error(`expected a delta, got a full read (${r.reason})`);
-  return r;
-}
+/** The externalIds of a full read, by userName. */
+const idsByName = async (): Promise<Map<string, string>> => new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+
+/** Adds `memberDn` to the group `cn` (an admin write). */
+const addMember = (cn: string, memberDn: string): Promise<void> =>
+  admin.modify(groupDn(cn), new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [memberDn] }) }));
 
 const idOf = async (uid: string): Promise<string> => {
   const state = await src.read();
@@ -73,19 +69,7 @@ beforeAll(async () => {
       { dn: groupDn('other'), attrs: { objectClass: 'groupOfNames', cn: 'other', member: [dn('carol')] } },
     ],
   });
-  baseCfg = {
-    type: 'ldap',
-    url: sl.url,
-    allowInsecure: true,
-    bindDn: sl.readerDn,
-    bindPassword: sl.readerPassword,
-    timeoutSeconds: 10,
-    connectTimeoutSeconds: 2,
-    users: { baseDn: PEOPLE },
-    groups: { baseDn: GROUPS },
-    disabled: { attribute: 'employeeType', values: ['disabled'] },
-    changes: { overlapSeconds: 2 },
-  };
+  baseCfg = slapdSourceConfig(sl, { people: PEOPLE, groups: GROUPS }, { changes: { overlapSeconds: 2 } });
   src = source();
   admin = new Client({ url: sl.url });
   await admin.bind(sl.adminDn, sl.adminPassword);
@@ -100,7 +84,7 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
   it('the first poll without a cursor is a full read with a cursor in server time', async () => {
     expect(supportsChanges(src)).toBe(true);
     expect(src.changeMechanism()).toMatchObject({ name: 'ldap-modify-timestamp', pollIntervalMs: 30_000 });
-    const r = await poll();
+    const r = await feed.poll();
     expect(r.kind).toBe('full');
     if (r.kind !== 'full') return;
     expect(r.reason).toBe('no cursor');
@@ -112,8 +96,8 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
   });
 
   it('an empty round returns nothing and leaves the cursor unchanged', async () => {
-    const before = cursor;
-    const d = await pollDelta();
+    const before = feed.cursor;
+    const d = await feed.delta();
     expect(d.users.upserted).toEqual([]);
     expect(d.users.removed).toEqual([]);
     expect(d.groups.upserted).toEqual([]);
@@ -122,7 +106,7 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
 
   it('a joiner added to the people OU is an upserted user, timed by its modifyTimestamp', async () => {
     await admin.add(dn('erin'), { objectClass: 'inetOrgPerson', uid: 'erin', cn: 'Erin Joiner', sn: 'Joiner', mail: 'erin@example.org' });
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted.map((u) => u.userName)).toEqual(['erin']);
     const erin = d.users.upserted[0]!;
     expect(erin).toMatchObject({ active: true, emails: ['erin@example.org'], attributes: { dn: dn('erin') } });
@@ -139,7 +123,7 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       dn('bob'),
       new Change({ operation: 'replace', modification: new Attribute({ type: 'mail', values: ['robert@example.org'] }) }),
     );
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted.map((u) => u.userName)).toEqual(['bob']);
     const full = (await src.read()).users.find((u) => u.userName === 'bob');
     expect(d.users.upserted[0]).toEqual(full);
@@ -151,14 +135,14 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       dn('dave'),
       new Change({ operation: 'replace', modification: new Attribute({ type: 'employeeType', values: ['disabled'] }) }),
     );
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted.map((u) => [u.userName, u.active])).toEqual([['dave', false]]);
   });
 
   it('a rename (modrdn) keeps the entryUUID and carries the new DN and login', async () => {
     const id = await idOf('erin');
     await admin.modifyDN(dn('erin'), 'uid=erin.j');
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted).toHaveLength(1);
     expect(d.users.upserted[0]).toMatchObject({ externalId: id, userName: 'erin.j', attributes: { dn: `uid=erin.j,${PEOPLE}` } });
     expect(d.users.removed).toEqual([]);
@@ -167,19 +151,16 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
   it('a user moved out of the people OU is removed', async () => {
     const id = await idOf('carol');
     await admin.modifyDN(dn('carol'), `uid=carol,${FORMER}`);
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.upserted).toEqual([]);
     expect(d.users.removed).toContain(id);
     expect(d.changedAt[id]).toBeTypeOf('number');
   });
 
   it('a member added to a group arrives as the group with its complete flattened member list', async () => {
-    await admin.modify(
-      groupDn('other'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('alice')] }) }),
-    );
-    const d = await pollDelta();
-    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    await addMember('other', dn('alice'));
+    const d = await feed.delta();
+    const ids = await idsByName();
     expect(d.groups.upserted.map((g) => g.displayName)).toEqual(['other']);
     // carol moved out of scope: the complete list is alice alone.
     expect(d.groups.upserted[0]!.members).toEqual([ids.get('alice')]);
@@ -191,17 +172,14 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       groupDn('other'),
       new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [dn('alice')] }) }),
     );
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.groups.upserted.map((g) => [g.displayName, g.members])).toEqual([['other', []]]);
   });
 
   it("a change to a nested group re-resolves the parent's members", async () => {
-    await admin.modify(
-      groupDn('team'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('dave')] }) }),
-    );
-    const d = await pollDelta();
-    const ids = new Map((await src.read()).users.map((u) => [u.userName, u.externalId]));
+    await addMember('team', dn('dave'));
+    const d = await feed.delta();
+    const ids = await idsByName();
     const byName = new Map(d.groups.upserted.map((g) => [g.displayName, new Set(g.members)]));
     expect([...byName.keys()].sort()).toEqual(['all', 'team']);
     const team = new Set(['alice', 'bob', 'dave'].map((u) => ids.get(u)));
@@ -220,48 +198,45 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       configDir: dir,
       logger,
     });
-    await admin.modify(
-      groupDn('team'),
-      new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [`uid=erin.j,${PEOPLE}`] }) }),
-    );
-    const a = await lookups.changes(cursor);
-    const b = await fullRead.changes(cursor);
+    await addMember('team', `uid=erin.j,${PEOPLE}`);
+    const a = await lookups.changes(feed.cursor);
+    const b = await fullRead.changes(feed.cursor);
     expect(logs.flatMap((l) => (l.membersFrom === undefined ? [] : [l.membersFrom]))).toEqual(['lookups', 'full read']);
     if (a.kind !== 'delta' || b.kind !== 'delta') throw new Error('expected deltas');
     const norm = (d: SourceDelta) => d.groups.upserted.map((g) => [g.displayName, [...g.members].sort()]).sort();
     expect(norm(a)).toEqual(norm(b));
     expect(norm(a).map(([name]) => name)).toEqual(['all', 'team']);
     expect(norm(a)[1]![1] as string[]).toHaveLength(4);
-    cursor = a.cursor;
+    feed.cursor = a.cursor;
   });
 
   it('two changes within the same second are both seen: the overlap looks again, entryCSN skips only what was delivered', async () => {
     const mail = (v: string): Change => new Change({ operation: 'replace', modification: new Attribute({ type: 'mail', values: [v] }) });
     await admin.modify(dn('alice'), mail('alice.1@example.org'));
-    const first = await pollDelta();
+    const first = await feed.delta();
     await admin.modify(dn('alice'), mail('alice.2@example.org'));
-    const second = await pollDelta();
+    const second = await feed.delta();
     expect(first.users.upserted.map((u) => u.emails)).toEqual([['alice.1@example.org']]);
     expect(second.users.upserted.map((u) => u.emails)).toEqual([['alice.2@example.org']]);
     // Delivered once: the next poll, still inside the overlap window, repeats nothing.
-    const third = await pollDelta();
+    const third = await feed.delta();
     expect(third.users.upserted).toEqual([]);
     expect(third.cursor).toBe(second.cursor);
   });
 
   it('a cursor replayed from before a change delivers it again, unchanged (duplicates are harmless)', async () => {
-    const old = cursor;
+    const old = feed.cursor;
     await admin.modify(dn('bob'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Builder'] }) }));
     const a = await src.changes(old);
     const b = await src.changes(old);
     expect(a.kind).toBe('delta');
     expect(b).toEqual(a);
-    cursor = a.cursor;
+    feed.cursor = a.cursor;
   });
 
   it('a deleted user is invisible to modifyTimestamp polling (documented blind spot)', async () => {
     await admin.del(dn('bob'));
-    const d = await pollDelta();
+    const d = await feed.delta();
     expect(d.users.removed).toEqual([]);
     expect(d.users.upserted).toEqual([]);
     expect(src.changeMechanism()?.blindSpots.some((b) => /deleted entries/.test(b))).toBe(true);
@@ -269,19 +244,22 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
 
   it('a cursor from another configuration or of another form means a full read (cursor expired)', async () => {
     const other = source({ users: { baseDn: PEOPLE, filter: '(uid=a*)' } });
-    const r = await other.changes(cursor);
+    const r = await other.changes(feed.cursor);
     expect(r).toMatchObject({ kind: 'full', reason: 'cursor expired' });
     const junk = await src.changes('not json');
     expect(junk).toMatchObject({ kind: 'full', reason: 'cursor expired' });
   });
 
   it('a refused bind or a server that went away fails the poll with the same classified errors as read()', async () => {
-    await expect(source({ bindPassword: 'wrong' }).changes(cursor)).rejects.toMatchObject({
+    await expect(source({ bindPassword: 'wrong' }).changes(feed.cursor)).rejects.toMatchObject({
       code: 'E_AUTH_INVALID',
       message: expect.stringMatching(/invalid credentials/),
     });
     const gone = source({ url: 'ldap://127.0.0.1:1' });
-    await expect(gone.changes(cursor)).rejects.toMatchObject({ code: 'E_SOURCE_FAILED', message: expect.stringMatching(/ECONNREFUSED/) });
+    await expect(gone.changes(feed.cursor)).rejects.toMatchObject({
+      code: 'E_SOURCE_FAILED',
+      message: expect.stringMatching(/ECONNREFUSED/),
+    });
   });
 
   it('changes.mechanism: off leaves the source without a change reader', () => {

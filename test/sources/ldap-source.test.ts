@@ -14,7 +14,7 @@ import { SourceError } from '../../src/errors.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
 import { buildFixture, GROUPS, PEOPLE, SUFFIX, type Fixture } from '../helpers/ldap-fixture.ts';
-import { AD_TEST_SCHEMA, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+import { AD_TEST_SCHEMA, slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 
 const USERS = 2600;
 let sl: SlapdHandle;
@@ -29,19 +29,11 @@ const source = (over: Partial<LdapSourceInput> = {}): LdapSource =>
 beforeAll(async () => {
   fx = buildFixture(USERS);
   sl = await startSlapd({ entries: fx.entries, tls: true, schema: AD_TEST_SCHEMA, sizeLimit: 1000 });
-  baseCfg = {
-    type: 'ldap',
-    url: sl.url,
-    allowInsecure: true,
-    bindDn: sl.readerDn,
-    bindPassword: sl.readerPassword,
-    pageSize: 250,
-    timeoutSeconds: 10,
-    connectTimeoutSeconds: 2,
-    users: { baseDn: PEOPLE, attributes: { extra: { department: 'departmentNumber' } } },
-    groups: { baseDn: GROUPS },
-    disabled: { attribute: 'employeeType', values: ['disabled'] },
-  };
+  baseCfg = slapdSourceConfig(
+    sl,
+    { people: PEOPLE, groups: GROUPS },
+    { pageSize: 250, users: { baseDn: PEOPLE, attributes: { extra: { department: 'departmentNumber' } } } },
+  );
   state = await source().read();
 });
 

@@ -13,8 +13,7 @@ import { admitUser } from '../../identity/admit.ts';
 import { validateGroup } from '../../identity/validate-user.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import type { Source } from '../source.ts';
-import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
-import { FILE_CHANGE_MECHANISM, FileChangeTracker } from '../file/file-changes.ts';
+import { FileBackedSource } from '../file/file-changes.ts';
 import { indexHeader } from './header.ts';
 import { rowMapper, type RowMapper } from './row.ts';
 import type { CsvSourceConfig } from './schema.ts';
@@ -28,35 +27,16 @@ export function csvGroupId(name: string): string {
   return `csv:${name.normalize('NFC').toLowerCase()}`;
 }
 
-export class CsvSource implements ChangeSource {
-  readonly describe: string;
+/** The export, re-read and diffed when it changed (file/file-changes.ts). */
+export class CsvSource extends FileBackedSource {
   private readonly config: CsvSourceConfig;
-  private readonly path: string;
-  /** Re-reads the export when it changed and diffs against the previous read (file/file-changes.ts). */
-  readonly tracker: FileChangeTracker;
 
   constructor(config: CsvSourceConfig, ctx: CsvSourceContext) {
+    super(resolveConfigPath(ctx.configDir, config.path), `csv:${config.path}`);
     this.config = config;
-    this.path = resolveConfigPath(ctx.configDir, config.path);
-    this.describe = `csv:${config.path}`;
-    this.tracker = new FileChangeTracker(this.path, this.describe, (handle, signal) => this.readFrom(handle, signal));
   }
 
-  async read(signal?: AbortSignal): Promise<DesiredState> {
-    return await this.readFrom(undefined, signal);
-  }
-
-  changeMechanism(): ChangeMechanism {
-    return FILE_CHANGE_MECHANISM;
-  }
-
-  /** What changed in the export since `cursor`: nothing (a stat), a diff against the previous read, or a full read. */
-  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
-    return await this.tracker.changes(cursor, signal);
-  }
-
-  /** The file at the path, or through a handle already open on it (read from its start). */
-  private async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
+  protected async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
     try {
       return await this.parseFile(handle, signal);
     } catch (e) {

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { DesiredState } from '../../identity/model.ts';
 import { SourceError } from '../../errors.ts';
-import type { ChangeMechanism, SourceChanges } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type ChangeSource, type SourceChanges } from '../changes.ts';
 import { diffDesired } from '../diff.ts';
 
 /** A file modified less than this before its stat may still change within the same mtime tick. */
@@ -116,15 +116,40 @@ export class FileChangeTracker {
   }
 }
 
-function emptyDelta(cursor: string): SourceChanges {
-  return {
-    kind: 'delta',
-    cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
+/**
+ * A source kept in one file: `read()` reads it whole, `changes()` asks a tracker that re-reads
+ * it through the same `readFrom` when it changed.
+ */
+export abstract class FileBackedSource implements ChangeSource {
+  readonly describe: string;
+  /** Absolute path of the file. */
+  readonly path: string;
+  /** Re-reads the file when it changed and diffs against the previous read. */
+  readonly tracker: FileChangeTracker;
+
+  constructor(path: string, describe: string) {
+    this.path = path;
+    this.describe = describe;
+    this.tracker = new FileChangeTracker(path, describe, (handle, signal) => this.readFrom(handle, signal));
+  }
+
+  async read(signal?: AbortSignal): Promise<DesiredState> {
+    return await this.readFrom(undefined, signal);
+  }
+
+  changeMechanism(): ChangeMechanism {
+    return FILE_CHANGE_MECHANISM;
+  }
+
+  /** What changed in the file since `cursor`: nothing (a stat), a diff against the previous read, or a full read. */
+  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
+    return await this.tracker.changes(cursor, signal);
+  }
+
+  abstract check(signal?: AbortSignal): Promise<string>;
+
+  /** The file at the path, or through a handle already open on it (read from its start). */
+  protected abstract readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState>;
 }
 
 /** SHA-256 of the whole file, read by position (the handle's own position stays at 0). */

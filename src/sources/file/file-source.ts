@@ -14,8 +14,7 @@ import type { DesiredState } from '../../identity/model.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Logger } from '../../observability/logger.ts';
-import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
-import { FILE_CHANGE_MECHANISM, FileChangeTracker } from './file-changes.ts';
+import { FileBackedSource } from './file-changes.ts';
 import type { FileSourceConfig } from './schema.ts';
 import { JsonEntryReader } from './json-entries.ts';
 import { DirectoryNormalizer, normalizeDocument } from './normalize.ts';
@@ -26,36 +25,16 @@ export interface FileSourceContext {
   logger?: Logger;
 }
 
-export class FileSource implements ChangeSource {
-  readonly describe: string;
-  /** Absolute path of the directory file. */
-  readonly path: string;
+/** The directory file, re-read and diffed when it changed (file-changes.ts). */
+export class FileSource extends FileBackedSource {
   private readonly logger: Logger | undefined;
-  /** Re-reads the file when it changed and diffs against the previous read (file-changes.ts). */
-  readonly tracker: FileChangeTracker;
 
   constructor(config: FileSourceConfig, ctx: FileSourceContext) {
-    this.path = resolveConfigPath(ctx.configDir, config.path);
-    this.describe = `file:${config.path}`;
+    super(resolveConfigPath(ctx.configDir, config.path), `file:${config.path}`);
     this.logger = ctx.logger;
-    this.tracker = new FileChangeTracker(this.path, this.describe, (handle, signal) => this.readFrom(handle, signal));
   }
 
-  async read(signal?: AbortSignal): Promise<DesiredState> {
-    return await this.readFrom(undefined, signal);
-  }
-
-  changeMechanism(): ChangeMechanism {
-    return FILE_CHANGE_MECHANISM;
-  }
-
-  /** What changed in the file since `cursor`: nothing (a stat), a diff against the previous read, or a full read. */
-  async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
-    return await this.tracker.changes(cursor, signal);
-  }
-
-  /** The file at the path, or through a handle already open on it (read from its start). */
-  private async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
+  protected async readFrom(handle: FileHandle | undefined, signal?: AbortSignal): Promise<DesiredState> {
     const state = extname(this.path).toLowerCase() === '.json' ? await this.readJson(handle, signal) : await this.readYaml(handle, signal);
     this.logger?.debug({ source: this.describe, ...state.stats, rejected: state.rejected.length }, 'file source read');
     return state;

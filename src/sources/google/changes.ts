@@ -17,7 +17,7 @@
 import type { admin_directory_v1 } from '@googleapis/admin';
 import type { NormalizedGroup, NormalizedUser, SourceRejection } from '../../identity/model.ts';
 import { validateUser } from '../../identity/validate-user.ts';
-import type { SourceDelta } from '../changes.ts';
+import { emptyDelta, type SourceDelta } from '../changes.ts';
 import { readGroups } from './groups.ts';
 import { USER_FIELDS, mapGoogleUser, type GoogleUser } from './map.ts';
 import { callApi, listAll, type CallEnv } from './paged.ts';
@@ -56,14 +56,7 @@ const notFound = (e: unknown): boolean => (e as { status?: number }).status === 
 
 export async function readGoogleDelta(d: DeltaInput, events: AdminChanges): Promise<GoogleDeltaResult> {
   const c = d.config;
-  const delta: SourceDelta = {
-    kind: 'delta',
-    cursor: events.cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
+  const delta = emptyDelta(events.cursor);
   const mask = c.users.customSchemas;
   const upserted = new Map<string, NormalizedUser>();
   const removed = new Map<string, number>();

@@ -16,7 +16,7 @@ import { admitUser } from '../../identity/admit.ts';
 import { ErrorCodes, SourceError, SyncError, isSyncError } from '../../errors.ts';
 import type { RetryPolicy } from '../../platform/retry.ts';
 import { logDirectoryRead } from '../source.ts';
-import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type ChangeSource, type SourceChanges } from '../changes.ts';
 import { readGoogleDelta, type GoogleScope } from './changes.ts';
 import { decodeReportsCursor, readAdminChanges, startCursor, type ReportsInput } from './reports.ts';
 import { DELEGATION_PATH, googleError } from './classify.ts';
@@ -183,15 +183,7 @@ export class GoogleWorkspaceSource implements ChangeSource {
     const decoded = decodeReportsCursor(cursor);
     if (decoded === undefined) return await full('cursor expired', 'not a Reports API cursor');
     const events = await readAdminChanges(r, decoded);
-    if (events.events === 0)
-      return {
-        kind: 'delta',
-        cursor,
-        users: { upserted: [], removed: [] },
-        groups: { upserted: [], removed: [] },
-        rejected: [],
-        changedAt: {},
-      };
+    if (events.events === 0) return emptyDelta(cursor);
     const d = await readGoogleDelta(
       {
         directory: s.directory,

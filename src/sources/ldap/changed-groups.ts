@@ -6,16 +6,13 @@
  * retrieval, memberUid), it answers undefined and the caller resolves from a full read.
  */
 import type { Client, Entry } from 'ldapts';
-import { admitGroup } from '../../identity/admit.ts';
-import { nfc } from '../../identity/canonical-name.ts';
-import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
 import type { ChangeReaderHost } from './changes.ts';
-import { entryIdentity, UserCollector } from './collect-users.ts';
+import { UserCollector } from './collect-users.ts';
 import { dnKey, inSearchScope, stripOptionalUid } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { MembershipResolver } from './flatten.ts';
-import { mapGroup } from './map.ts';
+import { admitGroupEntry, groupIndex } from './admit-group.ts';
 import { readEntry, readEntryMatching } from './paged-search.ts';
 import { findRangeSlice } from './range.ts';
 import { escapeFilterValue, wrap } from './filter.ts';
@@ -125,20 +122,13 @@ export async function resolveChangedGroups(
     memberAttribute: s.memberAttribute,
     flattenNested: s.flattenNested,
   });
-  const index = new DuplicateIndex<{ dn: string; name: string }>('displayName', (at) => ({ ref: at.dn, name: at.name }));
+  const index = groupIndex();
   const emitIds = new Set<string>();
   for (const [key, raw] of entries) {
     const e = new EntryView(raw);
-    const m = mapGroup(e, s, e.strings(s.memberAttribute));
-    const admitted = m.ok ? admitGroup(m.value, index, { dn: e.dn, name: nfc(m.value.displayName) }) : m;
+    const admitted = admitGroupEntry(e, s, index);
     if (!admitted.ok) {
-      if (emit.has(key))
-        rejected.push({
-          kind: 'group',
-          ref: e.dn,
-          reason: admitted.reason,
-          ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
-        });
+      if (emit.has(key)) rejected.push(admitted.rejection);
       continue;
     }
     resolver.add(admitted.value);

@@ -18,7 +18,7 @@
 import type { Client, Control, Entry } from 'ldapts';
 import { SourceError } from '../../errors.ts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
-import type { ChangeMechanism, SourceChanges, SourceDelta } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type SourceChanges, type SourceDelta } from '../changes.ts';
 import {
   cursorScope,
   decodeCursor,
@@ -39,7 +39,7 @@ import { readId } from './map.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import type { LdapSettings } from './settings.ts';
 import { wrap } from './filter.ts';
-import type { DirectoryRead, SourceLogger } from './source.ts';
+import type { LdapSource, SourceLogger } from './source.ts';
 
 /** Active Directory LDAP_SERVER_SHOW_DELETED_OID: tombstones are returned by searches. */
 export const SHOW_DELETED_OID = '1.2.840.113556.1.4.417';
@@ -50,22 +50,7 @@ const CONTROL_REFUSED = new Set([12, 50, 53]);
 type Stats = Record<string, number>;
 
 /** What the change reader needs of the source: the same searches and full read as read(). */
-export interface ChangeReaderHost {
-  readonly settings: LdapSettings;
-  readonly describe: string;
-  searchAll(
-    client: Client,
-    spec: { baseDns: string[]; filter: string; scope: 'sub' | 'one' },
-    attributes: string[],
-    label: string,
-    stats: Stats,
-    signal: AbortSignal | undefined,
-    onEntry: (e: Entry) => void,
-    rejected?: SourceRejection[],
-  ): Promise<number>;
-  disabledDns(client: Client, stats: Stats, signal: AbortSignal | undefined, within?: string): Promise<Set<string>>;
-  readDirectory(client: Client, signal: AbortSignal | undefined): Promise<DirectoryRead>;
-}
+export type ChangeReaderHost = Pick<LdapSource, 'settings' | 'describe' | 'searchAll' | 'disabledDns' | 'readDirectory'>;
 
 interface RootDse {
   namingContexts: string[];
@@ -481,17 +466,6 @@ export class LdapChangeReader {
     );
     return delta;
   }
-}
-
-function emptyDelta(cursor: string): SourceDelta {
-  return {
-    kind: 'delta',
-    cursor,
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
 }
 
 function changedEntry(e: EntryView, s: LdapSettings): Changed {

@@ -9,10 +9,7 @@ import type { Logger } from 'pino';
 import { resolveConfigPath } from '../../config/paths.ts';
 import type { Secret } from '../../config/secret.ts';
 import { trimOneNewline } from '../../config/secrets.ts';
-import { nfc } from '../../identity/canonical-name.ts';
-import { DuplicateIndex } from '../../identity/duplicates.ts';
 import type { DesiredState, SourceRejection } from '../../identity/model.ts';
-import { admitGroup } from '../../identity/admit.ts';
 import { SourceError, isSyncError } from '../../errors.ts';
 import { logDirectoryRead } from '../source.ts';
 import type { ChangeMechanism, ChangeSource, SourceChanges } from '../changes.ts';
@@ -22,9 +19,9 @@ import { errorContext, openLdap, type LdapCredentials } from './connect.ts';
 import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { MembershipResolver } from './flatten.ts';
-import { mapGroup } from './map.ts';
+import { admitGroupEntry, groupIndex } from './admit-group.ts';
 import { wrap } from './filter.ts';
-import { entryIdentity, UserCollector } from './collect-users.ts';
+import { UserCollector } from './collect-users.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import { collectRange, findRangeSlice, type RangeSlice } from './range.ts';
 import type { LdapSourceConfig } from './schema.ts';
@@ -268,7 +265,7 @@ export class LdapSource implements ChangeSource {
   ): Promise<number> {
     const s = this.settings;
     const g = s.groups as NonNullable<LdapSettings['groups']>;
-    const index = new DuplicateIndex<{ dn: string; name: string }>('displayName', (at) => ({ ref: at.dn, name: at.name }));
+    const index = groupIndex();
     const seenDns = new Set<string>();
     const ranged: { slot: number; dn: string; slice: RangeSlice }[] = [];
     const addGroup = (raw: Entry): void => {
@@ -277,15 +274,9 @@ export class LdapSource implements ChangeSource {
       if (seenDns.has(key)) return;
       seenDns.add(key);
       const slice = s.rangeRetrieval ? findRangeSlice(raw, s.memberAttribute) : undefined;
-      const m = mapGroup(e, s, e.strings(s.memberAttribute));
-      const admitted = m.ok ? admitGroup(m.value, index, { dn: e.dn, name: nfc(m.value.displayName) }) : m;
+      const admitted = admitGroupEntry(e, s, index);
       if (!admitted.ok) {
-        rejected.push({
-          kind: 'group',
-          ref: e.dn,
-          reason: admitted.reason,
-          ...entryIdentity(e, g.map.externalId, g.map.externalIdFormat, 'displayName', g.map.displayName),
-        });
+        rejected.push(admitted.rejection);
         return;
       }
       const slot = resolver.add(admitted.value);

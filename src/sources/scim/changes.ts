@@ -15,7 +15,7 @@ import { isSyncError } from '../../errors.ts';
 import type { PlatformClient } from '../../platform/http-client.ts';
 import type { ScimClient } from '../../platform/scim/client.ts';
 import type { ScimGroup, ScimResource, ScimUser } from '../../platform/scim/types.ts';
-import type { ChangeMechanism, SourceDelta } from '../changes.ts';
+import { emptyDelta, type ChangeMechanism, type SourceDelta } from '../changes.ts';
 import { mapScimUser } from './map.ts';
 
 export const SCIM_CHANGE_MECHANISM: ChangeMechanism = {
@@ -107,14 +107,7 @@ export async function readScimDelta(
   const fresh = <T extends ScimResource>(r: T): boolean => !seen.has(seenKey(r));
   const users = (await scim.listAll<ScimUser>('Users', { filter, ...(signal ? { signal } : {}) })).filter(fresh);
   const groups = withGroups ? (await scim.listAll<ScimGroup>('Groups', { filter, ...(signal ? { signal } : {}) })).filter(fresh) : [];
-  const delta: SourceDelta = {
-    kind: 'delta',
-    cursor: '',
-    users: { upserted: [], removed: [] },
-    groups: { upserted: [], removed: [] },
-    rejected: [],
-    changedAt: {},
-  };
+  const delta = emptyDelta('');
   const ids = new Map(known?.userIds ?? []);
   for (const u of users) {
     const m = mapScimUser(u);

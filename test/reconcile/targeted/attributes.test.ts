@@ -8,7 +8,7 @@ import type { Simulator } from '../../../src/simulator/index.ts';
 import { createWorkspace, startSim, type Directory, type Workspace } from '../../helpers/reconcile-harness.ts';
 import { expectConverged } from '../lifecycle/support.ts';
 import { attributeConfig, staff, valuesOf } from '../attributes/support.ts';
-import { applyTargeted, edit, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
+import { applyTargeted, edit, fullReconcile, planOf, targeted, type ChangePath, openScene, closeScene } from './support.ts';
 
 function directory(regionOfTwo: string): Directory {
   return {
@@ -48,16 +48,10 @@ describe('targeted reconcile: user attributes', () => {
   let path: ChangePath;
 
   beforeEach(async () => {
-    sim = await startSim();
-    ws = createWorkspace(sim, { directory: directory('us'), config: attributeConfig() });
-    ctx = await ws.context();
-    path = (await fullReconcile(ctx)).path;
+    ({ sim, ws, ctx, path } = await openScene({ directory: directory('us'), config: attributeConfig() }));
   });
 
-  afterEach(async () => {
-    await ctx.close();
-    await sim.close();
-  });
+  afterEach(() => closeScene({ sim, ctx }));
 
   it("a mover's region change is written to that user only", async () => {
     expect(valuesOf(sim, 'user2@example.com')).toMatchObject({ region: 'US' });

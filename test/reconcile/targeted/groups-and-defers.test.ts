@@ -5,26 +5,21 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import { createWorkspace, startSim, writeRequests, type DirUser, type Directory, type Workspace } from '../../helpers/reconcile-harness.ts';
+import { createWorkspace, startSim, writeRequests, type Workspace } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
-import { applyTargeted, counted, edit, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
-
-const staff = (): DirUser[] => [
-  user('e-1', 'ana@example.com'),
-  user('e-2', 'ben@example.com'),
-  user('e-3', 'cy@example.com'),
-  user('e-4', 'dee@example.com'),
-];
-
-function directory(list: DirUser[], eng: string[], sales: string[]): Directory {
-  return {
-    users: list,
-    groups: [
-      { externalId: 'g-eng', displayName: 'Engineering', members: eng },
-      { externalId: 'g-sales', displayName: 'Sales', members: sales },
-    ],
-  };
-}
+import {
+  applyTargeted,
+  counted,
+  edit,
+  fullReconcile,
+  planOf,
+  targeted,
+  type ChangePath,
+  teamDirectory,
+  teamStaff,
+  openScene,
+  closeScene,
+} from './support.ts';
 
 describe('targeted reconcile: memberships and deferrals', () => {
   let sim: Simulator;
@@ -33,19 +28,13 @@ describe('targeted reconcile: memberships and deferrals', () => {
   let path: ChangePath;
 
   beforeEach(async () => {
-    sim = await startSim();
-    ws = createWorkspace(sim, { directory: directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4']) });
-    ctx = await ws.context();
-    path = (await fullReconcile(ctx)).path;
+    ({ sim, ws, ctx, path } = await openScene({ directory: teamDirectory(teamStaff(4), ['e-1', 'e-2'], ['e-3', 'e-4']) }));
   });
 
-  afterEach(async () => {
-    await ctx.close();
-    await sim.close();
-  });
+  afterEach(() => closeScene({ sim, ctx }));
 
   it('a group move changes exactly two memberships', async () => {
-    const { affected } = await edit(ws, ctx, path, directory(staff(), ['e-1'], ['e-2', 'e-3', 'e-4']));
+    const { affected } = await edit(ws, ctx, path, teamDirectory(teamStaff(4), ['e-1'], ['e-2', 'e-3', 'e-4']));
     expect(affected.groups.sort()).toEqual(['g-eng', 'g-sales']);
     const out = await targeted(ctx, path, affected);
     const plan = planOf(out.outcome);
@@ -65,8 +54,8 @@ describe('targeted reconcile: memberships and deferrals', () => {
 
   it("a recycled userName held by a leaver's account defers (name-held) and is never handed over", async () => {
     const leaverAccount = byName(sim, 'ana@example.com');
-    const list = [...staff().filter((u) => u.externalId !== 'e-1'), user('e-9', 'ana@example.com', { givenName: 'Another' })];
-    const { affected } = await edit(ws, ctx, path, directory(list, ['e-2', 'e-9'], ['e-3', 'e-4']));
+    const list = [...teamStaff(4).filter((u) => u.externalId !== 'e-1'), user('e-9', 'ana@example.com', { givenName: 'Another' })];
+    const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-2', 'e-9'], ['e-3', 'e-4']));
     expect(affected.users.sort()).toEqual(['e-1', 'e-9']);
     const writesBefore = writeRequests(sim).length;
     const out = await targeted(ctx, path, affected);
@@ -80,8 +69,8 @@ describe('targeted reconcile: memberships and deferrals', () => {
   });
 
   it('a present-but-invalid change (an invalid e-mail) never deprovisions', async () => {
-    const list = staff().map((u) => (u.externalId === 'e-3' ? { ...u, emails: 'not-an-e-mail' } : u));
-    const { delta, affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4']));
+    const list = teamStaff(4).map((u) => (u.externalId === 'e-3' ? { ...u, emails: 'not-an-e-mail' } : u));
+    const { delta, affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-4']));
     // The entry, and its reference as a member of Sales.
     expect(delta.rejected.map((r) => [r.kind, r.externalId, r.member])).toEqual([
       ['user', 'e-3', undefined],
@@ -101,7 +90,7 @@ describe('targeted reconcile: memberships and deferrals', () => {
   });
 
   it('a group over the member bound defers (group-too-large) and reads nothing more', async () => {
-    const { affected } = await edit(ws, ctx, path, directory(staff(), ['e-1', 'e-2', 'e-3'], ['e-3', 'e-4']));
+    const { affected } = await edit(ws, ctx, path, teamDirectory(teamStaff(4), ['e-1', 'e-2', 'e-3'], ['e-3', 'e-4']));
     const out = await targeted(ctx, path, affected, { maxGroupMembers: 1 });
     expect(out.outcome).toMatchObject({ kind: 'defer', reason: 'group-too-large' });
     const bounded = await targeted(ctx, path, affected, { maxGroupMembers: 3 });
@@ -112,7 +101,7 @@ describe('targeted reconcile: memberships and deferrals', () => {
 
   it('a joiner whose groups are new: the group is created and the joiner added', async () => {
     const fay = user('e-6', 'fay@example.com');
-    const dir = directory([...staff(), fay], ['e-1', 'e-2'], ['e-3', 'e-4']);
+    const dir = teamDirectory([...teamStaff(4), fay], ['e-1', 'e-2'], ['e-3', 'e-4']);
     dir.groups.push({ externalId: 'g-ops', displayName: 'Ops', members: ['e-6', 'e-1'] });
     const { affected } = await edit(ws, ctx, path, dir);
     const out = await targeted(ctx, path, affected);
@@ -128,13 +117,13 @@ describe('targeted reconcile: memberships and deferrals', () => {
 describe('targeted reconcile: an ambiguous match defers', () => {
   it('a joiner whose userName two platform accounts hold (in two cases) defers (ambiguous-match) and writes nothing', async () => {
     const sim = await startSim({ quirks: ['case-sensitive-username'] });
-    const ws = createWorkspace(sim, { directory: directory(staff(), ['e-1'], ['e-2']) });
+    const ws = createWorkspace(sim, { directory: teamDirectory(teamStaff(4), ['e-1'], ['e-2']) });
     const ctx = await ws.context();
     try {
       const path = (await fullReconcile(ctx)).path;
       sim.store.createUser({ userName: 'fay@example.com', name: { givenName: 'Hand', familyName: 'Made' }, active: true });
       sim.store.createUser({ userName: 'FAY@example.com', name: { givenName: 'Hand', familyName: 'Made' }, active: true });
-      const { affected } = await edit(ws, ctx, path, directory([...staff(), user('e-6', 'fay@example.com')], ['e-1'], ['e-2']));
+      const { affected } = await edit(ws, ctx, path, teamDirectory([...teamStaff(4), user('e-6', 'fay@example.com')], ['e-1'], ['e-2']));
       const writes = writeRequests(sim).length;
       const out = await targeted(ctx, path, affected);
       expect(out.outcome).toMatchObject({ kind: 'defer', reason: 'ambiguous-match' });

@@ -15,7 +15,30 @@ import { planTargeted } from '../../../src/reconcile/targeted/plan.ts';
 import type { TargetedInput, TargetedOutcome } from '../../../src/reconcile/targeted/types.ts';
 import { supportsChanges, type ChangeSource, type SourceDelta } from '../../../src/sources/changes.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import type { Directory, Workspace } from '../../helpers/reconcile-harness.ts';
+import { createWorkspace, startSim, type DirUser, type Directory, type Workspace } from '../../helpers/reconcile-harness.ts';
+import { user } from '../lifecycle/support.ts';
+
+const STAFF: Array<[id: string, email: string]> = [
+  ['e-1', 'ana@example.com'],
+  ['e-2', 'ben@example.com'],
+  ['e-3', 'cy@example.com'],
+  ['e-4', 'dee@example.com'],
+  ['e-5', 'eve@example.com'],
+];
+
+/** The first `count` (at most five) of the staff the targeted scenes start from, e-1 ana … e-5 eve. */
+export const teamStaff = (count: number): DirUser[] => STAFF.slice(0, count).map(([id, email]) => user(id, email));
+
+/** `list` with two groups, Engineering and Sales, of the given members. */
+export function teamDirectory(list: DirUser[], eng: string[], sales: string[]): Directory {
+  return {
+    users: list,
+    groups: [
+      { externalId: 'g-eng', displayName: 'Engineering', members: eng },
+      { externalId: 'g-sales', displayName: 'Sales', members: sales },
+    ],
+  };
+}
 
 export interface ChangePath {
   cache: DesiredCache;
@@ -23,6 +46,28 @@ export interface ChangePath {
   cursor: string;
   /** Managed objects at the last full reconcile (the guard's base). */
   managed: number;
+}
+
+/** One scene on the change path: the simulator, a workspace and its context, the cache of the last full read. */
+export interface Scene {
+  sim: Simulator;
+  ws: Workspace;
+  ctx: BuiltReconcileContext;
+  path: ChangePath;
+}
+
+/** Starts a scene over the workspace options' directory, after one full reconcile (the state the change path starts from). */
+export async function openScene(opts: Parameters<typeof createWorkspace>[1]): Promise<Scene> {
+  const sim = await startSim();
+  const ws = createWorkspace(sim, opts);
+  const ctx = await ws.context();
+  const path = (await fullReconcile(ctx)).path;
+  return { sim, ws, ctx, path };
+}
+
+export async function closeScene(scene: Pick<Scene, 'sim' | 'ctx'>): Promise<void> {
+  await scene.ctx.close();
+  await scene.sim.close();
 }
 
 /** A full plan + apply in process (the periodic full reconcile); returns the plan and refreshes the cache. */

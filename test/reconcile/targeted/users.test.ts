@@ -7,35 +7,23 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltReconcileContext } from '../../../src/reconcile/from-config.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import {
-  createWorkspace,
-  startSim,
-  type ConfigPatch,
-  type DirUser,
-  type Directory,
-  type Workspace,
-} from '../../helpers/reconcile-harness.ts';
+import type { ConfigPatch, Workspace } from '../../helpers/reconcile-harness.ts';
 import { byName, expectConverged, groups, user, users } from '../lifecycle/support.ts';
 import { applyDelta, mergeAffected } from '../../../src/reconcile/targeted/desired-cache.ts';
-import { applyTargeted, counted, edit, fullListings, fullReconcile, planOf, targeted, type ChangePath } from './support.ts';
-
-const staff = (): DirUser[] => [
-  user('e-1', 'ana@example.com'),
-  user('e-2', 'ben@example.com'),
-  user('e-3', 'cy@example.com'),
-  user('e-4', 'dee@example.com'),
-  user('e-5', 'eve@example.com'),
-];
-
-function directory(list: DirUser[], eng: string[], sales: string[]): Directory {
-  return {
-    users: list,
-    groups: [
-      { externalId: 'g-eng', displayName: 'Engineering', members: eng },
-      { externalId: 'g-sales', displayName: 'Sales', members: sales },
-    ],
-  };
-}
+import {
+  closeScene,
+  openScene,
+  applyTargeted,
+  counted,
+  edit,
+  fullListings,
+  fullReconcile,
+  planOf,
+  targeted,
+  type ChangePath,
+  teamDirectory,
+  teamStaff,
+} from './support.ts';
 
 /** At most this many platform requests for one changed user, group membership requests apart. */
 const BUDGET = 5;
@@ -47,23 +35,17 @@ describe('targeted reconcile of users', () => {
   let path: ChangePath;
 
   async function setUp(config: ConfigPatch = {}): Promise<void> {
-    sim = await startSim();
-    ws = createWorkspace(sim, { directory: directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']), config });
-    ctx = await ws.context();
-    path = (await fullReconcile(ctx)).path;
+    ({ sim, ws, ctx, path } = await openScene({ directory: teamDirectory(teamStaff(5), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']), config }));
   }
 
-  afterEach(async () => {
-    await ctx.close();
-    await sim.close();
-  });
+  afterEach(() => closeScene({ sim, ctx }));
 
   describe('deprovision.action deactivate', () => {
     beforeEach(() => setUp());
 
     it('a joiner is created with the groups of the source, within the request budget', async () => {
       const fay = user('e-6', 'fay@example.com');
-      const { affected } = await edit(ws, ctx, path, directory([...staff(), fay], ['e-1', 'e-2', 'e-6'], ['e-3', 'e-4', 'e-5']));
+      const { affected } = await edit(ws, ctx, path, teamDirectory([...teamStaff(5), fay], ['e-1', 'e-2', 'e-6'], ['e-3', 'e-4', 'e-5']));
       expect(affected.users).toEqual(['e-6']);
       const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
       const plan = planOf(out.outcome);
@@ -84,8 +66,8 @@ describe('targeted reconcile of users', () => {
     });
 
     it('a leaver disabled in the source is deactivated and keeps its groups, without listing the platform', async () => {
-      const list = staff().map((u) => (u.externalId === 'e-2' ? { ...u, active: false } : u));
-      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const list = teamStaff(5).map((u) => (u.externalId === 'e-2' ? { ...u, active: false } : u));
+      const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
       const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
       const plan = planOf(out.outcome);
       expect(plan.users.deactivate).toEqual([expect.objectContaining({ externalId: 'e-2', reason: 'disabled-in-source' })]);
@@ -101,8 +83,8 @@ describe('targeted reconcile of users', () => {
     });
 
     it('a leaver deleted from the source is deactivated and removed from its groups', async () => {
-      const list = staff().filter((u) => u.externalId !== 'e-4');
-      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
+      const list = teamStaff(5).filter((u) => u.externalId !== 'e-4');
+      const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
       expect(affected.users).toEqual(['e-4']);
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
@@ -121,8 +103,8 @@ describe('targeted reconcile of users', () => {
     });
 
     it("a leaver's notification delivered twice: the second targeted run plans nothing", async () => {
-      const list = staff().filter((u) => u.externalId !== 'e-4');
-      const { delta, affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
+      const list = teamStaff(5).filter((u) => u.externalId !== 'e-4');
+      const { delta, affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-5']));
       const first = await targeted(ctx, path, affected);
       await applyTargeted(ctx, planOf(first.outcome), first.ledger);
       const again = await targeted(ctx, path, applyDelta(path.cache, delta));
@@ -131,9 +113,9 @@ describe('targeted reconcile of users', () => {
     });
 
     it('a stale notification delivered after a newer one is repaired by the next full reconcile', async () => {
-      const renamed = staff().map((u) => (u.externalId === 'e-5' ? user('e-5', 'eva@example.com') : u));
-      const older = await edit(ws, ctx, path, directory(renamed, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
-      const newer = await edit(ws, ctx, path, directory(staff(), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const renamed = teamStaff(5).map((u) => (u.externalId === 'e-5' ? user('e-5', 'eva@example.com') : u));
+      const older = await edit(ws, ctx, path, teamDirectory(renamed, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const newer = await edit(ws, ctx, path, teamDirectory(teamStaff(5), ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
       // The newer change (back to eve@) arrives, then the older one (eva@) again: the cache is stale.
       applyDelta(path.cache, older.delta);
       const stale = await targeted(ctx, path, mergeAffected(newer.affected, older.affected));
@@ -146,8 +128,8 @@ describe('targeted reconcile of users', () => {
 
     it('a rename changes the userName of the same account', async () => {
       const before = byName(sim, 'cy@example.com').id;
-      const list = staff().map((u) => (u.externalId === 'e-3' ? user('e-3', 'cyrus@example.com') : u));
-      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const list = teamStaff(5).map((u) => (u.externalId === 'e-3' ? user('e-3', 'cyrus@example.com') : u));
+      const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
       const { value: out, requests } = await counted(sim, () => targeted(ctx, path, affected));
       const plan = planOf(out.outcome);
       expect(plan.users.update.map((u) => [u.id, u.changes.find((c) => c.path === 'userName')?.after])).toEqual([
@@ -162,8 +144,8 @@ describe('targeted reconcile of users', () => {
     });
 
     it('an attribute change updates only that user', async () => {
-      const list = staff().map((u) => (u.externalId === 'e-5' ? { ...u, familyName: 'Evergreen' } : u));
-      const { affected } = await edit(ws, ctx, path, directory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
+      const list = teamStaff(5).map((u) => (u.externalId === 'e-5' ? { ...u, familyName: 'Evergreen' } : u));
+      const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-1', 'e-2'], ['e-3', 'e-4', 'e-5']));
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
       expect(plan.summary.changes).toBe(1);
@@ -179,8 +161,8 @@ describe('targeted reconcile of users', () => {
     beforeEach(() => setUp({ provisioning: { deprovision: { action: 'delete' } } }));
 
     it('a leaver deleted from the source is deleted from the platform', async () => {
-      const list = staff().filter((u) => u.externalId !== 'e-1');
-      const { affected } = await edit(ws, ctx, path, directory(list, ['e-2'], ['e-3', 'e-4', 'e-5']));
+      const list = teamStaff(5).filter((u) => u.externalId !== 'e-1');
+      const { affected } = await edit(ws, ctx, path, teamDirectory(list, ['e-2'], ['e-3', 'e-4', 'e-5']));
       const out = await targeted(ctx, path, affected);
       const plan = planOf(out.outcome);
       expect(plan.users.delete).toEqual([expect.objectContaining({ externalId: 'e-1', reason: 'not-in-source' })]);
