@@ -106,9 +106,10 @@ describe('multi-tenant daemon and trigger', () => {
     const ws = workspace({ SIM_URL: platform.url, SIM_TOKEN: TOKEN_A });
     ws.writeDirectory({ users: people(1, 5), groups: [] });
     ws.writeConfig({ daemon: { jobLockSeconds: 4 } });
-    // Another replica's run holds the tenant's lease for 3 s.
-    await ws.redis().set(`${ws.keyPrefix}:{acme}:lease:reconcile`, '1 job:elsewhere', 'PX', 3_000);
     const d = await ws.spawnDaemon();
+    // Another replica's run holds the tenant's lease for 3 s (taken once this daemon is up, so
+    // its start-up time on a busy machine cannot use the 3 s up).
+    await ws.redis().set(`${ws.keyPrefix}:{acme}:lease:reconcile`, '1 job:elsewhere', 'PX', 3_000);
     await ws.trigger();
     await d.waitForLog((l) => l.msg === 'another reconcile of this tenant is running; this run waits for it');
     expect(platform.store.counts().users).toBe(0);
