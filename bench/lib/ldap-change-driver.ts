@@ -14,35 +14,14 @@
  * - attribute change: new surname, mail and department;
  * - group move: removed from one of its groups, added to another.
  */
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change } from 'ldapts';
 import type { ChangeDriver, DoneChange, Effect, PlannedChange } from './change-plan.ts';
 import { GROUPS, PEOPLE, groupId, userId } from './ldap-directory.ts';
-import { MembershipModel } from './membership-model.ts';
+import { AdminSession } from './admin-session.ts';
 
-export class LdapChangeDriver implements ChangeDriver {
-  private readonly client: Client;
-  private readonly model: MembershipModel;
-  private readonly adminDn: string;
-  private readonly adminPassword: string;
-
-  constructor(url: string, adminDn: string, adminPassword: string, users: number, groups: number) {
-    this.adminDn = adminDn;
-    this.adminPassword = adminPassword;
-    this.model = new MembershipModel(users, groups);
-    this.client = new Client({ url, timeout: 60_000 });
-  }
-
-  async connect(): Promise<void> {
-    await this.client.bind(this.adminDn, this.adminPassword);
-  }
-
-  async close(): Promise<void> {
-    await this.client.unbind().catch(() => undefined);
-  }
-  private members(g: number, operation: 'add' | 'delete', dn: string): Promise<void> {
-    return this.client.modify(`cn=group${g},${GROUPS}`, [
-      new Change({ operation, modification: new Attribute({ type: 'member', values: [dn] }) }),
-    ]);
+export class LdapChangeDriver extends AdminSession implements ChangeDriver {
+  protected groupDn(g: number): string {
+    return `cn=group${g},${GROUPS}`;
   }
 
   private async entryUuid(dn: string): Promise<string> {

@@ -13,42 +13,25 @@
  * - attribute change: new surname, mail and department;
  * - group move: removed from one of its groups, added to another.
  */
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change } from 'ldapts';
 import { decodeObjectGuid } from '../../src/sources/ldap/guid.ts';
 import type { ChangeDriver, DoneChange, Effect, PlannedChange } from './change-plan.ts';
-import { MembershipModel } from './membership-model.ts';
+import { AdminSession } from './admin-session.ts';
 import { UAC_DISABLED, sambaUser, type SambaDirectory } from './samba-directory.ts';
 
 const replace = (type: string, value: string): Change =>
   new Change({ operation: 'replace', modification: new Attribute({ type, values: [value] }) });
 
-export class SambaChangeDriver implements ChangeDriver {
-  private readonly client: Client;
-  private readonly model: MembershipModel;
-  private readonly adminDn: string;
-  private readonly adminPassword: string;
+export class SambaChangeDriver extends AdminSession implements ChangeDriver {
   private readonly dir: SambaDirectory;
 
   constructor(url: string, adminDn: string, adminPassword: string, dir: SambaDirectory) {
-    this.adminDn = adminDn;
-    this.adminPassword = adminPassword;
+    super(url, adminDn, adminPassword, dir.userGuid.length, dir.groupGuid.length);
     this.dir = dir;
-    this.model = new MembershipModel(dir.userGuid.length, dir.groupGuid.length);
-    this.client = new Client({ url, timeout: 60_000 });
   }
 
-  async connect(): Promise<void> {
-    await this.client.bind(this.adminDn, this.adminPassword);
-  }
-
-  async close(): Promise<void> {
-    await this.client.unbind().catch(() => undefined);
-  }
-
-  private members(g: number, operation: 'add' | 'delete', dn: string): Promise<void> {
-    return this.client.modify(this.dir.groupDn(g), [
-      new Change({ operation, modification: new Attribute({ type: 'member', values: [dn] }) }),
-    ]);
+  protected groupDn(g: number): string {
+    return this.dir.groupDn(g);
   }
 
   private groupGuid(g: number): string {
