@@ -24,6 +24,10 @@ export class LdapChangeDriver extends AdminSession implements ChangeDriver {
     return `cn=group${g},${GROUPS}`;
   }
 
+  protected groupExternalId(g: number): string {
+    return groupId(g);
+  }
+
   private async entryUuid(dn: string): Promise<string> {
     const { searchEntries } = await this.client.search(dn, { scope: 'base', attributes: ['entryUUID'] });
     const id = searchEntries[0]?.['entryUUID'];
@@ -94,20 +98,9 @@ export class LdapChangeDriver extends AdminSession implements ChangeDriver {
         ]);
         effects.push({ type: 'user-write', user });
         break;
-      case 'group-move': {
-        const groups = this.model.groupsOf(i);
-        const from = this.model.moveFrom(i);
-        const to = this.model.otherGroup(groups);
-        if (from !== undefined) {
-          await this.members(from, 'delete', dn);
-          groups.delete(from);
-          effects.push({ type: 'member-remove', group: groupId(from), user });
-        }
-        await this.members(to, 'add', dn);
-        groups.add(to);
-        effects.push({ type: 'member-add', group: groupId(to), user });
+      case 'group-move':
+        effects.push(...(await this.moveGroup(i, dn, user)));
         break;
-      }
     }
     return { ...p, user, startedAt, at: Date.now(), effects, blindEffects };
   }

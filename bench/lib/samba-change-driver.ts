@@ -34,6 +34,10 @@ export class SambaChangeDriver extends AdminSession implements ChangeDriver {
     return this.dir.groupDn(g);
   }
 
+  protected groupExternalId(g: number): string {
+    return this.groupGuid(g);
+  }
+
   private groupGuid(g: number): string {
     return this.dir.groupGuid[g] as string;
   }
@@ -86,20 +90,9 @@ export class SambaChangeDriver extends AdminSession implements ChangeDriver {
         ]);
         effects.push({ type: 'user-write', user });
         break;
-      case 'group-move': {
-        const groups = this.model.groupsOf(i);
-        const from = this.model.moveFrom(i);
-        const to = this.model.otherGroup(groups);
-        if (from !== undefined) {
-          await this.members(from, 'delete', dn);
-          groups.delete(from);
-          effects.push({ type: 'member-remove', group: this.groupGuid(from), user });
-        }
-        await this.members(to, 'add', dn);
-        groups.add(to);
-        effects.push({ type: 'member-add', group: this.groupGuid(to), user });
+      case 'group-move':
+        effects.push(...(await this.moveGroup(i, dn, user)));
         break;
-      }
     }
     return { ...p, user, startedAt, at: Date.now(), effects, blindEffects: [] };
   }
