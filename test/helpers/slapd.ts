@@ -46,6 +46,8 @@ export interface SlapdOptions {
   tls?: boolean;
   /** Extra schema text in slapd.conf syntax, e.g. AD_TEST_SCHEMA. */
   schema?: string;
+  /** Extra `index` directives beyond `objectClass eq`, e.g. `modifyTimestamp,createTimestamp eq`. */
+  indexes?: string[];
 }
 
 export interface SlapdHandle {
@@ -123,6 +125,7 @@ function slapdConf(
   sizeLimit: number,
   tls: { certFile: string; keyFile: string; caFile: string } | undefined,
   hasSchema: boolean,
+  indexes: readonly string[],
 ): string {
   const schemas = ['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`);
   if (hasSchema) schemas.push(`include ${join(dir, 'extra.schema')}`);
@@ -140,6 +143,7 @@ function slapdConf(
     `directory ${join(dir, 'db')}`,
     'maxsize 4294967296',
     'index objectClass eq',
+    ...indexes.map((i) => `index ${i}`),
     // Capped like AD's MaxPageSize for plain searches; paged searches may read everything.
     `limits users size.soft=${sizeLimit} size.hard=${sizeLimit} size.prtotal=unlimited`,
     `limits anonymous size.soft=${sizeLimit} size.hard=${sizeLimit} size.prtotal=unlimited`,
@@ -158,7 +162,7 @@ export async function startSlapd(opts: SlapdOptions): Promise<SlapdHandle> {
   const tls = opts.tls ? createTestCa(dir) : undefined;
   if (opts.schema) writeFileSync(join(dir, 'extra.schema'), opts.schema);
   const conf = join(dir, 'slapd.conf');
-  writeFileSync(conf, slapdConf(dir, suffix, opts.sizeLimit ?? 1000, tls, opts.schema !== undefined));
+  writeFileSync(conf, slapdConf(dir, suffix, opts.sizeLimit ?? 1000, tls, opts.schema !== undefined, opts.indexes ?? []));
 
   const dc = /^dc=([^,]+)/i.exec(suffix)?.[1] ?? 'example';
   const base: LdifEntry[] = [

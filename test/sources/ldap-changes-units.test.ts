@@ -13,6 +13,7 @@ import {
 import { changeRoots } from '../../src/sources/ldap/changes.ts';
 import { dnKey, inSearchScope } from '../../src/sources/ldap/dn.ts';
 import { escapeFilterValue } from '../../src/sources/ldap/filter.ts';
+import { CLOCK_RATE_MARGIN, ServerClock } from '../../src/sources/ldap/server-clock.ts';
 import { ancestorGroups } from '../../src/sources/ldap/flatten.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { resolveLdapSettings } from '../../src/sources/ldap/settings.ts';
@@ -108,5 +109,38 @@ describe('member lookups', () => {
 
   it('filter values escape the characters RFC 4515 reserves', () => {
     expect(escapeFilterValue('cn=a(b)*\\c,dc=org')).toBe('cn=a\\28b\\29\\2a\\5cc,dc=org');
+  });
+});
+
+describe('the server clock a quiet directory is polled by', () => {
+  it('knows nothing before an observation, then moves on with elapsed time, less the rate margin', () => {
+    let mono = 1_000;
+    const clock = new ServerClock(() => mono);
+    expect(clock.lowerBound()).toBeUndefined();
+    clock.observe(Date.UTC(2026, 10, 28, 9, 0, 0));
+    mono += 60_000;
+    expect(clock.lowerBound()).toBe(Date.UTC(2026, 10, 28, 9, 0, 0) + 60_000 * (1 - CLOCK_RATE_MARGIN));
+    expect(clock.lowerBound()).toBeLessThan(Date.UTC(2026, 10, 28, 9, 1, 0));
+  });
+
+  it('an older stamp seen later never moves the bound back; a newer one moves it forward', () => {
+    let mono = 0;
+    const clock = new ServerClock(() => mono);
+    const t0 = Date.UTC(2026, 10, 28, 9, 0, 0);
+    clock.observe(t0);
+    mono = 10_000;
+    // A change replicated late (stamped before t0) says nothing new about the clock.
+    clock.observe(t0 - 5_000);
+    expect(clock.lowerBound()).toBeCloseTo(t0 + 10_000 * (1 - CLOCK_RATE_MARGIN), 6);
+    clock.observe(t0 + 30_000);
+    expect(clock.lowerBound()).toBe(t0 + 30_000);
+  });
+
+  it('a moment before the observation is bounded by the observation less the time between, plus the margin', () => {
+    const clock = new ServerClock(() => 5_000);
+    clock.observe(1_000_000);
+    expect(clock.lowerBound(4_000)).toBe(1_000_000 - 1_000 * (1 + CLOCK_RATE_MARGIN));
+    clock.reset();
+    expect(clock.lowerBound()).toBeUndefined();
   });
 });

@@ -3,9 +3,11 @@
  * complete current records.
  *
  * - `modify-timestamp` (any server): `(|(modifyTimestamp>=T)(createTimestamp>=T))` with T the
- *   server time of the last change seen minus an overlap (generalized time has 1 s resolution).
- *   Entries already delivered within the overlap are skipped by their entryCSN (OpenLDAP);
- *   servers without one get them again, which is harmless (complete records).
+ *   least the server's clock read when the previous poll's search began (ServerClock: moved on
+ *   by elapsed time while the directory is quiet) minus an overlap (generalized time has 1 s
+ *   resolution, and an operation under way is stamped when it began). Entries already
+ *   delivered within the overlap are skipped by their entryCSN (OpenLDAP); servers without one
+ *   get them again, which is harmless (complete records).
  * - `usn` (Active Directory, as Microsoft documents polling): `(uSNChanged>=N+1)` with N the
  *   DC's highestCommittedUSN when the previous poll began; deleted objects through the Show
  *   Deleted control. A USN belongs to one DC (its invocationId): another DC → a full read.
@@ -34,6 +36,7 @@ import { dnKey } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { ancestorGroups } from './flatten.ts';
 import { resolveChangedGroups } from './changed-groups.ts';
+import { ServerClock } from './server-clock.ts';
 import { decodeObjectGuid } from './guid.ts';
 import { readId } from './map.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
@@ -107,7 +110,8 @@ export function changeMechanismOf(s: LdapSettings, deletesVisible: boolean): Cha
     pollIntervalMs: c.pollMs,
     blindSpots: [
       'deleted entries (LDAP servers keep no tombstones; OpenLDAP would need accesslog/syncrepl): the periodic full reconcile removes them',
-      'a change replicated to the polled server more than overlapSeconds after it was made elsewhere (multi-provider replication lag)',
+      'a change replicated to the polled server more than overlapSeconds after it was made elsewhere (multi-provider replication lag), or stamped by a provider whose clock is that far behind',
+      "changes made just after the server's clock is set back by more than overlapSeconds",
       'a group nested in a deleted group keeps reaching the parent until the full reconcile',
       ...common,
     ],
@@ -119,10 +123,13 @@ export class LdapChangeReader {
   private readonly logger: SourceLogger | undefined;
   /** False once the server refused Show Deleted (reported as a blind spot). */
   deletesVisible = true;
+  /** What this process has seen of the server's clock (modify-timestamp). */
+  private readonly clock: ServerClock;
 
-  constructor(host: ChangeReaderHost, logger: SourceLogger | undefined) {
+  constructor(host: ChangeReaderHost, logger: SourceLogger | undefined, clock: ServerClock = new ServerClock()) {
     this.host = host;
     this.logger = logger;
+    this.clock = clock;
   }
 
   async changes(client: Client, cursorText: string | undefined, signal: AbortSignal | undefined): Promise<SourceChanges> {
@@ -167,23 +174,37 @@ export class LdapChangeReader {
       return this.classify(client, filter, changed, deleted, encodeCursor(mark), signal);
     }
 
+    if (root.currentTime !== undefined) this.clock.observe(root.currentTime);
     const prior = this.usable(cursorText, scope, mechanism);
     if (!prior.ok) return this.full(client, prior.reason, prior.why, await this.timestampMark(client, root, roots, scope, signal), signal);
     const cur = prior.cursor as TimestampCursor;
     const overlapMs = s.changes.overlapSeconds * 1000;
-    const since = formatGeneralizedTime((parseGeneralizedTime(cur.t) as number) - overlapMs);
+    const priorT = parseGeneralizedTime(cur.t) as number;
+    const since = formatGeneralizedTime(priorT - overlapMs);
     const filter = `(|(modifyTimestamp>=${since})(createTimestamp>=${since}))`;
+    const started = this.clock.now();
     const changed = await this.scan(client, roots, filter, TIMESTAMP_ATTRS, signal);
-    const fresh = new Map([...changed].filter(([key, c]) => c.csn === undefined || cur.seen[key] !== c.csn));
-    if (fresh.size === 0) return emptyDelta(cursorText as string);
-    const latest = latestStamp(changed, Math.max(parseGeneralizedTime(cur.t) as number, root.currentTime ?? -Infinity));
+    const ended = this.clock.now();
+    // A quiet directory: nothing in the window, the cursor stays as it is (no state write).
+    if (changed.size === 0) return emptyDelta(cursorText as string);
+    // The next window starts `overlapSeconds` before the least the server's clock read when this
+    // search began: a change not yet visible to it was stamped no earlier (its operation was
+    // under way at most `overlapSeconds` before). A stamp in the results was read by the
+    // server's clock before the search ended, which bounds the clock at its start too.
+    const before = this.clock.lowerBound(started);
+    const latest = latestStamp(changed, -Infinity);
+    if (latest > -Infinity) this.clock.observe(latest, ended);
+    const startBound = Math.max(priorT, before ?? -Infinity, this.clock.lowerBound(started) ?? -Infinity);
+    const nextT = formatGeneralizedTime(startBound);
     const next: TimestampCursor = {
       v: 1,
       mechanism: 'modify-timestamp',
       scope,
-      t: formatGeneralizedTime(latest),
-      seen: seenWithin(changed, latest - overlapMs),
+      t: nextT,
+      seen: seenWithin(changed, (parseGeneralizedTime(nextT) as number) - overlapMs),
     };
+    const fresh = new Map([...changed].filter(([key, c]) => c.csn === undefined || cur.seen[key] !== c.csn));
+    if (fresh.size === 0) return emptyDelta(nextT === cur.t && sameSeen(next.seen, cur.seen) ? (cursorText as string) : encodeCursor(next));
     return this.classify(client, filter, fresh, new Map(), encodeCursor(next), signal);
   }
 
@@ -249,6 +270,7 @@ export class LdapChangeReader {
         compactAt = Math.max(RECENT_COMPACT_MIN, recent.size * 2);
       }
     });
+    if (latest > 0) this.clock.observe(latest);
     return { v: 1, mechanism: 'modify-timestamp', scope, t: formatGeneralizedTime(latest), seen: seenWithin(recent, latest - overlapMs) };
   }
 
@@ -489,6 +511,11 @@ function latestStamp(changed: ReadonlyMap<string, Changed>, floor: number): numb
   let latest = floor;
   for (const c of changed.values()) if (c.stampTime !== undefined && c.stampTime > latest) latest = c.stampTime;
   return latest;
+}
+
+function sameSeen(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
 }
 
 /** Entries changed at or after `from` that carry an entryCSN: what the next poll may skip. */

@@ -37,7 +37,7 @@ export const ldapChangesSchema = z.strictObject({
    */
   mechanism: z.enum(['auto', 'modify-timestamp', 'usn', 'off']).default('auto'),
   /** How often the daemon asks for changes. */
-  pollSeconds: z.number().positive().default(30),
+  pollSeconds: z.number().positive().default(2),
   /** `modify-timestamp`: how far before the last change seen each poll looks again (timestamps have 1 s resolution). */
   overlapSeconds: z.number().min(0).max(3600).default(5),
   /** `usn`: read deleted objects with the Show Deleted control (Active Directory, Samba AD). */
