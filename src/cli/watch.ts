@@ -133,6 +133,7 @@ async function watch(opts: WatchOptions, cmd: Command): Promise<number> {
       'watch: started',
     );
     while (!stop.signal.aborted) {
+      let failed = false;
       try {
         await loop.pollOnce(stop.signal);
         if (fullWanted !== undefined) {
@@ -143,8 +144,9 @@ async function watch(opts: WatchOptions, cmd: Command): Promise<number> {
       } catch (e) {
         if (stop.signal.aborted) break;
         logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'watch: this round failed; the next one asks again');
+        failed = true;
       }
-      await sleep(loop.pollIntervalMs, stop.signal).catch(() => undefined);
+      await sleep(loop.untilNextPoll(failed), stop.signal).catch(() => undefined);
     }
     logger.info('watch: stopped');
     return 0;

@@ -142,6 +142,7 @@ export class ChangeStream {
     });
     while (!signal.aborted) {
       let result: BatchResult | undefined;
+      let failed = false;
       try {
         result = await loop.pollOnce(signal);
         this.lastProgressAt = Date.now();
@@ -155,8 +156,9 @@ export class ChangeStream {
         const message = e instanceof Error ? e.message : String(e);
         logger.warn({ err: message }, 'change stream: this round failed; the next one asks again from the same cursor');
         await this.state.note({ lastPollAt: Date.now(), lastResult: 'failed', lastError: message }).catch(() => undefined);
+        failed = true;
       }
-      await sleep(loop.pollIntervalMs, signal).catch(() => undefined);
+      await sleep(loop.untilNextPoll(failed), signal).catch(() => undefined);
     }
   }
 

@@ -91,6 +91,7 @@ export class ChangeLoop {
   private readonly now: () => number;
   private desired: DesiredCache | undefined;
   private cursor: string | undefined;
+  private roundStartedAt: number | undefined;
   private loaded = false;
   private batches = 0;
   private pending: { delta: SourceDelta; detectedAt: number } | undefined;
@@ -105,9 +106,19 @@ export class ChangeLoop {
     return this.deps.config.changes.pollIntervalMs ?? this.deps.source.changeMechanism()?.pollIntervalMs ?? 5_000;
   }
 
+  /**
+   * How long to wait before the next round: polls start every interval, so a batch that took
+   * a while is not followed by a whole interval more (a failed round waits the whole interval).
+   */
+  untilNextPoll(failed = false): number {
+    if (failed || this.roundStartedAt === undefined) return this.pollIntervalMs;
+    return Math.min(this.pollIntervalMs, Math.max(0, this.pollIntervalMs - (this.now() - this.roundStartedAt)));
+  }
+
   /** One round: ask for changes (coalescing what follows within the window) and handle them. */
   async pollOnce(signal?: AbortSignal): Promise<BatchResult> {
     const { source, config, logger } = this.deps;
+    this.roundStartedAt = this.now();
     if (!this.loaded) {
       this.cursor = await this.deps.cursor.load();
       this.loaded = true;
@@ -168,7 +179,10 @@ export class ChangeLoop {
     const identities = sizeOf(affected);
     const runId = `${this.now().toString(36)}-c${(++this.batches).toString(36)}`;
     const plan = this.deps.planTargeted ?? defaultPlanTargeted;
+    const began = this.now();
+    let planMs = 0;
     const outcome = await this.deps.writer.exclusive(async (scope) => {
+      const planBegan = this.now();
       const ledger = await Ledger.load(this.deps.ledgerStore);
       const managed = ledger.count('user') + ledger.count('group');
       const targeted = await plan({
@@ -193,6 +207,7 @@ export class ChangeLoop {
       const verdict = checkBurst(counts, await this.deps.burst.appliedSince(window), { managed, members }, config, hold);
       if (verdict.held) holdDestructive(targeted.plan, verdict.reasons);
       await scope.assertHeld();
+      planMs = this.now() - planBegan;
       const applied = await this.deps.writer.apply(targeted.plan, ledger, scope, runId);
       if (!verdict.held) await this.deps.burst.recordApplied(this.now(), counts);
       else await this.deps.burst.setHold({ ...verdict.window, reasons: verdict.reasons, at: hold?.at ?? this.now() });
@@ -235,6 +250,9 @@ export class ChangeLoop {
         failed: outcome.applied.failed,
         reads: outcome.reads,
         held: outcome.held.length > 0,
+        // Where the batch's time went: the targeted plan (platform reads), then the writes.
+        planMs,
+        batchMs: ackAt - began,
       },
       'change stream: changes applied',
     );
