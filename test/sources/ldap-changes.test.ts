@@ -14,6 +14,7 @@ import { parseGeneralizedTime } from '../../src/sources/ldap/change-cursor.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
 import { ChangeFeed } from '../helpers/change-feed.ts';
+import { startTcpRelay } from '../helpers/tcp-relay.ts';
 import { slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
 import type { LdifEntry } from '../helpers/ldif.ts';
 
@@ -261,6 +262,29 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
     // The same records; the cursor may have moved on with the server clock.
     expect({ ...b, cursor: '' }).toEqual({ ...a, cursor: '' });
     feed.cursor = a.cursor;
+  });
+
+  it('polls share one bound connection; one the network cut is replaced within the poll, and no change is lost', async () => {
+    const relay = await startTcpRelay(Number(new URL(sl.url).port));
+    const polled = source({ url: `ldap://127.0.0.1:${relay.port}` });
+    try {
+      const feedVia = new ChangeFeed(() => polled);
+      // Another server URL: the first poll is a full read, the next ones deltas.
+      expect((await feedVia.poll()).kind).toBe('full');
+      for (let i = 0; i < 2; i++) await feedVia.delta();
+      expect(relay.connections).toBe(1);
+      // The connection dies between polls (an idle timeout, a firewall); a change is made meanwhile.
+      relay.cut();
+      await admin.modify(dn('alice'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Relayed'] }) }));
+      const d = await feedVia.delta();
+      expect(d.users.upserted.map((u) => u.userName)).toEqual(['alice']);
+      expect(relay.connections).toBe(2);
+    } finally {
+      await polled.close();
+      await relay.close();
+    }
+    // The shared feed takes the change too, so the scenarios after this one start level.
+    expect((await feed.delta()).users.upserted.map((u) => u.userName)).toEqual(['alice']);
   });
 
   it('a deleted user is invisible to modifyTimestamp polling (documented blind spot)', async () => {

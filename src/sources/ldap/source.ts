@@ -48,12 +48,17 @@ export interface DirectoryRead {
 /** Sources already warned about for a bind without TLS: once per process, not per construction (validate, plan and each daemon run build one). */
 const warnedInsecure = new Set<string>();
 
+/** A polling connection is replaced after this long, so a rotated bind password or a moved server is picked up. */
+const POLL_CONNECTION_MAX_MS = 10 * 60_000;
+
 export class LdapSource implements ChangeSource {
   readonly describe: string;
   readonly settings: LdapSettings;
   private readonly config: LdapSourceConfig;
   private readonly ctx: LdapSourceContext;
   private readonly changeReader: LdapChangeReader;
+  /** The connection change polls share (withPollingClient). */
+  private polling: { client: Client; openedAt: number } | undefined;
 
   constructor(config: LdapSourceConfig, ctx: LdapSourceContext) {
     this.config = config;
@@ -79,9 +84,20 @@ export class LdapSource implements ChangeSource {
     return changeMechanismOf(this.settings, this.changeReader.deletesVisible);
   }
 
-  /** What changed since `cursor` (changes.ts); a full read when the cursor cannot be used. */
+  /**
+   * What changed since `cursor` (changes.ts); a full read when the cursor cannot be used. Polls
+   * share one bound connection (a bind every poll would be a logon event every few seconds on
+   * the server, and a TLS handshake each time).
+   */
   async changes(cursor: string | undefined, signal?: AbortSignal): Promise<SourceChanges> {
-    return this.withClient('change read', signal, (client) => this.changeReader.changes(client, cursor, signal));
+    return this.withPollingClient(signal, (client) => this.changeReader.changes(client, cursor, signal));
+  }
+
+  /** Unbinds the polling connection. */
+  async close(): Promise<void> {
+    const kept = this.polling;
+    this.polling = undefined;
+    await kept?.client.unbind().catch(() => undefined);
   }
 
   /** One bound connection for `fn`, unbound afterwards; every failure leaves as a classified SourceError. */
@@ -94,10 +110,39 @@ export class LdapSource implements ChangeSource {
         await client.unbind().catch(() => undefined);
       }
     } catch (e) {
-      signal?.throwIfAborted();
-      if (isSyncError(e)) throw e;
-      throw new SourceError(`LDAP ${what} from ${this.config.url} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw this.classified(what, e, signal);
     }
+  }
+
+  /**
+   * `fn` on the kept polling connection, opened and bound when there is none, it lost its bind,
+   * or it is older than POLL_CONNECTION_MAX_MS (a rotated password or a moved server is picked
+   * up). A kept connection that fails is dropped and the poll tried once more on a new one (the
+   * server may have closed it while idle). ldapts reconnects a dropped socket by itself, without
+   * a bind: an answer given on a connection that is no longer bound is refused, never used (an
+   * anonymous search sees less, and a poll that sees less would move the cursor past changes).
+   */
+  private async withPollingClient<T>(signal: AbortSignal | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
+    const kept = this.polling;
+    if (kept && (!kept.client.isBound || performance.now() - kept.openedAt > POLL_CONNECTION_MAX_MS)) await this.close();
+    const reused = this.polling !== undefined;
+    try {
+      this.polling ??= { client: await openLdap(this.settings, await this.credentials(), signal), openedAt: performance.now() };
+      const { client } = this.polling;
+      const out = await fn(client);
+      if (!client.isBound) throw new Error('the connection was re-established without a bind during the poll; its answers are not used');
+      return out;
+    } catch (e) {
+      await this.close();
+      if (reused && !signal?.aborted && !isSyncError(e)) return this.withPollingClient(signal, fn);
+      throw this.classified('change read', e, signal);
+    }
+  }
+
+  private classified(what: string, e: unknown, signal: AbortSignal | undefined): unknown {
+    signal?.throwIfAborted();
+    if (isSyncError(e)) return e;
+    return new SourceError(`LDAP ${what} from ${this.config.url} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 
   /** Bind, then a one-entry search of the first user base: proves URL, TLS, credentials and base DN. */
