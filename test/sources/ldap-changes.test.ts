@@ -275,7 +275,10 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       expect(relay.connections).toBe(1);
       // The connection dies between polls (an idle timeout, a firewall); a change is made meanwhile.
       relay.cut();
-      await admin.modify(dn('alice'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Relayed'] }) }));
+      await admin.modify(
+        dn('alice'),
+        new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Relayed'] }) }),
+      );
       const d = await feedVia.delta();
       expect(d.users.upserted.map((u) => u.userName)).toEqual(['alice']);
       expect(relay.connections).toBe(2);
