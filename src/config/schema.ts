@@ -11,6 +11,7 @@ import { uiSchema } from '../ui/config-schema.ts';
 import { assertSecureUrl } from '../platform/secure-url.ts';
 import { contentFile, secretFile } from './file-refs.ts';
 import { userAttributeSyncSchema, userAttributesSchema } from '../reconcile/attributes/config-schema.ts';
+import { TARGETED_LIMITS } from '../reconcile/targeted/types.ts';
 
 const secretFields = {
   token: z.string().min(1, 'is empty: is the environment variable it comes from set?').optional(),
@@ -199,6 +200,11 @@ export const provisioningSchema = z.strictObject({
       coalesceMs: z.number().int().min(0).max(60_000).default(1_000),
       /** How often the source is asked for changes, ms (default: the source's mechanism decides). */
       pollIntervalMs: z.number().int().min(100).max(3_600_000).optional(),
+      /**
+       * A targeted run reads each affected platform group whole (one GET returns every member);
+       * a group with more members than this is left to a full reconcile (defer `group-too-large`).
+       */
+      maxGroupMembers: z.number().int().min(0).max(10_000_000).default(TARGETED_LIMITS.maxGroupMembers),
       /** Rolling window over which destructive changes count toward provisioning.guards, minutes. */
       burstWindowMinutes: z
         .number()

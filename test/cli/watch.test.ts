@@ -72,6 +72,24 @@ describe('watch', () => {
     expect(stderr).not.toContain('E_REDIS');
   });
 
+  it('a group larger than provisioning.changes.maxGroupMembers is left to a full reconcile, which still carries the change', async () => {
+    const s = await startSim();
+    cleanups.push(() => s.close());
+    const ws = workspace(s, { provisioning: { changes: { maxGroupMembers: 1 } } });
+    ws.writeDirectory({ users: people(1, 2), groups: [{ externalId: 'g-1', displayName: 'Team', members: ['u-1', 'u-2'] }] });
+    const child = spawn(process.execPath, [BIN, 'watch', '--config', 'config.yaml'], { cwd: ws.dir, env: ws.env });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    cleanups.push(() => void child.kill('SIGKILL'));
+    await waitFor(() => stderr.includes('watch: full reconcile finished'), 'the initial full reconcile', 20_000);
+    ws.writeDirectory({ users: people(1, 3), groups: [{ externalId: 'g-1', displayName: 'Team', members: ['u-1', 'u-2', 'u-3'] }] });
+    await waitFor(() => stderr.includes('group-too-large'), 'the deferral', 15_000);
+    await waitFor(() => usersNamed(s, 'user3@example.com') === 1, 'the joiner, by the full reconcile', 15_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+
   it('a source that cannot report changes is a config error (exit 2)', async () => {
     const s = await startSim();
     cleanups.push(() => s.close());

@@ -195,6 +195,7 @@ export class ChangeLoop {
         desired,
         affected,
         managedAtLastFull: managed,
+        maxGroupMembers: config.changes.maxGroupMembers,
         allowDeletes: false,
         now: this.now(),
         signal: AbortSignal.any([scope.signal, ...(signal ? [signal] : [])]),

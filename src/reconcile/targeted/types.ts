@@ -43,8 +43,13 @@ export interface TargetedInput {
 
 /** The bounds of a targeted reconcile; past them it defers to a full reconcile. */
 export const TARGETED_LIMITS = {
-  /** Members of one platform group compared locally (a GET of the group returns them all). */
-  maxGroupMembers: 10_000,
+  /**
+   * Members of one platform group compared locally (a GET of the group returns them all: an id,
+   * a display name and perhaps a $ref each, 10–20 MB at this bound, within
+   * scim.maxResponseMegabytes' default of 32). An all-staff group of a 100,000-person tenant
+   * stays on the change path.
+   */
+  maxGroupMembers: 100_000,
   /** Users and groups in one neighbourhood (each costs one or two reads). */
   maxIdentities: 500,
 } as const;
