@@ -281,7 +281,10 @@ describe('LDAP changes by modifyTimestamp (slapd)', () => {
       );
       const d = await feedVia.delta();
       expect(d.users.upserted.map((u) => u.userName)).toEqual(['alice']);
-      expect(relay.connections).toBe(2);
+      // A new bound connection; when the poll began before the client noticed the cut, ldapts
+      // reconnected without a bind first, and that answer was refused (one connection more).
+      expect(relay.connections).toBeGreaterThanOrEqual(2);
+      expect(relay.connections).toBeLessThanOrEqual(3);
     } finally {
       await polled.close();
       await relay.close();

@@ -2,8 +2,10 @@
  * Flattened member lists of changed groups without reading the whole directory: the groups a
  * changed group is nested in (server searches on the member attribute), the groups nested in
  * those (read by DN), and each member entry looked up by DN with the user filter, mapped and
- * admitted as read() does. Bounded: past `limit` lookups, or where it cannot be exact (AD range
- * retrieval, memberUid), it answers undefined and the caller resolves from a full read.
+ * admitted as read() does, or, for more members than the bound, answered from the index of
+ * admissions (user-dn-index.ts) after one search for the user DNs present now. Bounded: past
+ * `limit` lookups, or where it cannot be exact (AD range retrieval, memberUid), it answers
+ * undefined and the caller resolves from a full read.
  */
 import type { Client, Entry } from 'ldapts';
 import type { NormalizedGroup, SourceRejection } from '../../identity/model.ts';
@@ -16,6 +18,7 @@ import { admitGroupEntry, groupIndex } from './admit-group.ts';
 import { readEntry, readEntryMatching } from './paged-search.ts';
 import { findRangeSlice } from './range.ts';
 import { escapeFilterValue, wrap } from './filter.ts';
+import type { UserDnIndex } from './user-dn-index.ts';
 
 export interface ResolvedGroups {
   /** The changed groups and every group they are nested in, with their flattened members. */
@@ -35,6 +38,7 @@ export async function resolveChangedGroups(
   limit: number,
   rejected: SourceRejection[],
   signal: AbortSignal | undefined,
+  admissions?: UserDnIndex,
 ): Promise<ResolvedGroups | undefined> {
   const s = host.settings;
   const g = s.groups;
@@ -94,31 +98,43 @@ export async function resolveChangedGroups(
       queue.push(child);
     }
   }
-  if (lookups + userDns.size * (s.disabled.filter === undefined ? 1 : 2) > limit) return undefined;
-
-  // Members: each DN in the user scope read with the user filter, mapped and admitted as read() does.
-  const disabled = new Set<string>();
+  // Members in the user scope. Few: each read by DN with the user filter, mapped and admitted
+  // as read() does. Many: one search for the DNs that are users now (deleted, moved or renamed
+  // entries are not), each answered from the index of admissions; unknown ones are read.
+  // Membership needs ids only: whether a member is disabled does not matter here.
+  const inScope = [...userDns].filter(([key]) => s.users.baseDns.some((b) => inSearchScope(key, dnKey(b), s.users.scope)));
   const memberRejections: SourceRejection[] = [];
-  const users = new UserCollector(s, disabled, memberRejections);
-  for (const [key, dn] of userDns) {
+  const users = new UserCollector(s, new Set(), memberRejections);
+  const fromIndex = { userByDn: new Map<string, string>(), rejectedUserDns: new Set<string>() };
+  let toRead = inScope;
+  if (lookups + inScope.length > limit) {
+    if (admissions === undefined) return undefined;
+    const present = new Set<string>();
+    lookups++;
+    await host.searchAll(client, s.users, ['1.1'], 'users (DNs only)', stats, signal, (e) => present.add(dnKey(e.dn)));
+    toRead = [];
+    for (const [key, dn] of inScope) {
+      if (!present.has(key)) continue;
+      const id = admissions.idOf(key);
+      if (id !== undefined) fromIndex.userByDn.set(key, id);
+      else if (admissions.isRejected(key)) fromIndex.rejectedUserDns.add(key);
+      else toRead.push([key, dn]);
+    }
+  }
+  if (lookups + toRead.length > limit) return undefined;
+  for (const [, dn] of toRead) {
     signal?.throwIfAborted();
-    if (!s.users.baseDns.some((b) => inSearchScope(key, dnKey(b), s.users.scope))) continue;
     lookups++;
     const u = await readEntryMatching(client, s, dn, s.users.filter, s.users.attributes, `user ${dn}`, s.binaryAttributes);
-    if (u === undefined) continue;
-    if (s.disabled.filter !== undefined) {
-      lookups++;
-      const d = await readEntryMatching(client, s, dn, `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})`, ['1.1'], `user ${dn}`);
-      if (d !== undefined) disabled.add(key);
-    }
-    users.add(u);
+    if (u !== undefined) users.add(u);
   }
+  admissions?.record(users);
 
   // The same admission and flattening as read(), over the groups reached.
   const resolver = new MembershipResolver({
-    userByDn: users.userByDn,
+    userByDn: new Map([...fromIndex.userByDn, ...users.userByDn]),
     userByUid: users.userByUid,
-    rejectedUserDns: users.rejectedUserDns,
+    rejectedUserDns: new Set([...fromIndex.rejectedUserDns, ...users.rejectedUserDns]),
     memberAttribute: s.memberAttribute,
     flattenNested: s.flattenNested,
   });

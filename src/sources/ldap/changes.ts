@@ -42,7 +42,8 @@ import { readId } from './map.ts';
 import { pagedSearch, readEntry } from './paged-search.ts';
 import type { LdapSettings } from './settings.ts';
 import { wrap } from './filter.ts';
-import type { LdapSource, SourceLogger } from './source.ts';
+import type { DirectoryRead, LdapSource, SourceLogger } from './source.ts';
+import { UserDnIndex } from './user-dn-index.ts';
 
 /** Active Directory LDAP_SERVER_SHOW_DELETED_OID: tombstones are returned by searches. */
 export const SHOW_DELETED_OID = '1.2.840.113556.1.4.417';
@@ -123,6 +124,8 @@ export class LdapChangeReader {
   private readonly logger: SourceLogger | undefined;
   /** False once the server refused Show Deleted (reported as a blind spot). */
   deletesVisible = true;
+  /** Admissions by user DN since this reader's last full read (undefined before one). */
+  private userIndex: UserDnIndex | undefined;
   /** What this process has seen of the server's clock (modify-timestamp). */
   private readonly clock: ServerClock;
 
@@ -143,7 +146,7 @@ export class LdapChangeReader {
 
     if (mechanism === 'usn') {
       if (root.highestCommittedUsn === undefined) {
-        const { state } = await this.host.readDirectory(client, signal);
+        const { state } = await this.readAll(client, signal);
         return {
           kind: 'full',
           reason: 'mechanism unavailable',
@@ -208,6 +211,14 @@ export class LdapChangeReader {
     return this.classify(client, filter, fresh, new Map(), encodeCursor(next), signal);
   }
 
+  /** A full read, whose admissions become the index large groups' members are resolved from. */
+  private async readAll(client: Client, signal: AbortSignal | undefined): Promise<DirectoryRead> {
+    const dir = await this.host.readDirectory(client, signal);
+    this.userIndex = new UserDnIndex();
+    this.userIndex.record(dir.admissions);
+    return dir;
+  }
+
   /** The cursor if it can be used, else the full-read reason. */
   private usable(
     text: string | undefined,
@@ -236,7 +247,7 @@ export class LdapChangeReader {
     mark: LdapCursor,
     signal: AbortSignal | undefined,
   ): Promise<SourceChanges> {
-    const { state } = await this.host.readDirectory(client, signal);
+    const { state } = await this.readAll(client, signal);
     return { kind: 'full', reason, ...(detail === undefined ? {} : { detail }), state, cursor: encodeCursor(mark) };
   }
 
@@ -403,6 +414,7 @@ export class LdapChangeReader {
       },
       rejected,
     );
+    this.userIndex?.record(collector);
 
     // Groups: the changed ones in the group scope, with their complete flattened member lists
     // and every group they are nested in: looked up entry by entry within a bound, else from a
@@ -432,12 +444,20 @@ export class LdapChangeReader {
       );
       if (changedGroups.length > 0) {
         const groupRejections: SourceRejection[] = [];
-        const looked = await resolveChangedGroups(client, this.host, changedGroups, s.changes.maxMemberLookups, groupRejections, signal);
+        const looked = await resolveChangedGroups(
+          client,
+          this.host,
+          changedGroups,
+          s.changes.maxMemberLookups,
+          groupRejections,
+          signal,
+          this.userIndex,
+        );
         if (looked !== undefined) {
           groups = looked.groups;
           rejected.push(...groupRejections);
         } else {
-          const dir = await this.host.readDirectory(client, signal);
+          const dir = await this.readAll(client, signal);
           const wanted = new Set([...changedGroupIds, ...(s.flattenNested ? ancestorGroups(dir.nested, changedGroupIds) : [])]);
           groups = dir.state.groups.filter((x) => wanted.has(x.externalId));
           for (const r of dir.state.rejected)

@@ -44,7 +44,8 @@ export const ldapChangesSchema = z.strictObject({
   deletedObjects: z.boolean().default(true),
   /**
    * A changed group's members are looked up entry by entry up to this many lookups (its nested
-   * groups, its parents, each member); beyond, memberships are resolved from a full read.
+   * groups, its parents, each member); beyond, members are answered from the admissions the
+   * change reader keeps (user-dn-index.ts) after one search for the user DNs present now.
    */
   maxMemberLookups: z.number().int().min(0).default(2000),
   /** Where changed entries are looked for (so a move out of scope is seen); default: the naming contexts holding the base DNs. */

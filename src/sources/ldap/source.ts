@@ -43,6 +43,8 @@ export interface DirectoryRead {
   state: DesiredState;
   /** Group externalId → the groups nested directly in it (MembershipResult.nested). */
   nested: ReadonlyMap<string, readonly string[]>;
+  /** What was admitted or rejected, by user DN (the change reader's UserDnIndex). */
+  admissions: Pick<UserCollector, 'userByDn' | 'rejectedUserDns'>;
 }
 
 /** Sources already warned about for a bind without TLS: once per process, not per construction (validate, plan and each daemon run build one). */
@@ -236,7 +238,7 @@ export class LdapSource implements ChangeSource {
         'group members outside the user scope skipped',
       );
     }
-    return { state: { users, groups: membership.groups, rejected, stats }, nested: membership.nested };
+    return { state: { users, groups: membership.groups, rejected, stats }, nested: membership.nested, admissions: collector };
   }
 
   /** Every entry of the search under each base DN, handed to `onEntry` page by page; returns how many. */

@@ -1,0 +1,122 @@
+/**
+ * A changed group with more members than `changes.maxMemberLookups`, against a real slapd: its
+ * members are answered from the change reader's index of admissions after one search for the
+ * user DNs present now, never from a full read, and the member list equals what read() gives —
+ * with members renamed, deleted, rejected and joined since the index was built.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Attribute, Change, Client } from 'ldapts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
+import { LdapSource } from '../../src/sources/ldap/source.ts';
+import { UserDnIndex } from '../../src/sources/ldap/user-dn-index.ts';
+import { ChangeFeed } from '../helpers/change-feed.ts';
+import type { LdifEntry } from '../helpers/ldif.ts';
+import { slapdSourceConfig, startSlapd, type SlapdHandle } from '../helpers/slapd.ts';
+
+const SUFFIX = 'dc=example,dc=org';
+const PEOPLE = `ou=people,${SUFFIX}`;
+const GROUPS = `ou=groups,${SUFFIX}`;
+const dn = (uid: string): string => `uid=${uid},${PEOPLE}`;
+const ALL = `cn=all-staff,${GROUPS}`;
+const NAMES = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'];
+
+const person = (uid: string, mail: string | null = `${uid}@example.org`): LdifEntry => ({
+  dn: dn(uid),
+  attrs: { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, ...(mail === null ? {} : { mail }) },
+});
+
+let sl: SlapdHandle;
+let admin: Client;
+let cfg: LdapSourceInput;
+const dir = mkdtempSync(join(tmpdir(), 'ldap-large-groups-'));
+const logs: { membersFrom?: string }[] = [];
+const logger = { info: (o: object) => logs.push(o as { membersFrom?: string }), warn: () => undefined, debug: () => undefined };
+
+beforeAll(async () => {
+  sl = await startSlapd({
+    entries: [
+      { dn: PEOPLE, attrs: { objectClass: 'organizationalUnit', ou: 'people' } },
+      { dn: GROUPS, attrs: { objectClass: 'organizationalUnit', ou: 'groups' } },
+      ...NAMES.map((n) => person(n)),
+      // Without mail: rejected by read() (the login is the mail here), a member all the same.
+      person('nomail', null),
+      { dn: ALL, attrs: { objectClass: 'groupOfNames', cn: 'all-staff', member: [...NAMES, 'nomail'].map(dn) } },
+    ],
+  });
+  // Three lookups at most: the all-staff group (9 members) is past the bound.
+  cfg = slapdSourceConfig(
+    sl,
+    { people: PEOPLE, groups: GROUPS },
+    {
+      users: { baseDn: PEOPLE, attributes: { userName: 'mail' } },
+      changes: { overlapSeconds: 2, maxMemberLookups: 3 },
+    },
+  );
+  admin = new Client({ url: sl.url });
+  await admin.bind(sl.adminDn, sl.adminPassword);
+});
+
+afterAll(async () => {
+  await admin?.unbind().catch(() => undefined);
+  await sl?.stop();
+});
+
+const source = (): LdapSource => new LdapSource(ldapSourceSchema.parse(cfg), { configDir: dir, logger });
+const members = async (src: LdapSource, name: string): Promise<string[]> =>
+  [...((await src.read()).groups.find((g) => g.displayName === name)?.members ?? [])].sort();
+
+describe('a changed group past the member lookup bound', () => {
+  it('is resolved from the index of admissions, equal to read(), after renames, deletions and joiners', async () => {
+    const src = source();
+    const feed = new ChangeFeed(() => src);
+    expect((await feed.poll()).kind).toBe('full');
+    // Since the index was built: p1 renamed (the group keeps its old DN: no refint here), p2
+    // deleted (a dangling member DN), a joiner added straight into the group, p3 now without mail.
+    await admin.modifyDN(dn('p1'), 'uid=p1-renamed');
+    await admin.del(dn('p2'));
+    await admin.add(dn('joiner'), { objectClass: 'inetOrgPerson', uid: 'joiner', cn: 'joiner', sn: 'joiner', mail: 'joiner@example.org' });
+    await admin.modify(dn('p3'), new Change({ operation: 'delete', modification: new Attribute({ type: 'mail', values: [] }) }));
+    await admin.modify(ALL, new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('joiner')] }) }));
+    logs.length = 0;
+    const d = await feed.delta();
+    const group = d.groups.upserted.find((g) => g.displayName === 'all-staff');
+    expect(group).toBeDefined();
+    expect([...(group?.members ?? [])].sort()).toEqual(await members(src, 'all-staff'));
+    // p1 (old DN), p2 (gone), p3 and nomail (rejected) are not members; the joiner is.
+    expect(group?.members).toHaveLength(NAMES.length - 3 + 1);
+    expect(logs.flatMap((l) => (l.membersFrom === undefined ? [] : [l.membersFrom]))).toEqual(['lookups']);
+  });
+
+  it('without an index yet (a reader that has not read the directory) it falls back to a full read', async () => {
+    const first = source();
+    const feed = new ChangeFeed(() => first);
+    await feed.poll();
+    // Another reader (a restarted process) continues from the cursor without an index.
+    const restarted = source();
+    await admin.modify(ALL, new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [dn('joiner')] }) }));
+    logs.length = 0;
+    const d = await restarted.changes(feed.cursor);
+    if (d.kind !== 'delta') throw new Error('expected a delta');
+    expect(logs.flatMap((l) => (l.membersFrom === undefined ? [] : [l.membersFrom]))).toEqual(['full read']);
+    expect([...(d.groups.upserted[0]?.members ?? [])].sort()).toEqual(await members(restarted, 'all-staff'));
+  });
+});
+
+describe('the index of admissions', () => {
+  it('keeps the latest admission of each DN: an id replaces a rejection and the other way round', () => {
+    const index = new UserDnIndex();
+    index.record({ userByDn: new Map([['uid=a', 'id-a']]), rejectedUserDns: new Set(['uid=b']) });
+    expect([index.idOf('uid=a'), index.isRejected('uid=b'), index.idOf('uid=c')]).toEqual(['id-a', true, undefined]);
+    index.record({ userByDn: new Map([['uid=b', 'id-b']]), rejectedUserDns: new Set(['uid=a']) });
+    expect([index.idOf('uid=a'), index.isRejected('uid=a'), index.idOf('uid=b'), index.isRejected('uid=b')]).toEqual([
+      undefined,
+      true,
+      'id-b',
+      false,
+    ]);
+    expect(index.size).toBe(2);
+  });
+});
