@@ -83,6 +83,29 @@ export type BatchResult =
   | { kind: 'busy' }
   | { kind: 'quarantined' };
 
+/**
+ * How long a delta waits for more changes to the same people before it is applied: until its
+ * newest change is `coalesceMs` old, by the time the directory gave it (`changedAt`), or from
+ * now for a change without one. A change that waited for the poll already has had its window.
+ */
+export function coalesceWait(delta: SourceDelta, coalesceMs: number, now: number): number {
+  if (deltaSize(delta) === 0 || coalesceMs <= 0) return 0;
+  const ids = [
+    ...delta.users.upserted.map((u) => u.externalId),
+    ...delta.users.removed,
+    ...delta.groups.upserted.map((g) => g.externalId),
+    ...delta.groups.removed,
+  ];
+  let newest = -Infinity;
+  for (const id of ids) {
+    const at = delta.changedAt[id];
+    if (at === undefined) return coalesceMs;
+    if (at > newest) newest = at;
+  }
+  if (ids.length === 0) return coalesceMs;
+  return Math.min(coalesceMs, Math.max(0, coalesceMs - (now - newest)));
+}
+
 /** Total changed identities of a delta (its users and groups). */
 const sizeOf = (a: { users: readonly string[]; groups: readonly string[] }): number => a.users.length + a.groups.length;
 
@@ -133,8 +156,9 @@ export class ChangeLoop {
     this.pending = undefined;
     let answer: SourceChanges = await source.changes(pending?.cursor ?? this.cursor, signal);
     if (answer.kind === 'delta' && pending) answer = mergeDeltas(pending, answer);
-    if (answer.kind === 'delta' && deltaSize(answer) > 0 && config.changes.coalesceMs > 0 && !pending) {
-      await sleep(config.changes.coalesceMs, signal);
+    const coalesce = answer.kind === 'delta' && !pending ? coalesceWait(answer, config.changes.coalesceMs, this.now()) : 0;
+    if (answer.kind === 'delta' && coalesce > 0) {
+      await sleep(coalesce, signal);
       const more = await source.changes(answer.cursor, signal);
       answer = more.kind === 'full' ? more : mergeDeltas(answer, more);
     }

@@ -124,6 +124,8 @@ export class LdapChangeReader {
   private readonly logger: SourceLogger | undefined;
   /** False once the server refused Show Deleted (reported as a blind spot). */
   deletesVisible = true;
+  /** When the current poll began (performance.now), for its log line. */
+  private pollBegan = 0;
   /** Admissions by user DN since this reader's last full read (undefined before one). */
   private userIndex: UserDnIndex | undefined;
   /** What this process has seen of the server's clock (modify-timestamp). */
@@ -138,6 +140,7 @@ export class LdapChangeReader {
   async changes(client: Client, cursorText: string | undefined, signal: AbortSignal | undefined): Promise<SourceChanges> {
     const s = this.host.settings;
     const mechanism = s.changes.mechanism;
+    this.pollBegan = performance.now();
     if (mechanism === undefined)
       throw new SourceError(`${this.host.describe}: change detection is off (provisioning.source.changes.mechanism)`);
     const root = await this.rootDse(client);
@@ -503,6 +506,7 @@ export class LdapChangeReader {
         groupsRemoved: delta.groups.removed.length,
         rejected: rejected.length,
         membersFrom: stats.memberResolution === undefined ? 'none' : stats.memberResolution === 1 ? 'lookups' : 'full read',
+        ms: Math.round(performance.now() - this.pollBegan),
       },
       'LDAP changes read',
     );

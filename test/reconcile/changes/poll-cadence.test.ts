@@ -2,11 +2,12 @@
  * The change loop's poll cadence: rounds start every poll interval, so a change made while a
  * slow round ran is asked for as soon as the interval is over, not an interval after the round
  * ended. A failed round waits the whole interval (a directory that is down is not hammered).
+ * A batch waits for more changes to the same people until its newest change is coalesceMs old.
  */
 import { describe, expect, it } from 'vitest';
-import { ChangeLoop, type ChangeLoopDeps } from '../../../src/reconcile/changes/change-loop.ts';
+import { ChangeLoop, coalesceWait, type ChangeLoopDeps } from '../../../src/reconcile/changes/change-loop.ts';
 import { createLogger } from '../../../src/observability/logger.ts';
-import { emptyDelta, type ChangeSource, type SourceChanges } from '../../../src/sources/changes.ts';
+import { emptyDelta, type ChangeSource, type SourceChanges, type SourceDelta } from '../../../src/sources/changes.ts';
 import { provisioningConfig } from './support.ts';
 
 /** A directory whose change answers take `roundMs` of the loop's clock; `fail` makes the next one throw. */
@@ -70,5 +71,29 @@ describe('change loop poll cadence', () => {
     await loop.pollOnce();
     clock.t -= 3_600_000;
     expect(loop.untilNextPoll()).toBe(2_000);
+  });
+});
+
+describe('coalescing window', () => {
+  const delta = (changedAt: Record<string, number>, removed: string[]): SourceDelta => ({
+    ...emptyDelta('c'),
+    users: { upserted: [], removed },
+    changedAt,
+  });
+
+  it('runs from the newest change time the directory gave, not from when the poll saw it', () => {
+    const now = 1_000_000;
+    expect(coalesceWait(delta({ a: now - 300, b: now - 2_000 }, ['a', 'b']), 1_000, now)).toBe(700);
+    // Both changes waited for the poll longer than the window: applied at once.
+    expect(coalesceWait(delta({ a: now - 1_500, b: now - 2_000 }, ['a', 'b']), 1_000, now)).toBe(0);
+    // A directory clock ahead of this host's never makes the wait longer than the window.
+    expect(coalesceWait(delta({ a: now + 60_000 }, ['a']), 1_000, now)).toBe(1_000);
+  });
+
+  it('a change without a time is timed from now; nothing changed or a window of 0 means no wait', () => {
+    const now = 1_000_000;
+    expect(coalesceWait(delta({ a: now - 5_000 }, ['a', 'b']), 1_000, now)).toBe(1_000);
+    expect(coalesceWait(delta({}, []), 1_000, now)).toBe(0);
+    expect(coalesceWait(delta({ a: now }, ['a']), 0, now)).toBe(0);
   });
 });
