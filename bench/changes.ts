@@ -206,6 +206,10 @@ interface PlanResult {
   blindRemovals: number;
   other: number;
   summary: Record<string, number>;
+  /** The plan's non-zero summary counts, `membersAdd 2, ...`. */
+  kinds: string;
+  /** The plan itself (JSON) when it is not empty. */
+  text: string;
 }
 
 async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string>): Promise<PlanResult> {
@@ -229,7 +233,18 @@ async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string
   };
   const removals = [...plan.users.deactivate, ...plan.users.delete];
   const blindRemovals = removals.filter((u) => blindUsers.has(u.externalId)).length;
-  return { changes: plan.summary.changes, blindRemovals, other: plan.summary.changes - blindRemovals, summary: plan.summary };
+  const kinds = Object.entries(plan.summary)
+    .filter(([k, n]) => k !== 'changes' && n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return {
+    changes: plan.summary.changes,
+    blindRemovals,
+    other: plan.summary.changes - blindRemovals,
+    summary: plan.summary,
+    kinds,
+    text: plan.summary.changes > 0 ? run.stdout : '',
+  };
 }
 
 function writeConfig(ws: Workspace, directory: ChangeDirectory, sim: SimulatorProcess, kind: ProcessKind, keyPrefix: string): void {
@@ -491,8 +506,9 @@ async function main(): Promise<void> {
     const blindUsers = new Set(done.filter((c) => c.blindEffects.length > 0).map((c) => c.user));
     const plan1 = await fullPlan(ws, kind, blindUsers);
     say(
-      `full plan after the changes: ${plan1.changes} changes (${plan1.blindRemovals} deprovisionings of deleted leavers, ${plan1.other} other)`,
+      `full plan after the changes: ${plan1.changes} changes (${plan1.blindRemovals} deprovisionings of deleted leavers, ${plan1.other} other)${plan1.kinds ? `: ${plan1.kinds}` : ''}`,
     );
+    if (plan1.text) say(`that plan: ${plan1.text.slice(0, 4000)}`);
     // What the change mechanism is said not to see may still arrive through it (e.g. a reader
     // that checks the members its groups lost): timed from the change phase's requests first.
     const blind = new PropagationTracker(true);
@@ -600,7 +616,7 @@ async function main(): Promise<void> {
         name: directory.deletesBlind
           ? 'next full plan after the changes (excluding deleted leavers, a documented blind spot on OpenLDAP)'
           : 'next full plan after the changes',
-        measured: `${plan1.other} changes (+ ${plan1.blindRemovals} deprovisionings of the ${blindUsers.size} deleted leavers)`,
+        measured: `${plan1.other} changes${plan1.kinds ? ` (${plan1.kinds})` : ''} (+ ${plan1.blindRemovals} deprovisionings of the ${blindUsers.size} deleted leavers)`,
         target: '0',
         pass: plan1.other === 0,
       },
