@@ -5,6 +5,8 @@
  * port is fixed at 389 and Samba binds only addresses configured on an interface, so one DC
  * runs at a time: a port already taken fails the start with that reason.
  * Simple binds without TLS are allowed (`ldap server require strong auth = no`): loopback only.
+ * `beforeStart` runs between provisioning and the start, e.g. to load entries offline into the
+ * DC's sam.ldb (bench/lib/samba-directory.ts).
  *
  * Needs: /usr/sbin/samba and /usr/bin/samba-tool (Debian: `apt-get install samba`), run as root.
  */
