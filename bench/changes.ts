@@ -206,6 +206,10 @@ interface PlanResult {
   blindRemovals: number;
   other: number;
   summary: Record<string, number>;
+  /** The plan's non-zero summary counts, `membersAdd 2, ...`. */
+  kinds: string;
+  /** The plan itself (JSON) when it is not empty. */
+  text: string;
 }
 
 async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string>): Promise<PlanResult> {
@@ -229,7 +233,18 @@ async function fullPlan(ws: Workspace, kind: ProcessKind, blindUsers: Set<string
   };
   const removals = [...plan.users.deactivate, ...plan.users.delete];
   const blindRemovals = removals.filter((u) => blindUsers.has(u.externalId)).length;
-  return { changes: plan.summary.changes, blindRemovals, other: plan.summary.changes - blindRemovals, summary: plan.summary };
+  const kinds = Object.entries(plan.summary)
+    .filter(([k, n]) => k !== 'changes' && n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return {
+    changes: plan.summary.changes,
+    blindRemovals,
+    other: plan.summary.changes - blindRemovals,
+    summary: plan.summary,
+    kinds,
+    text: plan.summary.changes > 0 ? run.stdout : '',
+  };
 }
 
 function writeConfig(ws: Workspace, directory: ChangeDirectory, sim: SimulatorProcess, kind: ProcessKind, keyPrefix: string): void {
@@ -436,7 +451,13 @@ async function main(): Promise<void> {
     if (done.length === 0) throw new Error(`no change reached the directory: ${driverFailures.slice(0, 3).join('; ')}`);
     const lastChangeAt = Math.max(...done.map((c) => c.at));
     const driveMs = lastChangeAt - phaseStart;
-    say(`changes made in ${s1(driveMs)} s (${(changeCount / (driveMs / 1000)).toFixed(2)}/s); waiting for propagation`);
+    // How long the directory took to accept each change (all its LDAP operations): a stall of the
+    // directory shows here, apart from the tool's propagation.
+    const opMs = done.map((c) => c.at - c.startedAt).sort((a, b) => a - b);
+    const dirOps = `${n0(percentile(opMs, 50) ?? 0)} ms median, p99 ${n0(percentile(opMs, 99) ?? 0)} ms, max ${n0(opMs[opMs.length - 1] ?? 0)} ms`;
+    say(
+      `changes made in ${s1(driveMs)} s (${(changeCount / (driveMs / 1000)).toFixed(2)}/s), the directory's time per change ${dirOps}; waiting for propagation`,
+    );
     while (tracker.outstanding > 0 && Date.now() - lastChangeAt < settleMs) {
       feed();
       await sleep(250);
@@ -491,8 +512,9 @@ async function main(): Promise<void> {
     const blindUsers = new Set(done.filter((c) => c.blindEffects.length > 0).map((c) => c.user));
     const plan1 = await fullPlan(ws, kind, blindUsers);
     say(
-      `full plan after the changes: ${plan1.changes} changes (${plan1.blindRemovals} deprovisionings of deleted leavers, ${plan1.other} other)`,
+      `full plan after the changes: ${plan1.changes} changes (${plan1.blindRemovals} deprovisionings of deleted leavers, ${plan1.other} other)${plan1.kinds ? `: ${plan1.kinds}` : ''}`,
     );
+    if (plan1.text) say(`that plan: ${plan1.text.slice(0, 4000)}`);
     // What the change mechanism is said not to see may still arrive through it (e.g. a reader
     // that checks the members its groups lost): timed from the change phase's requests first.
     const blind = new PropagationTracker(true);
@@ -600,7 +622,7 @@ async function main(): Promise<void> {
         name: directory.deletesBlind
           ? 'next full plan after the changes (excluding deleted leavers, a documented blind spot on OpenLDAP)'
           : 'next full plan after the changes',
-        measured: `${plan1.other} changes (+ ${plan1.blindRemovals} deprovisionings of the ${blindUsers.size} deleted leavers)`,
+        measured: `${plan1.other} changes${plan1.kinds ? ` (${plan1.kinds})` : ''} (+ ${plan1.blindRemovals} deprovisionings of the ${blindUsers.size} deleted leavers)`,
         target: '0',
         pass: plan1.other === 0,
       },
@@ -643,7 +665,7 @@ async function main(): Promise<void> {
         kind === 'full-loop'
           ? '**baseline** — no change path: `apply` (a full reconcile: read the whole directory, list the whole platform, plan, write) in a new process as soon as the previous one ended'
           : `\`scim-audit-sync ${kind} --config F\`${kind === 'daemon' ? ' (Redis)' : ' (foreground, no Redis)'}, default change settings, started after the initial reconcile and measured once idle`
-      }. ${changeCount} changes at ${rate}/s through LDAP add/modify/modrdn/delete as the directory administrator (made in ${s1(driveMs)} s). Config: \`scim.pageSize: 1000\`, \`maxResponseMegabytes: 512\`, LDAP pages of 1,000, ${directory.kind === 'slapd' ? '`disabled: { attribute: employeeType, values: [terminated] }`' : 'the active-directory preset (disabled: userAccountControl)'}${args['ldap-poll-seconds'] !== undefined ? `, **not default:** \`changes.pollSeconds: ${args['ldap-poll-seconds']}\`` : ', change settings at their defaults'}.`,
+      }. ${changeCount} changes at ${rate}/s through LDAP add/modify/modrdn/delete as the directory administrator (made in ${s1(driveMs)} s; the directory's time per change ${dirOps}). Config: \`scim.pageSize: 1000\`, \`maxResponseMegabytes: 512\`, LDAP pages of 1,000, ${directory.kind === 'slapd' ? '`disabled: { attribute: employeeType, values: [terminated] }`' : 'the active-directory preset (disabled: userAccountControl)'}${args['ldap-poll-seconds'] !== undefined ? `, **not default:** \`changes.pollSeconds: ${args['ldap-poll-seconds']}\`` : ', change settings at their defaults'}.`,
       '',
       '| aim | measured | target | |',
       '|---|---:|---:|:---:|',

@@ -5,6 +5,8 @@
  * port is fixed at 389 and Samba binds only addresses configured on an interface, so one DC
  * runs at a time: a port already taken fails the start with that reason.
  * Simple binds without TLS are allowed (`ldap server require strong auth = no`): loopback only.
+ * `beforeStart` runs between provisioning and the start, e.g. to load entries offline into the
+ * DC's sam.ldb (bench/lib/samba-directory.ts).
  *
  * Needs: /usr/sbin/samba and /usr/bin/samba-tool (Debian: `apt-get install samba`), run as root.
  */
@@ -61,7 +63,19 @@ async function bindable(url: string, dn: string, password: string): Promise<bool
   }
 }
 
-export async function startSambaAd(opts: { realm?: string; domain?: string } = {}): Promise<SambaAdHandle> {
+/** The provisioned DC before it starts: its files, for an offline load into its sam.ldb. */
+export interface SambaProvisioned {
+  dir: string;
+  /** The DC's smb.conf. */
+  conf: string;
+  /** `<dir>/private/sam.ldb` */
+  samLdb: string;
+  baseDn: string;
+}
+
+export async function startSambaAd(
+  opts: { realm?: string; domain?: string; beforeStart?: (p: SambaProvisioned) => Promise<void> } = {},
+): Promise<SambaAdHandle> {
   if (!sambaAvailable()) throw new Error(`samba not found (${SAMBA_BIN}, ${SAMBA_TOOL_BIN}): apt-get install samba`);
   const realm = opts.realm ?? 'TEST.EXAMPLE';
   const domain = opts.domain ?? 'TEST';
@@ -110,6 +124,13 @@ export async function startSambaAd(opts: { realm?: string; domain?: string } = {
       '\n',
     ),
   );
+  if (opts.beforeStart)
+    try {
+      await opts.beforeStart({ dir, conf, samLdb: join(dir, 'private', 'sam.ldb'), baseDn });
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
 
   const child: ChildProcess = spawn(SAMBA_BIN, ['-i', '-M', 'single', '-s', conf], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

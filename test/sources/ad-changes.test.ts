@@ -135,6 +135,28 @@ describe('Active Directory changes by uSNChanged (Samba AD)', () => {
     expect(d.users.upserted).toEqual([]);
   });
 
+  it('a member added to a group nested in another: the parent arrives too (found through memberOf), with its flattened members', async () => {
+    await admin.add(groupDn('departments'), {
+      objectClass: ['top', 'group'],
+      sAMAccountName: 'departments',
+      groupType: String(-2147483646),
+      member: [groupDn('analysts')],
+    });
+    await feed.delta();
+    await addUser('erin');
+    const member = (operation: 'add' | 'delete'): Change =>
+      new Change({ operation, modification: new Attribute({ type: 'member', values: [userDn('erin')] }) });
+    await admin.modify(groupDn('analysts'), member('add'));
+    const d = await feed.delta();
+    const ids = await idByUpn();
+    expect(d.groups.upserted.map((g) => g.displayName).sort()).toEqual(['analysts', 'departments']);
+    const departments = d.groups.upserted.find((g) => g.displayName === 'departments');
+    expect(new Set(departments?.members)).toEqual(new Set(['alice', 'carol', 'erin'].map((u) => ids.get(`${u}@test.example`))));
+    await admin.modify(groupDn('analysts'), member('delete'));
+    await admin.del(userDn('erin'));
+    await feed.delta();
+  });
+
   it('a deleted user is removed, seen through the Show Deleted control, with the id read() used', async () => {
     const id = (await idByUpn()).get('carol@test.example') as string;
     await admin.del(userDn('carol'));
