@@ -105,6 +105,25 @@ describe('a changed group past the member lookup bound', () => {
   });
 });
 
+describe('many changed entries in one poll', () => {
+  it('past the read-by-DN bound they are found by one search of each scope: the same records read() gives', async () => {
+    const src = source();
+    const feed = new ChangeFeed(() => src);
+    await feed.poll();
+    const joiners = Array.from({ length: 60 }, (_, i) => `bulk${i}`);
+    for (const uid of joiners)
+      await admin.add(dn(uid), { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail: `${uid}@example.org` });
+    // One of them without mail: rejected exactly as read() rejects it.
+    await admin.modify(dn('bulk7'), new Change({ operation: 'delete', modification: new Attribute({ type: 'mail', values: [] }) }));
+    const d = await feed.delta();
+    const full = await src.read();
+    const expected = full.users.filter((u) => joiners.some((j) => u.userName === `${j}@example.org`));
+    expect(d.users.upserted.map((u) => u.userName).sort()).toEqual(expected.map((u) => u.userName).sort());
+    expect(d.users.upserted).toHaveLength(59);
+    expect(d.rejected.map((r) => r.ref)).toEqual([dn('bulk7')]);
+  });
+});
+
 describe('the index of admissions', () => {
   it('keeps the latest admission of each DN: an id replaces a rejection and the other way round', () => {
     const index = new UserDnIndex();

@@ -32,14 +32,14 @@ import {
   type UsnCursor,
 } from './change-cursor.ts';
 import { UserCollector } from './collect-users.ts';
-import { dnKey } from './dn.ts';
+import { dnKey, inSearchScope } from './dn.ts';
 import { EntryView } from './entry.ts';
 import { ancestorGroups } from './flatten.ts';
 import { resolveChangedGroups } from './changed-groups.ts';
 import { ServerClock } from './server-clock.ts';
 import { decodeObjectGuid } from './guid.ts';
 import { readId } from './map.ts';
-import { pagedSearch, readEntry } from './paged-search.ts';
+import { pagedSearch, readEntry, readEntryMatching } from './paged-search.ts';
 import type { LdapSettings } from './settings.ts';
 import { wrap } from './filter.ts';
 import type { DirectoryRead, LdapSource, SourceLogger } from './source.ts';
@@ -54,7 +54,7 @@ const CONTROL_REFUSED = new Set([12, 50, 53]);
 type Stats = Record<string, number>;
 
 /** What the change reader needs of the source: the same searches and full read as read(). */
-export type ChangeReaderHost = Pick<LdapSource, 'settings' | 'describe' | 'searchAll' | 'disabledDns' | 'readDirectory'>;
+export type ChangeReaderHost = Pick<LdapSource, 'settings' | 'describe' | 'searchAll' | 'readDirectory'>;
 
 interface RootDse {
   namingContexts: string[];
@@ -79,6 +79,9 @@ interface Changed {
 
 const TIMESTAMP_ATTRS = ['modifyTimestamp', 'createTimestamp', 'entryCSN'];
 const USN_ATTRS = ['whenChanged', 'uSNChanged'];
+
+/** Up to this many changed entries are read by DN in a poll; more are found by a search of each scope. */
+const READ_BY_DN_MAX = 50;
 
 /** The first cursor's scan keeps the entries near the latest timestamp; it compacts them past this size. */
 const RECENT_COMPACT_MIN = 10_000;
@@ -384,6 +387,48 @@ export class LdapChangeReader {
     }
   }
 
+  /**
+   * The changed entries within `spec` (base DNs, scope, filter) with `attributes`, each handed to
+   * `onEntry` once. A few are read by DN with the filter (a search of the scope with the change
+   * filter reads every entry on a server that has no index for it, as Samba AD for uSNChanged);
+   * more are found by one such search.
+   */
+  private async changedIn(
+    client: Client,
+    changed: ReadonlyMap<string, Changed>,
+    changedFilter: string,
+    spec: { baseDns: string[]; filter: string; scope: 'sub' | 'one' },
+    attributes: string[],
+    label: string,
+    stats: Stats,
+    signal: AbortSignal | undefined,
+    onEntry: (raw: Entry) => void,
+    rejected?: SourceRejection[],
+  ): Promise<void> {
+    const s = this.host.settings;
+    if (changed.size > READ_BY_DN_MAX) {
+      await this.host.searchAll(
+        client,
+        { ...spec, filter: `(&${wrap(spec.filter)}${wrap(changedFilter)})` },
+        attributes,
+        label,
+        stats,
+        signal,
+        (raw) => {
+          if (changed.has(dnKey(raw.dn))) onEntry(raw);
+        },
+        rejected,
+      );
+      return;
+    }
+    for (const [key, c] of changed) {
+      if (!spec.baseDns.some((b) => inSearchScope(key, dnKey(b), spec.scope))) continue;
+      signal?.throwIfAborted();
+      const raw = await readEntryMatching(client, s, c.dn, spec.filter, attributes, `${label}: ${c.dn}`, s.binaryAttributes);
+      if (raw !== undefined) onEntry(raw);
+    }
+  }
+
   /** The changed entries sorted into upserted, removed and rejected users and groups. */
   private async classify(
     client: Client,
@@ -399,20 +444,32 @@ export class LdapChangeReader {
     const timeAttrs = s.changes.mechanism === 'usn' ? USN_ATTRS : TIMESTAMP_ATTRS;
 
     // Users: the same disabled filter, mapping and admission as read(), on the changed ones only.
-    const disabled = await this.host.disabledDns(client, stats, signal, changedFilter);
+    const disabled = new Set<string>();
+    if (s.disabled.filter !== undefined)
+      await this.changedIn(
+        client,
+        changed,
+        changedFilter,
+        { ...s.users, filter: `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})` },
+        ['1.1'],
+        'disabled users',
+        stats,
+        signal,
+        (raw) => disabled.add(dnKey(raw.dn)),
+      );
     const collector = new UserCollector(s, disabled, rejected);
     const inUserScope = new Set<string>();
-    await this.host.searchAll(
+    await this.changedIn(
       client,
-      { ...s.users, filter: `(&${wrap(s.users.filter)}${wrap(changedFilter)})` },
+      changed,
+      changedFilter,
+      s.users,
       [...s.users.attributes, ...timeAttrs],
       'changed users',
       stats,
       signal,
       (raw) => {
-        const key = dnKey(raw.dn);
-        if (!changed.has(key)) return;
-        inUserScope.add(key);
+        inUserScope.add(dnKey(raw.dn));
         collector.add(raw);
       },
       rejected,
@@ -428,17 +485,17 @@ export class LdapChangeReader {
     let groups: NormalizedGroup[] = [];
     const g = s.groups;
     if (g) {
-      await this.host.searchAll(
+      await this.changedIn(
         client,
-        { ...g, filter: `(&${wrap(g.filter)}${wrap(changedFilter)})` },
+        changed,
+        changedFilter,
+        g,
         g.attributes,
         'changed groups',
         stats,
         signal,
         (raw) => {
-          const key = dnKey(raw.dn);
-          if (!changed.has(key)) return;
-          inGroupScope.add(key);
+          inGroupScope.add(dnKey(raw.dn));
           changedGroups.push(raw);
           const id = readId(new EntryView(raw), g.map.externalId, g.map.externalIdFormat);
           if (id.ok) changedGroupIds.add(id.value);

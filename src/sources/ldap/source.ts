@@ -292,12 +292,12 @@ export class LdapSource implements ChangeSource {
     return count;
   }
 
-  /** With a `disabled.filter`, the server tells which in-scope users are disabled (`within`: only those also matching it). */
-  async disabledDns(client: Client, stats: Stats, signal: AbortSignal | undefined, within?: string): Promise<Set<string>> {
+  /** With a `disabled.filter`, the server tells which in-scope users are disabled. */
+  async disabledDns(client: Client, stats: Stats, signal: AbortSignal | undefined): Promise<Set<string>> {
     const s = this.settings;
     const out = new Set<string>();
     if (s.disabled.filter === undefined) return out;
-    const filter = `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)}${within === undefined ? '' : wrap(within)})`;
+    const filter = `(&${wrap(s.users.filter)}${wrap(s.disabled.filter)})`;
     await this.searchAll(client, { ...s.users, filter }, ['1.1'], 'disabled users', stats, signal, (e) => out.add(dnKey(e.dn)));
     return out;
   }
