@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
+import { LdapChangeReader } from '../../src/sources/ldap/changes.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
 import { UserDnIndex } from '../../src/sources/ldap/user-dn-index.ts';
 import { ChangeFeed } from '../helpers/change-feed.ts';
@@ -121,6 +122,53 @@ describe('many changed entries in one poll', () => {
     expect(d.users.upserted.map((u) => u.userName).sort()).toEqual(expected.map((u) => u.userName).sort());
     expect(d.users.upserted).toHaveLength(59);
     expect(d.rejected.map((r) => r.ref)).toEqual([dn('bulk7')]);
+  });
+});
+
+describe('a member renamed while the poll resolves its group', () => {
+  it('stays a member: the link moved with it (AD, refint), so the group is read again and resolved again', async () => {
+    const RACE = `cn=race,${GROUPS}`;
+    for (const uid of ['r1', 'r2', 'r3'])
+      await admin.add(dn(uid), { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail: `${uid}@example.org` });
+    await admin.add(RACE, { objectClass: 'groupOfNames', cn: 'race', member: [dn('r1'), dn('r2')] });
+    const src = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { overlapSeconds: 2 } }), { configDir: dir });
+    const reader = new LdapChangeReader(src, undefined);
+    const client = new Client({ url: sl.url });
+    await client.bind(sl.readerDn, sl.readerPassword);
+    try {
+      const first = await reader.changes(client, undefined, undefined);
+      const r1 = first.kind === 'full' ? first.state.users.find((u) => u.userName === 'r1@example.org')?.externalId : undefined;
+      expect(r1).toBeDefined();
+      await admin.modify(RACE, new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('r3')] }) }));
+      // The first look-up of r1 by DN comes after the group was read: r1 is renamed just then,
+      // and the group's link follows it, as Active Directory or the refint overlay do.
+      let raced = false;
+      const search = client.search.bind(client);
+      const hooked = Object.assign(Object.create(client) as Client, {
+        search: async (base: string, options: Parameters<Client['search']>[1]) => {
+          if (!raced && base === dn('r1') && options?.scope === 'base') {
+            raced = true;
+            await admin.modifyDN(dn('r1'), 'uid=r1-renamed');
+            await admin.modify(
+              RACE,
+              new Change({
+                operation: 'replace',
+                modification: new Attribute({ type: 'member', values: [dn('r1-renamed'), dn('r2'), dn('r3')] }),
+              }),
+            );
+          }
+          return search(base, options);
+        },
+      });
+      const d = await reader.changes(hooked, first.cursor, undefined);
+      expect(raced).toBe(true);
+      if (d.kind !== 'delta') throw new Error('expected a delta');
+      const race = d.groups.upserted.find((x) => x.displayName === 'race');
+      expect(race?.members).toHaveLength(3);
+      expect(race?.members).toContain(r1);
+    } finally {
+      await client.unbind().catch(() => undefined);
+    }
   });
 });
 

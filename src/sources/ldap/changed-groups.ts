@@ -26,6 +26,12 @@ export interface ResolvedGroups {
   groups: NormalizedGroup[];
   /** Directory lookups spent. */
   lookups: number;
+  /**
+   * Member DNs in the user scope that name no entry. On a directory that keeps links (Active
+   * Directory, OpenLDAP with refint) that is a member renamed or moved between reading the group
+   * and looking the member up: the caller reads the groups again.
+   */
+  dangling: number;
 }
 
 /**
@@ -135,6 +141,7 @@ export async function resolveChangedGroups(
   const memberRejections: SourceRejection[] = [];
   const users = new UserCollector(s, new Set(), memberRejections);
   const fromIndex = { userByDn: new Map<string, string>(), rejectedUserDns: new Set<string>() };
+  let dangling = 0;
   let toRead = inScope;
   if (lookups + inScope.length > limit) {
     if (admissions === undefined) return undefined;
@@ -143,7 +150,10 @@ export async function resolveChangedGroups(
     await host.searchAll(client, s.users, ['1.1'], 'users (DNs only)', stats, signal, (e) => present.add(dnKey(e.dn)));
     toRead = [];
     for (const [key, dn] of inScope) {
-      if (!present.has(key)) continue;
+      if (!present.has(key)) {
+        dangling++;
+        continue;
+      }
       const id = admissions.idOf(key);
       if (id !== undefined) fromIndex.userByDn.set(key, id);
       else if (admissions.isRejected(key)) fromIndex.rejectedUserDns.add(key);
@@ -156,6 +166,7 @@ export async function resolveChangedGroups(
     lookups++;
     const u = await readEntryMatching(client, s, dn, s.users.filter, s.users.attributes, `user ${dn}`, s.binaryAttributes);
     if (u !== undefined) users.add(u);
+    else if ((await readEntry(client, s, dn, ['1.1'], `user ${dn}`)) === undefined) dangling++;
   }
   admissions?.record(users);
 
@@ -180,5 +191,5 @@ export async function resolveChangedGroups(
     if (emit.has(key)) emitIds.add(admitted.value.externalId);
   }
   const groups = resolver.finish().groups.filter((x) => emitIds.has(x.externalId));
-  return { groups, lookups };
+  return { groups, lookups, dangling };
 }

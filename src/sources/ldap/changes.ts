@@ -429,6 +429,21 @@ export class LdapChangeReader {
     }
   }
 
+  /** The groups read again by DN; undefined when no member list changed since `entries` were read. */
+  private async reread(client: Client, entries: Entry[], g: NonNullable<LdapSettings['groups']>): Promise<Entry[] | undefined> {
+    const s = this.host.settings;
+    const members = (e: Entry): string => new EntryView(e).strings(s.memberAttribute).map(dnKey).sort().join('\n');
+    const fresh: Entry[] = [];
+    let moved = false;
+    for (const e of entries) {
+      const now = await readEntryMatching(client, s, e.dn, g.filter, g.attributes, `group ${e.dn}`, s.binaryAttributes);
+      if (now === undefined) continue;
+      if (members(now) !== members(e)) moved = true;
+      fresh.push(now);
+    }
+    return moved ? fresh : undefined;
+  }
+
   /** The changed entries sorted into upserted, removed and rejected users and groups. */
   private async classify(
     client: Client,
@@ -504,15 +519,19 @@ export class LdapChangeReader {
       );
       if (changedGroups.length > 0) {
         const groupRejections: SourceRejection[] = [];
-        const looked = await resolveChangedGroups(
-          client,
-          this.host,
-          changedGroups,
-          s.changes.maxMemberLookups,
-          groupRejections,
-          signal,
-          this.userIndex,
-        );
+        const resolve = (entries: Entry[]) =>
+          resolveChangedGroups(client, this.host, entries, s.changes.maxMemberLookups, groupRejections, signal, this.userIndex);
+        let looked = await resolve(changedGroups);
+        // A member that names no entry may have been renamed or moved while this poll read: the
+        // groups are read again, and resolved again when a member list changed meanwhile (once:
+        // a reference left dangling in the directory stays so, as read() sees it).
+        if (looked !== undefined && looked.dangling > 0) {
+          const again = await this.reread(client, changedGroups, g);
+          if (again !== undefined) {
+            groupRejections.length = 0;
+            looked = await resolve(again);
+          }
+        }
         if (looked !== undefined) {
           groups = looked.groups;
           rejected.push(...groupRejections);
