@@ -172,6 +172,44 @@ describe('a member renamed while the poll resolves its group', () => {
   });
 });
 
+describe('a changed user renamed while the poll classifies it', () => {
+  it('is not taken for a leaver: no removal now, the next poll carries it under its new name', async () => {
+    await admin.add(dn('mover'), { objectClass: 'inetOrgPerson', uid: 'mover', cn: 'mover', sn: 'mover', mail: 'mover@example.org' });
+    const src = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { overlapSeconds: 2 } }), { configDir: dir });
+    const reader = new LdapChangeReader(src, undefined);
+    const client = new Client({ url: sl.url });
+    await client.bind(sl.readerDn, sl.readerPassword);
+    try {
+      const first = await reader.changes(client, undefined, undefined);
+      const id = first.kind === 'full' ? first.state.users.find((u) => u.userName === 'mover@example.org')?.externalId : undefined;
+      expect(id).toBeDefined();
+      await admin.modify(dn('mover'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Moved'] }) }));
+      // The change scan sees the entry at its DN; it is renamed before the poll reads it there.
+      let raced = false;
+      const search = client.search.bind(client);
+      const hooked = Object.assign(Object.create(client) as Client, {
+        search: async (base: string, options: Parameters<Client['search']>[1]) => {
+          if (!raced && base === dn('mover') && options?.scope === 'base') {
+            raced = true;
+            await admin.modifyDN(dn('mover'), 'uid=mover-renamed');
+          }
+          return search(base, options);
+        },
+      });
+      const d = await reader.changes(hooked, first.cursor, undefined);
+      expect(raced).toBe(true);
+      if (d.kind !== 'delta') throw new Error('expected a delta');
+      expect(d.users.removed).not.toContain(id);
+      const next = await reader.changes(client, d.cursor, undefined);
+      if (next.kind !== 'delta') throw new Error('expected a delta');
+      expect(next.users.removed).not.toContain(id);
+      expect(next.users.upserted.find((u) => u.externalId === id)?.attributes['dn']).toBe(dn('mover-renamed'));
+    } finally {
+      await client.unbind().catch(() => undefined);
+    }
+  });
+});
+
 describe('the index of admissions', () => {
   it('keeps the latest admission of each DN: an id replaces a rejection and the other way round', () => {
     const index = new UserDnIndex();

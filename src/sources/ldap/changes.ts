@@ -554,7 +554,15 @@ export class LdapChangeReader {
       if (c.groupId !== undefined && g) removedGroups.add(c.groupId);
       for (const id of [c.userId, c.groupId]) if (id !== undefined && c.at !== undefined) changedAt[id] = c.at;
     };
-    for (const [key, c] of changed) if (!inUserScope.has(key) && !inGroupScope.has(key)) gone(c);
+    // Not in either scope by the reads above: out of scope where it stands, or renamed, moved or
+    // deleted since the change scan saw it. Only the first is a removal now; whatever moved is
+    // seen where it went by the next poll (a rename or move stamps the entry again), and a
+    // rename within the scope is never taken for a leaver.
+    for (const [key, c] of changed) {
+      if (inUserScope.has(key) || inGroupScope.has(key)) continue;
+      if ((await readEntry(client, s, c.dn, ['1.1'], `changed entry ${c.dn}`)) === undefined) continue;
+      gone(c);
+    }
     for (const c of deleted.values()) gone(c);
     for (const u of collector.users) {
       const at = changed.get(dnKey(u.attributes['dn'] as string))?.at;
