@@ -67,18 +67,27 @@ export function* ldifEntries(users: number, groups: number): Generator<LdifEntry
   }
 }
 
-/** The same directory as a file-source JSON document, written in ~1 MB chunks. */
-export function writeJsonDirectory(path: string, users: number, groups: number): void {
+/** Writes what `fill` puts to `path` in ~1 MB chunks: a large document without holding it whole. */
+export function writeChunked(path: string, fill: (put: (s: string) => void) => void): void {
   const fd = openSync(path, 'w');
   let buf = '';
-  const put = (s: string): void => {
-    buf += s;
-    if (buf.length >= 1 << 20) {
-      writeSync(fd, buf);
-      buf = '';
-    }
-  };
   try {
+    fill((s) => {
+      buf += s;
+      if (buf.length >= 1 << 20) {
+        writeSync(fd, buf);
+        buf = '';
+      }
+    });
+    writeSync(fd, buf);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The same directory as a file-source JSON document, written in ~1 MB chunks. */
+export function writeJsonDirectory(path: string, users: number, groups: number): void {
+  writeChunked(path, (put) => {
     put('{"users":[');
     for (let i = 0; i < users; i++) {
       const uid = `user${i}`;
@@ -99,8 +108,5 @@ export function writeJsonDirectory(path: string, users: number, groups: number):
       put(`${g > 0 ? ',' : ''}${JSON.stringify(grp)}`);
     }
     put(']}');
-    writeSync(fd, buf);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }

@@ -15,13 +15,13 @@
  * Ids are objectGUIDs the DC assigned: read back over LDAP once it runs.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'ldapts';
 import { decodeObjectGuid } from '../../src/sources/ldap/guid.ts';
 import { SAMBA_TOOL_BIN, type SambaAdHandle, type SambaProvisioned } from '../../test/helpers/samba-ad.ts';
-import { groupMembers } from './ldap-directory.ts';
+import { groupMembers, writeChunked } from './ldap-directory.ts';
 
 const execFileP = promisify(execFile);
 
@@ -90,24 +90,12 @@ function ldifRecord(dn: string, attrs: Record<string, string | string[]>): strin
 /** The directory's entries as LDIF (parents first), written in ~1 MB chunks. */
 export function writeSambaLdif(path: string, baseDn: string, users: number, groups: number): void {
   const layout = sambaLayout(baseDn);
-  const fd = openSync(path, 'w');
-  let buf = '';
-  const put = (s: string): void => {
-    buf += s;
-    if (buf.length >= 1 << 20) {
-      writeSync(fd, buf);
-      buf = '';
-    }
-  };
-  try {
+  writeChunked(path, (put) => {
     put(ldifRecord(layout.staff, { objectClass: ['top', 'organizationalUnit'], ou: 'Staff' }));
     put(ldifRecord(layout.groupsOu, { objectClass: ['top', 'organizationalUnit'], ou: 'App Groups' }));
     for (let i = 0; i < users; i++) put(ldifRecord(layout.userDn(`user${i}`), sambaUser(`user${i}`, i, layout.realm)));
     for (let g = 0; g < groups; g++) put(ldifRecord(layout.groupDn(g), sambaGroup(g, users, groups, layout.userDn)));
-    writeSync(fd, buf);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /**
