@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SourceChanges } from '../../src/sources/changes.ts';
 import { ldapSourceSchema, type LdapSourceInput } from '../../src/sources/ldap/schema.ts';
 import { LdapChangeReader } from '../../src/sources/ldap/changes.ts';
 import { LdapSource } from '../../src/sources/ldap/source.ts';
@@ -68,6 +69,37 @@ afterAll(async () => {
 const source = (): LdapSource => new LdapSource(ldapSourceSchema.parse(cfg), { configDir: dir, logger });
 const members = async (src: LdapSource, name: string): Promise<string[]> =>
   [...((await src.read()).groups.find((g) => g.displayName === name)?.members ?? [])].sort();
+
+/**
+ * A change reader with its own bound connection, after its first (full) poll, and that
+ * connection with `before` run once just before the first base read of `dn` (an interleaving
+ * of the poll with a directory write, on the real server).
+ */
+async function readerWithRace(
+  target: string,
+  before: () => Promise<void>,
+): Promise<{ reader: LdapChangeReader; client: Client; hooked: Client; first: SourceChanges; raced: () => boolean }> {
+  const src = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { overlapSeconds: 2 } }), { configDir: dir });
+  const reader = new LdapChangeReader(src, undefined);
+  const client = new Client({ url: sl.url });
+  await client.bind(sl.readerDn, sl.readerPassword);
+  const first = await reader.changes(client, undefined, undefined);
+  let raced = false;
+  const search = client.search.bind(client);
+  const hooked = Object.assign(Object.create(client) as Client, {
+    search: async (base: string, options: Parameters<Client['search']>[1]) => {
+      if (!raced && base === target && options?.scope === 'base') {
+        raced = true;
+        await before();
+      }
+      return search(base, options);
+    },
+  });
+  return { reader, client, hooked, first, raced: () => raced };
+}
+
+const idOf = (r: SourceChanges, userName: string): string | undefined =>
+  r.kind === 'full' ? r.state.users.find((u) => u.userName === userName)?.externalId : undefined;
 
 describe('a changed group past the member lookup bound', () => {
   it('is resolved from the index of admissions, equal to read(), after renames, deletions and joiners', async () => {
@@ -131,37 +163,19 @@ describe('a member renamed while the poll resolves its group', () => {
     for (const uid of ['r1', 'r2', 'r3'])
       await admin.add(dn(uid), { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail: `${uid}@example.org` });
     await admin.add(RACE, { objectClass: 'groupOfNames', cn: 'race', member: [dn('r1'), dn('r2')] });
-    const src = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { overlapSeconds: 2 } }), { configDir: dir });
-    const reader = new LdapChangeReader(src, undefined);
-    const client = new Client({ url: sl.url });
-    await client.bind(sl.readerDn, sl.readerPassword);
+    // The first look-up of r1 by DN comes after the group was read: r1 is renamed just then,
+    // and the group's link follows it, as Active Directory or the refint overlay do.
+    const { reader, client, hooked, first, raced } = await readerWithRace(dn('r1'), async () => {
+      await admin.modifyDN(dn('r1'), 'uid=r1-renamed');
+      const members = [dn('r1-renamed'), dn('r2'), dn('r3')];
+      await admin.modify(RACE, new Change({ operation: 'replace', modification: new Attribute({ type: 'member', values: members }) }));
+    });
     try {
-      const first = await reader.changes(client, undefined, undefined);
-      const r1 = first.kind === 'full' ? first.state.users.find((u) => u.userName === 'r1@example.org')?.externalId : undefined;
+      const r1 = idOf(first, 'r1@example.org');
       expect(r1).toBeDefined();
       await admin.modify(RACE, new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: [dn('r3')] }) }));
-      // The first look-up of r1 by DN comes after the group was read: r1 is renamed just then,
-      // and the group's link follows it, as Active Directory or the refint overlay do.
-      let raced = false;
-      const search = client.search.bind(client);
-      const hooked = Object.assign(Object.create(client) as Client, {
-        search: async (base: string, options: Parameters<Client['search']>[1]) => {
-          if (!raced && base === dn('r1') && options?.scope === 'base') {
-            raced = true;
-            await admin.modifyDN(dn('r1'), 'uid=r1-renamed');
-            await admin.modify(
-              RACE,
-              new Change({
-                operation: 'replace',
-                modification: new Attribute({ type: 'member', values: [dn('r1-renamed'), dn('r2'), dn('r3')] }),
-              }),
-            );
-          }
-          return search(base, options);
-        },
-      });
       const d = await reader.changes(hooked, first.cursor, undefined);
-      expect(raced).toBe(true);
+      expect(raced()).toBe(true);
       if (d.kind !== 'delta') throw new Error('expected a delta');
       const race = d.groups.upserted.find((x) => x.displayName === 'race');
       expect(race?.members).toHaveLength(3);
@@ -175,29 +189,16 @@ describe('a member renamed while the poll resolves its group', () => {
 describe('a changed user renamed while the poll classifies it', () => {
   it('is not taken for a leaver: no removal now, the next poll carries it under its new name', async () => {
     await admin.add(dn('mover'), { objectClass: 'inetOrgPerson', uid: 'mover', cn: 'mover', sn: 'mover', mail: 'mover@example.org' });
-    const src = new LdapSource(ldapSourceSchema.parse({ ...cfg, changes: { overlapSeconds: 2 } }), { configDir: dir });
-    const reader = new LdapChangeReader(src, undefined);
-    const client = new Client({ url: sl.url });
-    await client.bind(sl.readerDn, sl.readerPassword);
+    // The change scan sees the entry at its DN; it is renamed before the poll reads it there.
+    const { reader, client, hooked, first, raced } = await readerWithRace(dn('mover'), () =>
+      admin.modifyDN(dn('mover'), 'uid=mover-renamed'),
+    );
     try {
-      const first = await reader.changes(client, undefined, undefined);
-      const id = first.kind === 'full' ? first.state.users.find((u) => u.userName === 'mover@example.org')?.externalId : undefined;
+      const id = idOf(first, 'mover@example.org');
       expect(id).toBeDefined();
       await admin.modify(dn('mover'), new Change({ operation: 'replace', modification: new Attribute({ type: 'sn', values: ['Moved'] }) }));
-      // The change scan sees the entry at its DN; it is renamed before the poll reads it there.
-      let raced = false;
-      const search = client.search.bind(client);
-      const hooked = Object.assign(Object.create(client) as Client, {
-        search: async (base: string, options: Parameters<Client['search']>[1]) => {
-          if (!raced && base === dn('mover') && options?.scope === 'base') {
-            raced = true;
-            await admin.modifyDN(dn('mover'), 'uid=mover-renamed');
-          }
-          return search(base, options);
-        },
-      });
       const d = await reader.changes(hooked, first.cursor, undefined);
-      expect(raced).toBe(true);
+      expect(raced()).toBe(true);
       if (d.kind !== 'delta') throw new Error('expected a delta');
       expect(d.users.removed).not.toContain(id);
       const next = await reader.changes(client, d.cursor, undefined);
